@@ -1,0 +1,30 @@
+# Two commands for readers: `make lab` and `make test`. Both set up .venv first.
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test chunks clean
+
+# (Re)install only when a requirements file or the project file changes.
+$(STAMP): requirements.txt requirements-test.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, by exact version: the CPU wheel (an unpinned torch pulls a multi-GB CUDA build).
+	$(PY) -m pip install --quiet "$$(grep -E '^torch==' requirements.txt)"
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-test.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+# Rebuild data/chunks.jsonl from data/corpus (a test checks the stored file equals a rebuild).
+chunks: $(STAMP)
+	$(PY) -c "import helpers as h; h.write_chunks(h.chunk_corpus(h.load_corpus(), h.load_tokenizer()))"
+
+clean:
+	rm -rf $(VENV) .cache

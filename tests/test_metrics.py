@@ -1,0 +1,165 @@
+"""The four metrics and RRF: hand-computed values, errors, and agreement with trec_eval."""
+
+import math
+
+import pytest
+import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import helpers as h
+
+RANKED = ["a", "b", "c", "d", "e"]
+
+
+# --- hand-computed values --------------------------------------------------------------------
+
+
+def test_recall_by_hand():
+    assert h.recall_at_k(RANKED, {"c"}, 3) == 1.0
+    assert h.recall_at_k(RANKED, {"c"}, 2) == 0.0
+    assert h.recall_at_k(RANKED, {"b", "e", "z"}, 3) == pytest.approx(1 / 3)
+    assert h.recall_at_k(RANKED, {"b", "e", "z"}, 10) == pytest.approx(2 / 3)
+
+
+def test_precision_divides_by_k_even_when_fewer_returned():
+    assert h.precision_at_k(RANKED, {"a", "c"}, 3) == pytest.approx(2 / 3)
+    assert h.precision_at_k(["a"], {"a"}, 3) == pytest.approx(1 / 3)  # not 1/1
+    assert h.precision_at_k(RANKED, {"a"}, 10) == pytest.approx(0.1)
+
+
+def test_reciprocal_rank_with_and_without_cutoff():
+    assert h.reciprocal_rank(RANKED, {"d"}) == 0.25
+    assert h.reciprocal_rank(RANKED, {"d"}, k=3) == 0.0
+    assert h.reciprocal_rank(RANKED, {"d", "b"}, k=3) == 0.5
+    assert h.mrr([RANKED, RANKED, []], [{"a"}, {"d"}, {"a"}]) == pytest.approx((1 + 0.25 + 0) / 3)
+
+
+def test_ndcg_by_hand():
+    # Relevant at ranks 2 and 3 with gains 2 and 1; ideal puts 2 then 1 at ranks 1 and 2.
+    gains = {"b": 2, "c": 1}
+    dcg = 2 / math.log2(3) + 1 / math.log2(4)
+    idcg = 2 / math.log2(2) + 1 / math.log2(3)
+    assert h.ndcg_at_k(RANKED, gains, 3) == pytest.approx(dcg / idcg)
+    # The ideal uses all judged gains, including one that was not retrieved.
+    gains = {"a": 1, "zzz": 1}
+    assert h.ndcg_at_k(RANKED, gains, 3) == pytest.approx(1 / (1 + 1 / math.log2(3)))
+    # Negative gain counts as not relevant.
+    assert h.ndcg_at_k(["x", "a"], {"x": -1, "a": 1}, 2) == pytest.approx(1 / math.log2(3))
+
+
+def test_empty_ranking_scores_zero():
+    assert h.recall_at_k([], {"a"}, 3) == 0.0
+    assert h.precision_at_k([], {"a"}, 3) == 0.0
+    assert h.reciprocal_rank([], {"a"}) == 0.0
+    assert h.ndcg_at_k([], {"a": 1}, 3) == 0.0
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: h.recall_at_k(RANKED, {"a"}, 0), "k must be >= 1"),
+        (lambda: h.precision_at_k(RANKED, {"a"}, -2), "k must be >= 1"),
+        (lambda: h.precision_at_k(RANKED, {"a"}, 2.5), "k must be an integer"),
+        (lambda: h.recall_at_k(RANKED, set(), 3), "relevant is empty"),
+        (lambda: h.recall_at_k(["a", "b", "a"], {"a"}, 3), "duplicate id 'a'"),
+        (lambda: h.ndcg_at_k(["a", "a"], {"a": 1}, 3), "duplicate id 'a'"),
+        (lambda: h.ndcg_at_k(RANKED, {"a": 0}, 3), "no gain > 0"),
+        (lambda: h.reciprocal_rank(RANKED, {"a"}, k=0), "k must be >= 1"),
+        (lambda: h.mrr([], []), "rankings is empty"),
+        (lambda: h.mrr([RANKED], [{"a"}, {"b"}]), "1 rankings but 2"),
+        (lambda: h.mrr([RANKED, RANKED], [{"a"}, set()]), "question at position 1"),
+        (lambda: h.reciprocal_rank_fusion([]), "rankings is empty"),
+        (lambda: h.reciprocal_rank_fusion([["a", "a"]]), "duplicate id 'a'"),
+        (lambda: h.rank_by_score(["a", "b"], [1.0, float("nan")]), "score of 'b' is NaN"),
+    ],
+)
+def test_bad_input_raises_clear_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_rrf_by_hand():
+    # a: 1/61 + 1/63; b: 1/62 + 1/61; c: 1/63; d: 1/62
+    fused = h.reciprocal_rank_fusion([["a", "b", "c"], ["b", "d", "a"]], k=60)
+    assert fused == ["b", "a", "d", "c"]
+    # Tie: x and y each rank 1 in one list -> equal scores -> id order, whichever list comes first.
+    assert h.reciprocal_rank_fusion([["y"], ["x"]]) == ["x", "y"]
+    assert h.reciprocal_rank_fusion([["x"], ["y"]]) == ["x", "y"]
+    # Only the top `depth` of each list votes.
+    assert h.reciprocal_rank_fusion([["a", "b", "c"], ["c", "b", "a"]], depth=1) == ["a", "c"]
+
+
+def test_rank_by_score_breaks_ties_by_id():
+    assert h.rank_by_score(["c", "a", "b"], [0.0, 0.0, 0.0]) == ["a", "b", "c"]
+    assert h.rank_by_score(["c", "a", "b"], [0.1, 0.0, 0.5]) == ["b", "c", "a"]
+
+
+def test_precision_ceiling():
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1, "b": 1}}
+    assert h.precision_ceiling(qrels, 1) == 1.0
+    assert h.precision_ceiling(qrels, 3) == pytest.approx((1 / 3 + 2 / 3) / 2)
+
+
+# --- agreement with trec_eval (pytrec_eval) ---------------------------------------------------
+
+
+def trec_eval(ranked, gains, measures):
+    """Score one ranking with trec_eval; scores strictly decrease with rank so no re-sorting."""
+    qrels = {"q": {d: int(g) for d, g in gains.items()}}
+    run = {"q": {d: float(len(ranked) - i) for i, d in enumerate(ranked)}}
+    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)["q"]
+
+
+def ours(ranked, gains, k):
+    relevant = h.relevant_ids(gains)
+    return {
+        f"P_{k}": h.precision_at_k(ranked, relevant, k),
+        f"recall_{k}": h.recall_at_k(ranked, relevant, k),
+        f"ndcg_cut_{k}": h.ndcg_at_k(ranked, gains, k),
+        "recip_rank": h.reciprocal_rank(ranked, relevant),
+    }
+
+
+POOL = [f"d{i}" for i in range(15)]
+
+
+@st.composite
+def cases(draw):
+    ranked = draw(st.permutations(POOL).map(lambda p: p[: draw(st.integers(1, len(POOL)))]))
+    judged = draw(st.dictionaries(st.sampled_from(POOL), st.integers(-1, 3), min_size=1))
+    if not any(g > 0 for g in judged.values()):
+        judged[draw(st.sampled_from(POOL))] = draw(st.integers(1, 3))
+    k = draw(st.sampled_from([1, 2, 3, 5, 10, 15, 20]))
+    return ranked, judged, k
+
+
+@settings(max_examples=2000, deadline=None)
+@given(cases())
+def test_agrees_with_trec_eval_on_random_cases(case):
+    ranked, gains, k = case
+    expected = trec_eval(ranked, gains, {f"P.{k}", f"recall.{k}", f"ndcg_cut.{k}", "recip_rank"})
+    got = ours(ranked, gains, k)
+    for measure, value in got.items():
+        assert value == pytest.approx(expected[measure], abs=1e-4), measure
+
+
+@pytest.mark.parametrize(
+    "ranked, gains, k",
+    [
+        (["a", "b"], {"b": 1}, 5),  # fewer results than k
+        (["a", "b", "c"], {"c": 1}, 2),  # first relevant below the cut-off
+        (["a", "b", "c"], {"a": 1, "c": 1, "z": 1}, 3),  # several relevant, one never retrieved
+        (["a", "b", "c"], {"a": 1, "b": 2, "c": 3}, 2),  # graded gains in the wrong order
+        (["a", "b", "c"], {"a": -1, "b": 0, "c": 2}, 3),  # negative and zero gains
+    ],
+)
+def test_agrees_with_trec_eval_on_edge_cases(ranked, gains, k):
+    expected = trec_eval(ranked, gains, {f"P.{k}", f"recall.{k}", f"ndcg_cut.{k}", "recip_rank"})
+    for measure, value in ours(ranked, gains, k).items():
+        assert value == pytest.approx(expected[measure], abs=1e-4), measure
+
+
+def test_rr_at_k_equals_trec_eval_on_a_run_cut_at_k():
+    ranked, relevant = ["a", "b", "c", "d"], {"d"}
+    assert h.reciprocal_rank(ranked, relevant, k=3) == trec_eval(ranked[:3], {"d": 1}, {"recip_rank"})["recip_rank"]
