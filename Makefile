@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test chunks clean
+.PHONY: lab test notebooks chunks clean
 
 # (Re)install only when a requirements file or the project file changes.
 $(STAMP): requirements.txt requirements-test.txt pyproject.toml
@@ -21,6 +21,12 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# Re-execute every notebook in place and save its outputs (commit them: readers see them on GitHub).
+# No widget state is saved: GitHub and nbviewer refuse to render some saved states.
+notebooks: $(STAMP)
+	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.timeout=900 *.ipynb
 
 # Rebuild data/chunks.jsonl from data/corpus (a test checks the stored file equals a rebuild).
 chunks: $(STAMP)

@@ -1,4 +1,9 @@
-"""Every notebook executes headless, top to bottom, without an error."""
+"""Every notebook executes headless without an error, and its committed key outputs are current.
+
+A code cell tagged ``key-output`` (metric tables, computed prose) must print the same text in a
+fresh execution as in the committed notebook, so what a reader sees on GitHub is never stale.
+Run ``make notebooks`` to re-execute and save every notebook.
+"""
 
 from pathlib import Path
 
@@ -7,11 +12,36 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+TEXT_TYPES = ("text/plain", "text/markdown", "text/html")
+
+
+def key_outputs(nb) -> dict:
+    """``{cell id: [output texts]}`` for every cell tagged key-output (images left out)."""
+    found = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "key-output" in cell.metadata.get("tags", []):
+            texts = []
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "stream":
+                    texts.append(output["text"])
+                for kind in TEXT_TYPES:
+                    if kind in output.get("data", {}):
+                        texts.append(output["data"][kind])
+            found[cell.id] = texts
+    return found
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path):
+def test_notebook_runs_and_committed_outputs_are_current(path):
+    committed = nbformat.read(path, as_version=4)
+    assert committed.cells and all(
+        c.get("execution_count") is not None for c in committed.cells if c.cell_type == "code"
+    ), f"{path.name} is not committed executed: run `make notebooks`"
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=900, kernel_name="python3", store_widget_state=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors
+    assert key_outputs(nb) == key_outputs(committed), f"{path.name} has stale outputs: run `make notebooks`"
