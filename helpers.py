@@ -366,7 +366,8 @@ def precision_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> 
         A float in [0, min(|relevant|, k) / k].
 
     Raises:
-        ValueError: k is not an integer >= 1, ``relevant`` is empty, or ``ranked`` repeats an id.
+        ValueError: k is not an integer >= 1, ``relevant`` is empty, or ``ranked`` repeats an id
+            (trec_eval refuses a run with duplicates; we raise instead of counting the id twice).
     """
     k, relevant, ranked = _check_k(k), _check_relevant(relevant), _check_ranked(ranked)
     return len(relevant.intersection(ranked[:k])) / k
@@ -388,7 +389,7 @@ def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str], k: int | N
 
     Raises:
         ValueError: k is given but not an integer >= 1, ``relevant`` is empty, or ``ranked``
-            repeats an id.
+            repeats an id (trec_eval refuses a run with duplicates; we raise).
     """
     relevant, ranked = _check_relevant(relevant), _check_ranked(ranked)
     if k is not None:
@@ -404,7 +405,8 @@ def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
 
     Args:
         rankings: one ranking per question (a list of lists of ids), in the same order as
-            ``relevants``. A question with an empty ranking scores 0; it is not dropped.
+            ``relevants``. A question with an empty ranking scores 0; it is not dropped (trec_eval
+            leaves a question with no ranked item out of its mean unless run with ``-c``).
         relevants: one non-empty collection of relevant ids per question.
         k: ``None`` (no cut-off, trec_eval's ``recip_rank``) or a cut-off >= 1 (MRR@k).
 
@@ -465,7 +467,8 @@ def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> floa
 
     Raises:
         ValueError: k is not an integer >= 1, no gain is > 0 (IDCG would be 0), or ``ranked``
-            repeats an id.
+            repeats an id (trec_eval refuses a run with duplicates; a duplicate counted twice
+            would push nDCG above 1).
     """
     k, ranked = _check_k(k), _check_ranked(ranked)
     ideal = dcg_at_k(sorted(gains.values(), reverse=True), k)
@@ -552,9 +555,20 @@ def tokenize(text: str) -> list[str]:
 class BM25Retriever:
     """BM25 over the chunks with rank-bm25's ``BM25Okapi`` (Robertson & Zaragoza 2009).
 
+    The choice, and why: rank-bm25's BM25Okapi computes idf = ln((N − n + 0.5) / (n + 0.5)) for a
+    word in n of N chunks. That is negative for a word in more than half the chunks, and rank-bm25
+    then replaces it by ``epsilon`` × the average idf (0.25 by default). On a corpus of a few dozen
+    chunks this floor is *larger* than the idf of a word in slightly under half the chunks, so
+    "the" outweighs a moderately rare word: the order of idf is reversed. We pass ``epsilon=0``:
+    the idf of a word in half the chunks or more is 0, every other idf is unchanged, and the idf
+    never grows with n. ``k1 = 1.5`` and ``b = 0.75`` are rank-bm25's defaults, left untuned so that
+    47 questions do not become a training set. Notebook 05 shows the idf table and the effect.
+
     Args:
-        chunks: chunks with ``id`` and ``text``.
-        k1, b: the BM25 parameters (rank-bm25's defaults 1.5 and 0.75).
+        chunks: chunks with ``id`` and ``text`` (list of dicts).
+        k1: term-frequency saturation, a float >= 0.
+        b: length normalisation, a float in [0, 1].
+        epsilon: the idf floor as a fraction of the average idf (rank-bm25's default is 0.25).
 
     Raises:
         ValueError: a chunk has no token (it would break the average length); names the chunk.
@@ -562,7 +576,7 @@ class BM25Retriever:
 
     name = "BM25"
 
-    def __init__(self, chunks: Sequence[Mapping], k1: float = 1.5, b: float = 0.75):
+    def __init__(self, chunks: Sequence[Mapping], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.0):
         from rank_bm25 import BM25Okapi
 
         self.ids = [c["id"] for c in chunks]
@@ -570,21 +584,46 @@ class BM25Retriever:
         for doc_id, toks in zip(self.ids, tokens):
             if not toks:
                 raise ValueError(f"chunk {doc_id!r} has no token to index")
-        self.index = BM25Okapi(tokens, k1=k1, b=b)
+        self.index = BM25Okapi(tokens, k1=k1, b=b, epsilon=epsilon)
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every chunk for the query, in chunk order."""
+        """BM25 score of every chunk for the query, in chunk order (floats >= 0)."""
         if not query.strip():
             raise ValueError("empty query")
         return self.index.get_scores(tokenize(query))
 
     def rank(self, query: str) -> list[str]:
-        """All chunk ids, best first (ties by id, see :func:`rank_by_score`).
+        """The chunks that match the query (score > 0), best first; ties by id (:func:`rank_by_score`).
 
-        A query none of whose tokens occurs in the corpus scores 0 everywhere and so returns the
-        chunks in id order.
+        A chunk that shares no word of idf > 0 with the query scores 0 and is left out rather than
+        padded in id order: padding would hand such chunks ranks, and credit, by their position in
+        the file. A query whose words are all unknown (or all in half the chunks or more) gets an
+        empty ranking, which scores 0 on every metric.
         """
-        return rank_by_score(self.ids, self.scores(query))
+        scores = self.scores(query)
+        matched = [i for i, score in enumerate(scores) if score > 0]
+        return rank_by_score([self.ids[i] for i in matched], scores[matched])
+
+    def idf_table(self, query: str) -> pd.DataFrame:
+        """Per query word: n (chunks holding it), the raw idf, rank-bm25's default and the idf used.
+
+        Returns:
+            A DataFrame indexed by word (query order, once each) with columns ``chunks`` (n),
+            ``raw idf`` = ln((N − n + 0.5)/(n + 0.5)), ``idf, epsilon 0.25`` (rank-bm25's default
+            floor) and ``idf used`` (this retriever's). Words in no chunk are left out.
+        """
+        index = self.index
+        words = [w for w in dict.fromkeys(tokenize(query)) if w in index.idf]
+        df = {w: sum(w in freqs for freqs in index.doc_freqs) for w in words}
+        raw = {w: math.log((index.corpus_size - df[w] + 0.5) / (df[w] + 0.5)) for w in words}
+        return pd.DataFrame(
+            {
+                "chunks": df,
+                "raw idf": raw,
+                "idf, epsilon 0.25": {w: raw[w] if raw[w] >= 0 else 0.25 * index.average_idf for w in words},
+                "idf used": {w: index.idf[w] for w in words},
+            }
+        ).rename_axis("word")
 
 
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
@@ -784,6 +823,8 @@ def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: C
         A DataFrame indexed by retriever (in the order of ``runs``) with columns
         ``(metric, k)`` for metric in recall, precision, MRR, nDCG and k in ``ks``.
     """
+    if not runs:
+        raise ValueError("runs is empty: pass {retriever name: {question_id: ranking}}")
     long = per_question_scores(runs, qrels, ks, chunk_ids)
     table = long.pivot_table(index="retriever", columns=["metric", "k"], values="value", aggfunc="mean")
     return table.reindex(index=list(runs), columns=pd.MultiIndex.from_product([list(METRICS), list(ks)], names=["metric", "k"]))
@@ -899,6 +940,93 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
 # ---------------------------------------------------------------------------------------------
 # 9. TREC files: qrels and runs for trec_eval, ranx, ir_measures
 # ---------------------------------------------------------------------------------------------
+
+
+def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
+    """Write qrels in TREC format: one line ``question_id 0 chunk_id gain`` per judged chunk.
+
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``; gains are written as integers (trec_eval reads
+            integer labels).
+        path: the file to write.
+
+    Raises:
+        ValueError: a gain is not a whole number, or an id contains whitespace (names it).
+    """
+    lines = []
+    for qid, gains in qrels.items():
+        for doc_id, gain in gains.items():
+            _check_trec_id(qid)
+            _check_trec_id(doc_id)
+            if gain != int(gain):
+                raise ValueError(f"question {qid!r}, chunk {doc_id!r}: gain {gain} is not a whole number")
+            lines.append(f"{qid} 0 {doc_id} {int(gain)}")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Path(path)
+
+
+def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str) -> Path:
+    """Write one retriever's rankings as a TREC run: ``question_id Q0 chunk_id rank score tag``.
+
+    trec_eval ignores the rank column and re-sorts by score (descending), breaking ties by chunk id
+    (descending). So the score written is ``len(ranking) − rank + 1``: strictly decreasing with
+    rank, it makes trec_eval read exactly our order. A question with an empty ranking gets no line;
+    trec_eval then leaves it out of its means unless run with ``-c``, while our :func:`evaluate`
+    scores it 0.
+
+    Args:
+        run: ``{question_id: ranking}``.
+        path: the file to write.
+        tag: the run name (no whitespace), e.g. "BM25".
+
+    Raises:
+        ValueError: a ranking repeats an id, or an id or the tag contains whitespace.
+    """
+    _check_trec_id(tag)
+    lines = []
+    for qid, ranked in run.items():
+        ranked = _check_ranked(ranked)
+        for rank, doc_id in enumerate(ranked, start=1):
+            _check_trec_id(qid)
+            _check_trec_id(doc_id)
+            lines.append(f"{qid} Q0 {doc_id} {rank} {len(ranked) - rank + 1} {tag}")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Path(path)
+
+
+def _check_trec_id(name: str) -> None:
+    if not name or re.search(r"\s", name):
+        raise ValueError(f"{name!r} cannot be written to a TREC file: it is empty or contains whitespace")
+
+
+def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = ROOT / "output" / "trec") -> list[Path]:
+    """Write ``qrels.txt`` and one ``run.<retriever>.txt`` per retriever to a folder.
+
+    The files are for trec_eval, ranx or ir_measures, e.g. ``trec_eval -m P.3 -m recall.3
+    -m recip_rank -m ndcg_cut.3 qrels.txt run.BM25.txt``.
+
+    Returns:
+        The paths written, qrels first.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [write_trec_qrels(qrels, folder / "qrels.txt")]
+    paths += [write_trec_run(run, folder / f"run.{name}.txt", name) for name, run in runs.items()]
+    return paths
+
+
+def polder_runs(progress: bool = True, cache_dir: str | Path = CACHE_DIR / "embeddings") -> tuple[dict, dict]:
+    """Build the three retrievers on the stored Polder chunks and rank every golden-set question.
+
+    Returns:
+        ``(runs, qrels)``: ``{retriever name: {question_id: ranking}}`` and the computed labels.
+    """
+    chunks, golden = load_chunks(), load_golden()
+    qrels = label_chunks(golden, chunks, load_corpus())
+    bm25 = BM25Retriever(chunks)
+    vector = VectorRetriever(chunks, cache_dir=cache_dir, show_progress=progress)
+    return run_retrievers([bm25, vector, HybridRetriever(bm25, vector)], golden, progress), qrels
+
 
 
 # ---------------------------------------------------------------------------------------------
