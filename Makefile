@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test notebooks chunks clean
+.PHONY: lab test notebooks trec chunks clean
 
 # (Re)install only when a requirements file or the project file changes.
 $(STAMP): requirements.txt requirements-test.txt pyproject.toml
@@ -27,6 +27,10 @@ test: $(STAMP)
 notebooks: $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.timeout=900 *.ipynb
+
+# Write the golden set as TREC qrels and each retriever's rankings as a TREC run to output/trec/.
+trec: $(STAMP)
+	$(PY) -c "import helpers as h; print(*h.export_trec(*h.polder_runs()), sep='\n')"
 
 # Rebuild data/chunks.jsonl from data/corpus (a test checks the stored file equals a rebuild).
 chunks: $(STAMP)

@@ -51,6 +51,7 @@ CACHE_DIR = ROOT / ".cache"
 CHUNK_SIZE = 512  # word pieces of the embedding model's tokenizer
 MIN_EVIDENCE_CHARS = 20
 GOLDEN_COLUMNS = ("id", "question", "evidence", "slice")
+OPTIONAL_COLUMNS = ("partial_evidence",)  # hand-judged partial answers, for graded relevance
 KS = (1, 3, 5, 10)
 RETRIEVERS = ("BM25", "vector", "hybrid")
 
@@ -207,7 +208,8 @@ def load_golden(path: str | Path = GOLDEN_PATH) -> pd.DataFrame:
         path: a UTF-8 CSV file with a header row.
 
     Returns:
-        A DataFrame with the four columns, one row per question, in file order, all strings.
+        A DataFrame with the four columns (and ``partial_evidence`` when the file has it), one row
+        per question, in file order, all strings.
 
     Raises:
         GoldenSetError: the file is not UTF-8, a column is missing, a cell is blank, an id is
@@ -222,7 +224,7 @@ def load_golden(path: str | Path = GOLDEN_PATH) -> pd.DataFrame:
     missing = [c for c in GOLDEN_COLUMNS if c not in golden.columns]
     if missing:
         raise GoldenSetError(f"{path.name} misses column(s) {missing}; expected {list(GOLDEN_COLUMNS)}")
-    golden = golden[list(GOLDEN_COLUMNS)]
+    golden = golden[list(GOLDEN_COLUMNS) + [c for c in OPTIONAL_COLUMNS if c in golden.columns]]
     problems = []
     for row_number, row in enumerate(golden.itertuples(index=False), start=2):
         name = f"question {row.id!r}" if row.id.strip() else f"row {row_number}"
@@ -1032,3 +1034,233 @@ def polder_runs(progress: bool = True, cache_dir: str | Path = CACHE_DIR / "embe
 # ---------------------------------------------------------------------------------------------
 # 10. Uncertainty: bootstrap intervals and paired tests over questions
 # ---------------------------------------------------------------------------------------------
+
+N_RESAMPLES = 10_000  # bootstrap resamples and permutation-test resamples
+SEED = 20091  # fixed so two runs print identical intervals and p-values
+
+
+def slice_report(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3) -> pd.DataFrame:
+    """The four metrics at cut-off k per slice of the golden set and retriever.
+
+    Returns:
+        A DataFrame indexed by ``(slice, retriever)`` with columns ``questions`` (how many
+        questions the slice has) and ``recall``, ``precision``, ``MRR`` (mean RR@k), ``nDCG``.
+    """
+    long = per_question_scores(runs, qrels, ks=[_check_k(k)])
+    long["slice"] = long["question"].map(golden.set_index("id")["slice"])
+    table = long.pivot_table(index=["slice", "retriever"], columns="metric", values="value", aggfunc="mean")
+    table.insert(0, "questions", golden["slice"].value_counts().reindex(table.index.get_level_values("slice")).values)
+    order = pd.MultiIndex.from_product([sorted(golden["slice"].unique()), list(runs)], names=["slice", "retriever"])
+    return table.reindex(index=order, columns=["questions", *METRICS]).rename_axis(columns=None)
+
+
+def plot_slices(report: pd.DataFrame, metric: str = "recall", k: int = 3):
+    """Bars of one metric per slice (groups) and retriever (bars), with the slice sizes.
+
+    Args:
+        report: the output of :func:`slice_report`.
+        metric: one of recall, precision, MRR, nDCG.
+        k: the cut-off the report was computed at (for the labels).
+    """
+    import matplotlib.pyplot as plt
+
+    values = report[metric].unstack("retriever")
+    sizes = report["questions"].groupby(level="slice").first()
+    fig, ax = plt.subplots(figsize=(7, 3.2), constrained_layout=True)
+    values.plot.bar(ax=ax, rot=0, width=0.8)
+    ax.set_xticklabels([f"{s}\n({sizes[s]} questions)" for s in values.index])
+    ax.set_xlabel("")
+    ax.set_ylabel(f"{metric}@{k}")
+    ax.set_ylim(0, 1.05)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(title=None, ncols=len(values.columns), loc="upper center", bbox_to_anchor=(0.5, 1.18), frameon=False)
+    return fig
+
+
+def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
+    """Graded qrels: gain 2 for a chunk with the evidence string, 1 for one with the partial evidence.
+
+    The golden set's optional ``partial_evidence`` column holds, for some questions, a verbatim span
+    of another chunk that answers the question only in part (judged by hand). Gains stay computed
+    from the chunks, like the binary labels of :func:`label_chunks`.
+
+    Returns:
+        ``{question_id: {chunk_id: 2 or 1}}``.
+
+    Raises:
+        GoldenSetError: the partial evidence is in no chunk, or only in chunks that already hold the
+            evidence string (it would add nothing); the message names the question.
+    """
+    full = label_chunks(golden, chunks)
+    texts = {c["id"]: normalise(c["text"]) for c in chunks}
+    qrels, problems = {}, []
+    partial = golden["partial_evidence"] if "partial_evidence" in golden else pd.Series("", index=golden.index)
+    for qid, span in zip(golden["id"], partial):
+        gains = {cid: 2 for cid in full[qid]}
+        if span.strip():
+            hits = [cid for cid, text in texts.items() if normalise(span) in text and cid not in gains]
+            if not hits:
+                problems.append(f"question {qid!r}: partial evidence {span!r} is in no chunk other than the evidence chunk")
+            gains.update({cid: 1 for cid in hits})
+        qrels[qid] = gains
+    if problems:
+        raise GoldenSetError("; ".join(problems))
+    return qrels
+
+
+def bootstrap_ci(values: Sequence[float], n_resamples: int = N_RESAMPLES, confidence: float = 0.95, seed: int = SEED) -> tuple[float, float, float]:
+    """The mean and a percentile-bootstrap confidence interval over questions (Efron & Tibshirani 1993).
+
+    Questions are resampled with replacement ``n_resamples`` times with SciPy's
+    ``scipy.stats.bootstrap`` (``method="percentile"``, which stays defined when every value is
+    the same, unlike BCa).
+
+    Args:
+        values: one metric value per question (floats).
+        n_resamples: number of bootstrap resamples.
+        confidence: the interval's coverage, e.g. 0.95.
+        seed: the random seed; the same seed gives the same interval.
+
+    Returns:
+        ``(mean, low, high)``.
+
+    Raises:
+        ValueError: fewer than two values.
+    """
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        raise ValueError(f"need at least 2 values for a bootstrap interval, got {len(values)}")
+    if np.all(values == values[0]):
+        return float(values[0]), float(values[0]), float(values[0])
+    result = stats.bootstrap(
+        (values,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+        method="percentile", rng=np.random.default_rng(seed),
+    )
+    return float(values.mean()), float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def interval_table(runs: Mapping, qrels: Mapping, k: int = 3, **bootstrap_args) -> pd.DataFrame:
+    """Mean and 95% bootstrap interval of each metric at cut-off k, per retriever.
+
+    Returns:
+        A DataFrame indexed by ``(retriever, metric)`` with columns ``mean``, ``low``, ``high``.
+    """
+    long = per_question_scores(runs, qrels, ks=[_check_k(k)])
+    rows = {
+        (name, metric): bootstrap_ci(group["value"].values, **bootstrap_args)
+        for (name, metric), group in long.groupby(["retriever", "metric"], sort=False)
+    }
+    return pd.DataFrame(rows.values(), index=pd.MultiIndex.from_tuples(rows, names=["retriever", "metric"]), columns=["mean", "low", "high"])
+
+
+def plot_intervals(intervals: pd.DataFrame, k: int = 3):
+    """Each retriever's mean and 95% interval, one panel per metric (the output of :func:`interval_table`)."""
+    import matplotlib.pyplot as plt
+
+    metrics = list(dict.fromkeys(intervals.index.get_level_values("metric")))
+    retrievers = list(dict.fromkeys(intervals.index.get_level_values("retriever")))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.3 * len(metrics), 2.6), sharey=True, constrained_layout=True)
+    for ax, metric in zip(np.atleast_1d(axes), metrics):
+        part = intervals.xs(metric, level="metric").reindex(retrievers)
+        y = np.arange(len(retrievers))
+        ax.errorbar(part["mean"], y, xerr=[part["mean"] - part["low"], part["high"] - part["mean"]], fmt="o", capsize=4)
+        ax.set_yticks(y, retrievers)
+        ax.invert_yaxis()
+        ax.set_title(f"{metric}@{k}")
+        ax.set_xlim(0, 1)
+        ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def sign_test(a: Sequence[float], b: Sequence[float]) -> dict:
+    """Exact two-sided sign test on paired per-question values (ties dropped).
+
+    Counts the questions where ``a`` is higher (wins) and lower (losses) and asks how likely a
+    split at least that uneven is if each were a fair coin flip: ``scipy.stats.binomtest``.
+
+    Returns:
+        ``{"wins": int, "losses": int, "ties": int, "p": float}`` (p = 1.0 when every pair ties).
+
+    Raises:
+        ValueError: the two sequences differ in length.
+    """
+    from scipy import stats
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired values must have the same length, got {len(a)} and {len(b)}")
+    wins, losses = int((a > b).sum()), int((a < b).sum())
+    p = stats.binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
+    return {"wins": wins, "losses": losses, "ties": len(a) - wins - losses, "p": float(p)}
+
+
+def permutation_p(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED) -> float:
+    """Two-sided paired permutation test of the mean difference (randomly swaps a and b per question).
+
+    Uses ``scipy.stats.permutation_test`` with ``permutation_type="samples"``; exact when there are
+    few enough distinct swaps, otherwise ``n_resamples`` random ones with a fixed seed.
+    """
+    from scipy import stats
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired values must have the same length, got {len(a)} and {len(b)}")
+    if np.array_equal(a, b):
+        return 1.0
+    result = stats.permutation_test(
+        (a, b), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples",
+        vectorized=True, n_resamples=n_resamples, rng=np.random.default_rng(seed),
+    )
+    return float(result.pvalue)
+
+
+def paired_comparisons(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[str] = ("recall", "MRR", "nDCG")) -> pd.DataFrame:
+    """Every pair of retrievers compared on per-question values at cut-off k.
+
+    For each pair (A, B) and metric: the mean difference A − B, its paired-bootstrap 95% interval,
+    the paired permutation-test p-value, and — on reciprocal rank — the exact sign test on
+    per-question wins.
+
+    Returns:
+        A DataFrame indexed by ``(pair, metric)`` with columns ``difference``, ``low``, ``high``,
+        ``p (permutation)``, ``wins``, ``losses``, ``ties``, ``p (sign test)``.
+    """
+    from itertools import combinations
+
+    long = per_question_scores(runs, qrels, ks=[_check_k(k)])
+    wide = long.pivot_table(index="question", columns=["retriever", "metric"], values="value")
+    rows = {}
+    for first, second in combinations(list(runs), 2):
+        for metric in metrics:
+            a, b = wide[(first, metric)].values, wide[(second, metric)].values
+            mean, low, high = bootstrap_ci(a - b)
+            test = sign_test(a, b)
+            rows[(f"{first} − {second}", metric)] = {
+                "difference": mean, "low": low, "high": high, "p (permutation)": permutation_p(a, b),
+                "wins": test["wins"], "losses": test["losses"], "ties": test["ties"], "p (sign test)": test["p"],
+            }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["pair", "metric"])
+
+
+def rank_differences(ranks: pd.DataFrame, first: str, second: str) -> pd.DataFrame:
+    """Per question, how many ranks the first relevant chunk moves from one retriever to another.
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks`.
+        first, second: two retriever names (columns of ``ranks``).
+
+    Returns:
+        ``question``, ``slice``, the two ranks and ``ranks gained`` = rank in ``first`` − rank in
+        ``second`` (positive: ``second`` puts it higher), sorted by ``ranks gained``, largest first;
+        ``<NA>`` when either ranking misses the relevant chunk. Sort it any other way with
+        ``.sort_values(...)``.
+    """
+    for name in (first, second):
+        if name not in ranks:
+            raise ValueError(f"no retriever {name!r} in the rank table; choose from {list(ranks.columns[3:])}")
+    table = ranks[["question", "slice", first, second]].copy()
+    table["ranks gained"] = table[first] - table[second]
+    return table.sort_values("ranks gained", ascending=False, na_position="last")
+

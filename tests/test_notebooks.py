@@ -5,13 +5,15 @@ fresh execution as in the committed notebook, so what a reader sees on GitHub is
 Run ``make notebooks`` to re-execute and save every notebook.
 """
 
+import hashlib
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 TEXT_TYPES = ("text/plain", "text/markdown", "text/html")
 
 
@@ -31,6 +33,11 @@ def key_outputs(nb) -> dict:
     return found
 
 
+def data_fingerprint() -> dict:
+    """``{path: SHA-256}`` of every file under data/."""
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((ROOT / "data").rglob("*")) if p.is_file()}
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_and_committed_outputs_are_current(path):
     committed = nbformat.read(path, as_version=4)
@@ -38,10 +45,12 @@ def test_notebook_runs_and_committed_outputs_are_current(path):
         c.get("execution_count") is not None for c in committed.cells if c.cell_type == "code"
     ), f"{path.name} is not committed executed: run `make notebooks`"
     nb = nbformat.read(path, as_version=4)
+    before = data_fingerprint()
     NotebookClient(
         nb, timeout=900, kernel_name="python3", store_widget_state=False,
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors
+    assert data_fingerprint() == before, f"{path.name} wrote under data/"
     assert key_outputs(nb) == key_outputs(committed), f"{path.name} has stale outputs: run `make notebooks`"
