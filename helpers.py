@@ -1064,7 +1064,8 @@ def plot_slices(report: pd.DataFrame, metric: str = "recall", k: int = 3):
     """
     import matplotlib.pyplot as plt
 
-    values = report[metric].unstack("retriever")
+    retrievers = list(dict.fromkeys(report.index.get_level_values("retriever")))
+    values = report[metric].unstack("retriever")[retrievers]
     sizes = report["questions"].groupby(level="slice").first()
     fig, ax = plt.subplots(figsize=(7, 3.2), constrained_layout=True)
     values.plot.bar(ax=ax, rot=0, width=0.8)
@@ -1167,10 +1168,10 @@ def plot_intervals(intervals: pd.DataFrame, k: int = 3):
         y = np.arange(len(retrievers))
         ax.errorbar(part["mean"], y, xerr=[part["mean"] - part["low"], part["high"] - part["mean"]], fmt="o", capsize=4)
         ax.set_yticks(y, retrievers)
-        ax.invert_yaxis()
         ax.set_title(f"{metric}@{k}")
         ax.set_xlim(0, 1)
         ax.grid(axis="x", alpha=0.3)
+    np.atleast_1d(axes)[0].invert_yaxis()  # first retriever on top (the y axis is shared)
     return fig
 
 
