@@ -995,7 +995,7 @@ def batch_scores(
     cut-off k) and :func:`ndcg_at_k` question by question (equal to 1e-12; the tests check it on
     random cases), computed on arrays instead of a Python loop per question:
 
-    1. every id of the run and the qrels becomes an integer code (``pandas.factorize``);
+    1. the ids of the top ranks and of the qrels become integer codes (``pandas.factorize``);
     2. a gains matrix, questions × depth (depth = the largest k), holds the judged gain of the
        chunk at each rank (0 when unjudged or when the ranking is shorter); relevant = gain > 0;
     3. hits@k = the cumulative count of relevant chunks: recall@k = hits@k / |relevant|,
@@ -1021,11 +1021,12 @@ def batch_scores(
         :func:`evaluate` gives for this run.
 
     Raises:
-        ValueError: ``ks`` is empty or holds a k that is not an integer >= 1; a question of the
-            qrels has no ranking, a ranking is a string or repeats an id, or a question has no
+        ValueError: ``ks`` or ``qrels`` is empty, or ``ks`` holds a k that is not an integer >= 1;
+            a question of the qrels has no ranking, a ranking is a string or repeats an id, or a question has no
             relevant chunk (each message names the question).
     """
     from itertools import chain
+    from operator import itemgetter
 
     if not len(ks):
         raise ValueError("ks is empty: give at least one cut-off")
@@ -1033,6 +1034,8 @@ def batch_scores(
     if chunk_ids is not None:
         check_run(run, qrels, chunk_ids)
     qids = list(qrels)
+    if not qids:
+        raise ValueError("qrels is empty: there is no question to score")
     missing = [q for q in qids if q not in run]
     if missing:
         raise ValueError(f"the run has no ranking for question(s) {missing[:5]} (they would drop out of the mean)")
@@ -1042,41 +1045,42 @@ def batch_scores(
         raise ValueError(f"question {strings[0]!r}: the ranking must be a sequence of ids, not a string")
     n, depth = len(qids), max(ks)
 
-    # 1. Integer codes for every id; row and rank (from 0) of every run entry and every judgement.
+    # Checks: no repeated id within a ranking (one set per ranking), a relevant chunk per question.
     lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=n)
+    distinct = np.fromiter(map(len, map(set, rankings)), dtype=np.int64, count=n)
+    if (distinct < lengths).any():
+        i = int(np.argmax(distinct < lengths))
+        try:
+            _check_ranked(rankings[i])
+        except ValueError as exc:
+            raise ValueError(f"question {qids[i]!r}: {exc}") from None
     judged = [qrels[q] for q in qids]
     n_judged = np.fromiter(map(len, judged), dtype=np.int64, count=n)
-    ids = list(chain.from_iterable(rankings))
-    ids.extend(chain.from_iterable(judged))
-    codes, uniques = pd.factorize(np.array(ids, dtype=object))
-    run_codes, judged_codes = codes[: lengths.sum()], codes[lengths.sum() :]
-    run_rows = np.repeat(np.arange(n), lengths)
-    ranks = np.arange(len(run_codes)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     judged_rows = np.repeat(np.arange(n), n_judged)
     judged_gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=float, count=n_judged.sum())
-
-    # Checks: no repeated id within a ranking, at least one relevant chunk per question.
-    keys = run_rows * len(uniques) + run_codes
-    repeated = pd.Series(keys).duplicated().to_numpy()
-    if repeated.any():
-        at = int(np.argmax(repeated))
-        raise ValueError(
-            f"question {qids[run_rows[at]]!r}: duplicate id {uniques[run_codes[at]]!r} in the ranking; each id may appear once"
-        )
     n_relevant = np.bincount(judged_rows, weights=judged_gains > 0, minlength=n)
     if (n_relevant == 0).any():
         empty = [qids[i] for i in np.flatnonzero(n_relevant == 0)[:5]]
         raise ValueError(f"question(s) {empty} have no relevant chunk (no gain > 0) and cannot be scored")
 
-    # 2. The gains matrix: look up (row, code) of the top `depth` ranks among the judged pairs.
-    top = ranks < depth
-    judged_keys = judged_rows * len(uniques) + judged_codes
+    # 1. Integer codes for the ids in the top `depth` ranks and the judged ids; row and rank of each.
+    top_lengths = np.minimum(lengths, depth)
+    ids = list(chain.from_iterable(map(itemgetter(slice(0, depth)), rankings)))
+    ids.extend(chain.from_iterable(judged))
+    codes, uniques = pd.factorize(np.array(ids, dtype=object))
+    n_top = int(top_lengths.sum())
+    run_rows = np.repeat(np.arange(n), top_lengths)
+    ranks = np.arange(n_top) - np.repeat(np.cumsum(top_lengths) - top_lengths, top_lengths)
+
+    # 2. The gains matrix: look up each (question, id) of the top ranks among the judged pairs.
+    run_keys = run_rows * len(uniques) + codes[:n_top]
+    judged_keys = judged_rows * len(uniques) + codes[n_top:]
     order = np.argsort(judged_keys)
     sorted_keys = judged_keys[order]
-    at = np.minimum(np.searchsorted(sorted_keys, keys[top]), len(sorted_keys) - 1)
-    found = sorted_keys[at] == keys[top]
+    at = np.minimum(np.searchsorted(sorted_keys, run_keys), len(sorted_keys) - 1)
+    found = sorted_keys[at] == run_keys
     gains = np.zeros((n, depth))
-    gains[run_rows[top][found], ranks[top][found]] = judged_gains[order][at[found]]
+    gains[run_rows[found], ranks[found]] = judged_gains[order][at[found]]
     gains = np.maximum(gains, 0.0)  # negative labels are not relevant (trec_eval)
     relevant = gains > 0
 
