@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test notebooks trec chunks clean
+.PHONY: lab test notebooks trec chunks evaluate bench clean
 
 # (Re)install only when a requirements file or the project file changes.
 $(STAMP): requirements.txt requirements-test.txt pyproject.toml
@@ -35,6 +35,27 @@ trec: $(STAMP)
 # Rebuild data/chunks.jsonl from data/corpus (a test checks the stored file equals a rebuild).
 chunks: $(STAMP)
 	$(PY) -c "import helpers as h; h.write_chunks(h.chunk_corpus(h.load_corpus(), h.load_tokenizer()))"
+
+# `make evaluate CORPUS=folder GOLDEN=file.csv`: notebook 05 on your data, run with papermill. Writes
+# output/REPORT.ipynb (executed) and output/REPORT.html; REPORT defaults to the golden file's folder.
+CORPUS     ?= data/corpus
+GOLDEN     ?= data/golden.csv
+CHUNK_SIZE ?= 512
+K          ?= 3
+MODEL_NAME ?=
+REPORT     ?= $(notdir $(patsubst %/,%,$(dir $(abspath $(GOLDEN)))))
+
+evaluate: $(STAMP)
+	mkdir -p output
+	$(VENV)/bin/papermill notebooks/05_three_retrievers.ipynb output/$(REPORT).ipynb --cwd notebooks \
+	  -p CORPUS "$(abspath $(CORPUS))" -p GOLDEN "$(abspath $(GOLDEN))" -p CHUNK_SIZE $(CHUNK_SIZE) -p K $(K) \
+	  $(if $(MODEL_NAME),-p MODEL_NAME "$(MODEL_NAME)")
+	$(VENV)/bin/jupyter nbconvert --to html output/$(REPORT).ipynb
+	@echo "Report: output/$(REPORT).html"
+
+# Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
+bench: $(STAMP)
+	$(PY) benchmarks/bench.py
 
 clean:
 	rm -rf $(VENV) .cache

@@ -199,13 +199,15 @@ class GoldenSetError(ValueError):
     """The golden set is malformed; the message lists every problem with its question id."""
 
 
-def load_golden(path: str | Path = GOLDEN_PATH) -> pd.DataFrame:
+def load_golden(path: str | Path = GOLDEN_PATH, problems: list[str] | None = None) -> pd.DataFrame:
     """Read and validate the golden set CSV (columns ``id, question, evidence, slice``).
 
     All problems are collected and raised together, each naming its question id (or row).
 
     Args:
         path: a UTF-8 CSV file with a header row.
+        problems: when a list is given, blank cells, duplicate ids and short evidence strings are
+            appended to it instead of raised (see :func:`load_golden_set`).
 
     Returns:
         A DataFrame with the four columns (and ``partial_evidence`` when the file has it), one row
@@ -225,7 +227,7 @@ def load_golden(path: str | Path = GOLDEN_PATH) -> pd.DataFrame:
     if missing:
         raise GoldenSetError(f"{path.name} misses column(s) {missing}; expected {list(GOLDEN_COLUMNS)}")
     golden = golden[list(GOLDEN_COLUMNS) + [c for c in OPTIONAL_COLUMNS if c in golden.columns]]
-    problems = []
+    collect, problems = problems is not None, [] if problems is None else problems
     for row_number, row in enumerate(golden.itertuples(index=False), start=2):
         name = f"question {row.id!r}" if row.id.strip() else f"row {row_number}"
         for column in GOLDEN_COLUMNS:
@@ -238,12 +240,14 @@ def load_golden(path: str | Path = GOLDEN_PATH) -> pd.DataFrame:
             )
     for qid in golden.loc[golden["id"].duplicated() & golden["id"].str.strip().ne(""), "id"].unique():
         problems.append(f"question {qid!r}: duplicate id")
-    if problems:
+    if problems and not collect:
         raise GoldenSetError(f"{path.name}: " + "; ".join(problems))
     return golden
 
 
-def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None) -> dict:
+def label_chunks(
+    golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None, problems: list[str] | None = None
+) -> dict:
     """Compute the relevance labels: a chunk is relevant when it contains the evidence string.
 
     Both sides go through :func:`normalise`; every relevant chunk gets gain 1 (binary relevance).
@@ -254,6 +258,8 @@ def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[
         golden: the golden set from :func:`load_golden`.
         chunks: the chunks from :func:`load_chunks` or :func:`chunk_corpus`.
         docs: the corpus (``{document stem: text}``); only used to explain a missing evidence string.
+        problems: when a list is given, missing evidence strings are appended to it instead of
+            raised, and their questions are left out of the qrels (see :func:`load_golden_set`).
 
     Returns:
         qrels ``{question_id: {chunk_id: 1}}``, questions in golden-set order, chunks in chunk order.
@@ -264,7 +270,7 @@ def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[
             not in the corpus at all.
     """
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
-    qrels, problems = {}, []
+    collect, qrels, problems = problems is not None, {}, [] if problems is None else problems
     for qid, evidence in zip(golden["id"], golden["evidence"]):
         needle = normalise(evidence)
         hits = {cid: 1 for cid, text in texts.items() if needle in text}
@@ -272,7 +278,7 @@ def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[
             qrels[qid] = hits
         else:
             problems.append(f"question {qid!r}: evidence {evidence!r} {_why_missing(needle, chunks, docs)}")
-    if problems:
+    if problems and not collect:
         raise GoldenSetError("; ".join(problems))
     return qrels
 
@@ -564,13 +570,14 @@ class BM25Retriever:
     "the" outweighs a moderately rare word: the order of idf is reversed. We pass ``epsilon=0``:
     the idf of a word in half the chunks or more is 0, every other idf is unchanged, and the idf
     never grows with n. ``k1 = 1.5`` and ``b = 0.75`` are rank-bm25's defaults, left untuned so that
-    47 questions do not become a training set. Notebook 05 shows the idf table and the effect.
+    the golden set does not become a training set. Notebook 05 shows the idf table and the effect.
 
     Args:
         chunks: chunks with ``id`` and ``text`` (list of dicts).
         k1: term-frequency saturation, a float >= 0.
         b: length normalisation, a float in [0, 1].
         epsilon: the idf floor as a fraction of the average idf (rank-bm25's default is 0.25).
+        show_progress: show a progress bar while tokenizing the chunks.
 
     Raises:
         ValueError: a chunk has no token (it would break the average length); names the chunk.
@@ -578,11 +585,14 @@ class BM25Retriever:
 
     name = "BM25"
 
-    def __init__(self, chunks: Sequence[Mapping], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.0):
+    def __init__(
+        self, chunks: Sequence[Mapping], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.0, show_progress: bool = True
+    ):
         from rank_bm25 import BM25Okapi
+        from tqdm.auto import tqdm
 
         self.ids = [c["id"] for c in chunks]
-        tokens = [tokenize(c["text"]) for c in chunks]
+        tokens = [tokenize(c["text"]) for c in tqdm(chunks, desc="BM25 indexing", unit="chunk", disable=not show_progress)]
         for doc_id, toks in zip(self.ids, tokens):
             if not toks:
                 raise ValueError(f"chunk {doc_id!r} has no token to index")
@@ -937,6 +947,209 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
 # ---------------------------------------------------------------------------------------------
 # 8. Your own data and batch evaluation
 # ---------------------------------------------------------------------------------------------
+
+
+def corpus_chunks(
+    docs: Mapping[str, str],
+    corpus: str | Path = CORPUS_DIR,
+    model_name: str | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    progress: bool = True,
+) -> list[dict]:
+    """The chunks an evaluation run uses: the stored Polder chunks when they apply, else chunked now.
+
+    ``data/chunks.jsonl`` is used when ``corpus`` is the Polder corpus folder and ``model_name``
+    and ``chunk_size`` are the defaults (a test checks that file equals a rebuild). Any other
+    corpus, model or size is split with :func:`chunk_corpus`, one document at a time under a
+    progress bar (the output is the same as one call: documents are split independently).
+
+    Args:
+        docs: ``{document stem: text}`` from :func:`load_corpus` of ``corpus``.
+        corpus: the folder ``docs`` was read from.
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or path;
+            its tokenizer sizes the chunks.
+        chunk_size: the largest chunk, in word pieces of that tokenizer.
+        progress: show a progress bar while chunking.
+
+    Returns:
+        Chunks as :func:`chunk_corpus` returns them.
+
+    Raises:
+        ValueError: ``chunk_size`` is not an integer >= 1, or is larger than the tokenizer's
+            ``model_max_length`` (the model could not read a whole chunk).
+    """
+    from tqdm.auto import tqdm
+
+    chunk_size = _check_k(chunk_size, "chunk_size")
+    stored = Path(corpus).resolve() == CORPUS_DIR.resolve() and model_name is None and chunk_size == CHUNK_SIZE
+    if stored:
+        return load_chunks()
+    tokenizer = load_tokenizer(model_name)
+    if chunk_size > tokenizer.model_max_length:
+        raise ValueError(
+            f"chunk_size {chunk_size} is larger than the model's window of {tokenizer.model_max_length} word pieces"
+        )
+    return [
+        chunk
+        for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)
+        for chunk in chunk_corpus({doc: docs[doc]}, tokenizer, chunk_size)
+    ]
+
+
+def load_golden_set(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, str]) -> tuple[pd.DataFrame, dict]:
+    """Read a golden file and compute its relevance labels, reporting every problem at once.
+
+    Runs the checks of :func:`load_golden` (blank cells, duplicate ids, evidence strings too
+    short) and of :func:`label_chunks` (evidence in no chunk, or cut by a chunk boundary) and
+    raises one error listing all of them, so a user fixes the file in one pass. Needs no model:
+    call it before building the retrievers.
+
+    Args:
+        path: a UTF-8 CSV file with columns ``id, question, evidence, slice``.
+        chunks: the chunks of the corpus, e.g. from :func:`corpus_chunks`.
+        docs: the corpus, ``{document stem: text}`` (to explain a missing evidence string).
+
+    Returns:
+        ``(golden, qrels)`` as :func:`load_golden` and :func:`label_chunks` return them.
+
+    Raises:
+        GoldenSetError: one line per problem, each naming its question id (or row). A file that is
+            not UTF-8 or misses a column is reported alone: nothing else can be checked.
+    """
+    problems: list[str] = []
+    golden = load_golden(path, problems=problems)
+    labelled = golden[golden["id"].str.strip().ne("") & golden["evidence"].str.strip().ne("")]
+    qrels = label_chunks(labelled, chunks, docs, problems=problems)
+    if problems:
+        raise GoldenSetError(
+            f"{Path(path).name} has {len(problems)} problem(s); fix them all and run again:\n"
+            + "\n".join(f"- {p}" for p in problems)
+        )
+    return golden, qrels
+
+
+def batch_scores(
+    run: Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Mapping[str, float]],
+    ks: Sequence[int] = KS,
+    chunk_ids: Collection[str] | None = None,
+) -> pd.DataFrame:
+    """Recall@k, precision@k, reciprocal rank at k and nDCG@k for many questions at once, with NumPy.
+
+    The same values as :func:`recall_at_k`, :func:`precision_at_k`, :func:`reciprocal_rank` (with
+    cut-off k) and :func:`ndcg_at_k` question by question (equal to 1e-12; the tests check it on
+    random cases), computed on arrays instead of a Python loop per question:
+
+    1. the ids of the top ranks and of the qrels become integer codes (``pandas.factorize``);
+    2. a gains matrix, questions × depth (depth = the largest k), holds the judged gain of the
+       chunk at each rank (0 when unjudged or when the ranking is shorter); relevant = gain > 0;
+    3. hits@k = the cumulative count of relevant chunks: recall@k = hits@k / |relevant|,
+       precision@k = hits@k / k (trec_eval's ``P_k``: the denominator is k), reciprocal rank =
+       1 / rank of the first relevant chunk when it is within k, else 0;
+    4. DCG@k = cumulative Σ gain / log2(rank + 1); the ideal DCG sorts *all judged gains* of each
+       question, highest first (trec_eval's ``ndcg_cut``); nDCG@k = DCG@k / IDCG@k.
+
+    Use it for thousands of questions; the per-question functions stay the readable definition.
+
+    Args:
+        run: ``{question_id: ranking}``, each ranking a list of chunk ids, best first (may be
+            empty or shorter than k: missing ranks are not relevant).
+        qrels: ``{question_id: {chunk_id: gain}}``; every question must have a gain > 0.
+            Questions are scored in qrels order; run questions not in the qrels are ignored.
+        ks: the cut-offs, integers >= 1.
+        chunk_ids: when given, every id in the run and qrels must be one of these
+            (see :func:`check_run`).
+
+    Returns:
+        A DataFrame indexed by question id (``question``) with columns ``(metric, k)`` for metric
+        in recall, precision, MRR, nDCG (as :func:`evaluate`); its ``.mean()`` is the row
+        :func:`evaluate` gives for this run.
+
+    Raises:
+        ValueError: ``ks`` or ``qrels`` is empty, or ``ks`` holds a k that is not an integer >= 1;
+            a question of the qrels has no ranking, a ranking is a string or repeats an id, or a question has no
+            relevant chunk (each message names the question).
+    """
+    from itertools import chain
+    from operator import itemgetter
+
+    if not len(ks):
+        raise ValueError("ks is empty: give at least one cut-off")
+    ks = [_check_k(k) for k in ks]
+    if chunk_ids is not None:
+        check_run(run, qrels, chunk_ids)
+    qids = list(qrels)
+    if not qids:
+        raise ValueError("qrels is empty: there is no question to score")
+    missing = [q for q in qids if q not in run]
+    if missing:
+        raise ValueError(f"the run has no ranking for question(s) {missing[:5]} (they would drop out of the mean)")
+    rankings = [run[q] for q in qids]
+    strings = [q for q, r in zip(qids, rankings) if isinstance(r, str)]
+    if strings:
+        raise ValueError(f"question {strings[0]!r}: the ranking must be a sequence of ids, not a string")
+    n, depth = len(qids), max(ks)
+
+    # Checks: no repeated id within a ranking (one set per ranking), a relevant chunk per question.
+    lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=n)
+    distinct = np.fromiter(map(len, map(set, rankings)), dtype=np.int64, count=n)
+    if (distinct < lengths).any():
+        i = int(np.argmax(distinct < lengths))
+        try:
+            _check_ranked(rankings[i])
+        except ValueError as exc:
+            raise ValueError(f"question {qids[i]!r}: {exc}") from None
+    judged = [qrels[q] for q in qids]
+    n_judged = np.fromiter(map(len, judged), dtype=np.int64, count=n)
+    judged_rows = np.repeat(np.arange(n), n_judged)
+    judged_gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=float, count=n_judged.sum())
+    n_relevant = np.bincount(judged_rows, weights=judged_gains > 0, minlength=n)
+    if (n_relevant == 0).any():
+        empty = [qids[i] for i in np.flatnonzero(n_relevant == 0)[:5]]
+        raise ValueError(f"question(s) {empty} have no relevant chunk (no gain > 0) and cannot be scored")
+
+    # 1. Integer codes for the ids in the top `depth` ranks and the judged ids; row and rank of each.
+    top_lengths = np.minimum(lengths, depth)
+    ids = list(chain.from_iterable(map(itemgetter(slice(0, depth)), rankings)))
+    ids.extend(chain.from_iterable(judged))
+    codes, uniques = pd.factorize(np.array(ids, dtype=object))
+    n_top = int(top_lengths.sum())
+    run_rows = np.repeat(np.arange(n), top_lengths)
+    ranks = np.arange(n_top) - np.repeat(np.cumsum(top_lengths) - top_lengths, top_lengths)
+
+    # 2. The gains matrix: look up each (question, id) of the top ranks among the judged pairs.
+    run_keys = run_rows * len(uniques) + codes[:n_top]
+    judged_keys = judged_rows * len(uniques) + codes[n_top:]
+    order = np.argsort(judged_keys)
+    sorted_keys = judged_keys[order]
+    at = np.minimum(np.searchsorted(sorted_keys, run_keys), len(sorted_keys) - 1)
+    found = sorted_keys[at] == run_keys
+    gains = np.zeros((n, depth))
+    gains[run_rows[found], ranks[found]] = judged_gains[order][at[found]]
+    gains = np.maximum(gains, 0.0)  # negative labels are not relevant (trec_eval)
+    relevant = gains > 0
+
+    # The ideal gains: every judged gain of a question, highest first, in the first `depth` ranks.
+    by_gain = np.lexsort((-judged_gains, judged_rows))
+    ideal_rank = np.arange(len(by_gain)) - np.repeat(np.cumsum(n_judged) - n_judged, n_judged)
+    keep = ideal_rank < depth
+    ideal = np.zeros((n, depth))
+    ideal[judged_rows[by_gain][keep], ideal_rank[keep]] = np.maximum(judged_gains[by_gain][keep], 0.0)
+
+    # 3.–4. Cumulative hits and DCG along the ranks; read each at column k - 1.
+    hits = np.cumsum(relevant, axis=1)
+    discount = np.log2(np.arange(2, depth + 2))
+    dcg, idcg = np.cumsum(gains / discount, axis=1), np.cumsum(ideal / discount, axis=1)
+    first = np.where(relevant.any(axis=1), relevant.argmax(axis=1) + 1, depth + 1)
+    columns = {}
+    for k in ks:
+        columns[("recall", k)] = hits[:, k - 1] / n_relevant
+        columns[("precision", k)] = hits[:, k - 1] / k
+        columns[("MRR", k)] = np.where(first <= k, 1.0 / first, 0.0)
+        columns[("nDCG", k)] = dcg[:, k - 1] / idcg[:, k - 1]
+    table = pd.DataFrame(columns, index=pd.Index(qids, name="question"))
+    table.columns.names = ["metric", "k"]
+    return table.reindex(columns=pd.MultiIndex.from_product([list(METRICS), ks], names=["metric", "k"]))
 
 
 # ---------------------------------------------------------------------------------------------

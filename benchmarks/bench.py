@@ -1,0 +1,215 @@
+"""Benchmark: the batch evaluator against trec_eval, and retrieval on a large synthetic corpus.
+
+Run with ``make bench`` (a few minutes on 2 cores). Every figure is printed; the only check is that
+the batch evaluator and pytrec_eval give the same values. Wall-clock times (``time.perf_counter``);
+"best of N" is the fastest of N repeats, as ``timeit`` reports. Synthetic data from a fixed seed.
+
+1. Evaluation: 10,000 questions × 100 ranked chunk ids, precision@3, recall@3, MRR@10, nDCG@10.
+   Both start from their own input format, already in memory, which is not timed:
+   - batch evaluator: the run ``{question: [chunk ids, best first]}`` and the qrels
+     ``{question: {chunk id: gain}}``. Timed: ``h.batch_scores(run, qrels, ks=(3, 10))`` (all four
+     metrics at both cut-offs) and the mean of the four columns.
+   - pytrec_eval: the same qrels, and the run as ``{question: {chunk id: score}}`` (score = 100 −
+     rank, so no ties), plus that run cut at rank 10 for MRR@10 (trec_eval's ``recip_rank`` has no
+     cut-off: ``trec_eval -M 10``). Timed: building the two ``RelevanceEvaluator`` objects (they
+     read the qrels), ``evaluate`` on the run (P.3, recall.3, ndcg_cut.10) and on the cut run
+     (recip_rank), and the four means.
+2. BM25 (``h.BM25Retriever``, rank-bm25's BM25Okapi) on synthetic chunks of 60–140 words drawn from
+   a Zipf-distributed vocabulary: index build time (tokenizing included) at 10,000 and 100,000
+   chunks; per-query latency of scoring every chunk and of ranking them all (``rank``), median of
+   20 queries of 4 words.
+3. Embeddings with the bundled all-MiniLM-L6-v2 (``model_name=None``) on 1,000 chunks of 100 words
+   of Polder text: a whole ``h.VectorRetriever`` (model loading, length checks, embedding, cache)
+   with an empty embedding cache, and again with the cache filled; throughput = 1,000 chunks / the
+   difference. Per-question latency: embedding one golden-set question and scoring the chunks.
+4. Exact vector search over 100,000 normalised 384-dimensional float32 vectors: one query's cosine
+   similarities (a matrix-vector product) and its top 10 (``argpartition``), median of 100 queries.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+
+import numpy as np
+import pytrec_eval
+
+import helpers as h
+
+SEED = 0
+N_QUESTIONS, DEPTH = 10_000, 100
+REPEATS = 5
+BUDGET_MS = 100  # a per-query latency budget for interactive search
+
+
+def best_of(fn, repeat=REPEATS):
+    """Fastest wall-clock time of ``repeat`` calls, and the last result."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def median_ms(fn, inputs):
+    times = []
+    for x in inputs:
+        start = time.perf_counter()
+        fn(x)
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+# --- 1. Evaluation -------------------------------------------------------------------------------
+
+
+def synthetic_evaluation(rng):
+    """A run of DEPTH distinct ids per question from a pool of 1,000,000, and qrels with 1–5
+    relevant ids (gain 1–3, about half of them never retrieved) and one judged non-relevant id."""
+    run, qrels = {}, {}
+    for i in range(N_QUESTIONS):
+        ids = [f"c{d}" for d in rng.choice(1_000_000, DEPTH + 5, replace=False)]
+        ranked, unretrieved = ids[:DEPTH], ids[DEPTH:]
+        n_relevant = int(rng.integers(1, 6))
+        pool = [ranked[j] for j in rng.choice(DEPTH, n_relevant, replace=False)] + unretrieved
+        chosen = rng.choice(len(pool), n_relevant, replace=False)
+        gains = {pool[j]: int(rng.integers(1, 4)) for j in chosen}
+        gains.setdefault(ranked[int(rng.integers(DEPTH))], 0)
+        run[f"q{i:05d}"], qrels[f"q{i:05d}"] = ranked, gains
+    return run, qrels
+
+
+def bench_evaluation(rng):
+    run, qrels = synthetic_evaluation(rng)
+    scored = {q: {d: float(DEPTH - r) for r, d in enumerate(ranked)} for q, ranked in run.items()}
+    scored_10 = {q: {d: float(DEPTH - r) for r, d in enumerate(ranked[:10])} for q, ranked in run.items()}
+    columns = [("precision", 3), ("recall", 3), ("MRR", 10), ("nDCG", 10)]
+
+    def ours():
+        table = h.batch_scores(run, qrels, ks=(3, 10))[columns]
+        return table, table.mean().to_numpy()
+
+    def trec():
+        per_q = pytrec_eval.RelevanceEvaluator(qrels, {"P.3", "recall.3", "ndcg_cut.10"}).evaluate(scored)
+        rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(scored_10)
+        values = np.array([[per_q[q]["P_3"], per_q[q]["recall_3"], rr[q]["recip_rank"], per_q[q]["ndcg_cut_10"]] for q in qrels])
+        return values, values.mean(axis=0)
+
+    t_trec, (trec_values, trec_means) = best_of(trec)
+    t_ours, (our_table, our_means) = best_of(ours)
+    difference = np.abs(our_table.to_numpy() - trec_values).max()
+    if difference > 1e-9:
+        raise SystemExit(f"the batch evaluator and pytrec_eval disagree by {difference:.2e}")
+    ratio = t_ours / t_trec
+    print(f"1. Evaluation: {N_QUESTIONS:,} questions x {DEPTH} ranked ids (precision@3, recall@3, MRR@10, nDCG@10)")
+    print(f"   means: " + ", ".join(f"{m}@{k} {v:.4f}" for (m, k), v in zip(columns, our_means)))
+    print(f"   largest per-question difference from pytrec_eval: {difference:.1e}")
+    print(f"   batch evaluator  {t_ours * 1000:7.0f} ms (best of {REPEATS})")
+    print(f"   pytrec_eval      {t_trec * 1000:7.0f} ms (best of {REPEATS})")
+    print(f"   ratio batch / pytrec_eval = {ratio:.2f} (target <= 1.0: {'met' if ratio <= 1.0 else 'MISSED'})")
+    return ratio
+
+
+# --- 2. BM25 ------------------------------------------------------------------------------------
+
+
+def synthetic_chunks(rng, n, vocabulary):
+    """n chunks of 60–140 words, word i drawn with probability proportional to 1 / (i + 10) (Zipf)."""
+    p = 1.0 / (np.arange(len(vocabulary)) + 10)
+    lengths = rng.integers(60, 141, size=n)
+    words = rng.choice(len(vocabulary), size=lengths.sum(), p=p / p.sum())
+    ends = np.cumsum(lengths)
+    return [
+        {"id": f"s{i:06d}", "text": " ".join(vocabulary[w] for w in words[end - length : end])}
+        for i, (end, length) in enumerate(zip(ends, lengths))
+    ]
+
+
+def bench_bm25(rng):
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocabulary = sorted({"".join(rng.choice(letters, rng.integers(3, 10))) for _ in range(60_000)})[:50_000]
+    vocabulary = [vocabulary[i] for i in rng.permutation(len(vocabulary))]
+    chunks = synthetic_chunks(rng, 100_000, vocabulary)
+    queries = [" ".join(rng.choice(vocabulary[100:5_000], 4)) for _ in range(20)]
+    print("2. BM25 (rank-bm25 BM25Okapi through h.BM25Retriever), synthetic chunks of 60-140 words")
+    results = {}
+    for n in (10_000, 100_000):
+        t_build, bm25 = best_of(lambda: h.BM25Retriever(chunks[:n], show_progress=False), repeat=1)
+        score_ms = median_ms(bm25.scores, queries)
+        rank_ms = median_ms(bm25.rank, queries)
+        results[n] = rank_ms
+        print(f"   {n:>7,} chunks: index build {t_build:5.1f} s; per query: score all {score_ms:6.1f} ms, "
+              f"rank all {rank_ms:6.1f} ms (median of {len(queries)})")
+        del bm25
+    return results
+
+
+# --- 3. Embeddings ------------------------------------------------------------------------------
+
+
+def bench_embeddings():
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar each time the model loads
+    words = " ".join(h.load_corpus().values()).split()
+    stride = max(1, (len(words) - 100) // 1000)
+    texts = [" ".join(words[i : i + 100]) for i in range(0, stride * 1000, stride)][:1000]
+    assert len(set(texts)) == 1000
+    chunks = [{"id": f"e{i:04d}", "text": t} for i, t in enumerate(texts)]
+    questions = list(h.load_golden()["question"][:20])
+    print("3. Embeddings, bundled all-MiniLM-L6-v2, 1,000 chunks of 100 words of Polder text")
+    with tempfile.TemporaryDirectory() as cache:
+        t_empty, vector = best_of(lambda: h.VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
+        t_filled, _ = best_of(lambda: h.VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
+    query_ms = median_ms(vector.scores, questions)
+    throughput = 1000 / (t_empty - t_filled)
+    print(f"   h.VectorRetriever with an empty cache {t_empty:5.1f} s, with the cache filled {t_filled:4.1f} s "
+          "(model loading included in both)")
+    print(f"   throughput {throughput:5.1f} chunks/s (1,000 / the difference: embedding and writing the cache)")
+    print(f"   one question embedded and scored against the 1,000 chunks: {query_ms:.1f} ms (median of 20)")
+    return throughput, query_ms
+
+
+# --- 4. Exact vector search ---------------------------------------------------------------------
+
+
+def bench_vector_search(rng):
+    n, dim = 100_000, 384
+    embeddings = rng.standard_normal((n, dim), dtype=np.float32)
+    embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
+    queries = rng.standard_normal((100, dim), dtype=np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+
+    def search(q):
+        scores = embeddings @ q
+        top = np.argpartition(-scores, 10)[:10]
+        return top[np.argsort(-scores[top], kind="stable")]
+
+    search_ms = median_ms(search, queries)
+    print(f"4. Exact vector search, {n:,} normalised {dim}-d float32 vectors ({embeddings.nbytes / 2**20:.0f} MiB)")
+    print(f"   one query, cosine with every vector and its top 10: {search_ms:.1f} ms (median of {len(queries)})")
+    return search_ms
+
+
+def main():
+    rng = np.random.default_rng(SEED)
+    start = time.perf_counter()
+    bench_evaluation(rng)
+    bm25_ms = bench_bm25(rng)
+    throughput, query_ms = bench_embeddings()
+    search_ms = bench_vector_search(rng)
+    # Latency grows linearly with the corpus: extrapolate from the measured points.
+    per_chunk = (bm25_ms[100_000] - bm25_ms[10_000]) / 90_000
+    bm25_limit = 10_000 + (BUDGET_MS - bm25_ms[10_000]) / per_chunk
+    search_limit = 100_000 * BUDGET_MS / search_ms
+    print(f"Where a {BUDGET_MS} ms query budget runs out (linear extrapolation from the figures above):")
+    print(f"   BM25 with rank-bm25, ranking every chunk: about {bm25_limit:,.0f} chunks")
+    print(f"   exact vector search: about {search_limit:,.0f} vectors (plus {query_ms:.0f} ms to embed the question)")
+    print(f"   embedding a corpus once at {throughput:.0f} chunks/s: 100,000 chunks take {100_000 / throughput / 3600:.1f} h")
+    print(f"Total bench time {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
