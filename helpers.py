@@ -938,6 +938,348 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
 # 6. Teaching pictures (notebooks 00–04 and 06)
 # ---------------------------------------------------------------------------------------------
 
+# Pictures and self-checks for the walkthrough notebooks; each is one call from a notebook cell.
+
+_RELEVANT_COLOURS = {1: "#a6dba0", 2: "#1b7837"}  # gain 1 (partly) light green, gain >= 2 dark green
+
+
+def _gain_colour(gain: float, graded: bool) -> str:
+    if gain <= 0:
+        return "#f4f4f4"
+    if not graded:
+        return _RELEVANT_COLOURS[2]
+    return _RELEVANT_COLOURS[2] if gain >= 2 else _RELEVANT_COLOURS[1]
+
+
+def plot_rankings(
+    rankings: Mapping[str, Sequence[str]],
+    gains: Mapping[str, float],
+    k: int | None = None,
+    max_rank: int = 10,
+    show: Sequence[str] = (),
+    title: str | None = None,
+):
+    """Draw rankings as result lists side by side, relevant chunks coloured, the cut-off k marked.
+
+    Each column is one ranking read top to bottom (rank 1 first), as a results page would show it.
+    A relevant item ranked below ``max_rank`` or missing from the ranking is named under the column,
+    so a miss is never invisible.
+
+    Args:
+        rankings: ``{column title: ranking}``; a ranking is a sequence of ids, best first.
+        gains: ``{id: gain}`` for the judged items (the qrels of one question); gain > 0 is
+            relevant. With gains above 1 the colours tell grade 2 from grade 1.
+        k: when given, a line under rank k marks the cut-off.
+        max_rank: how many ranks to draw, an integer >= 1.
+        show: metric names from :data:`METRICS` ("recall", "precision", "MRR", "nDCG") to print
+            under each column at cut-off k, computed with this module's metric functions
+            ("MRR" prints the reciprocal rank RR@k of this one ranking).
+        title: the figure title.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: ``rankings`` is empty or not a mapping, a ranking repeats an id, k or
+            ``max_rank`` is not an integer >= 1, ``show`` names an unknown metric or is given
+            without k.
+    """
+    import textwrap
+
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
+
+    if not isinstance(rankings, Mapping) or not rankings:
+        raise ValueError("rankings must be a non-empty {title: ranking} mapping")
+    columns = {label: _check_ranked(ranked) for label, ranked in rankings.items()}
+    max_rank = _check_k(max_rank, "max_rank")
+    k = None if k is None else _check_k(k)
+    unknown = [m for m in show if m not in METRICS]
+    if unknown:
+        raise ValueError(f"show names unknown metric(s) {unknown}; choose from {list(METRICS)}")
+    if show and k is None:
+        raise ValueError("show needs a cut-off k")
+    relevant = [d for d, g in gains.items() if g > 0]
+    graded = any(g > 1 for g in gains.values())
+
+    notes = {}
+    for label, ranked in columns.items():
+        lines = []
+        for doc_id in relevant:
+            if doc_id not in ranked:
+                lines.append(f"not retrieved: {doc_id}")
+            elif ranked.index(doc_id) >= max_rank:
+                lines.append(f"rank {ranked.index(doc_id) + 1}: {doc_id}")
+        lines += [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, gains, k):.3f}" for m in show]
+        notes[label] = lines
+    n_notes = max(len(lines) for lines in notes.values())
+
+    width, gap = 1.0, 0.12
+    fig, ax = plt.subplots(figsize=(max(6.5, 0.6 + 3.1 * len(columns)), 0.9 + 0.36 * (max_rank + n_notes)))
+    for j, (label, ranked) in enumerate(columns.items()):
+        x0 = j * (width + gap)
+        ax.text(x0 + width / 2, 0.25, label, ha="center", va="bottom", fontsize=10, weight="bold")
+        for rank in range(1, max_rank + 1):
+            y = -rank
+            doc_id = ranked[rank - 1] if rank <= len(ranked) else None
+            gain = gains.get(doc_id, 0) if doc_id is not None else 0
+            face = _gain_colour(gain, graded) if doc_id is not None else "white"
+            ax.add_patch(Rectangle((x0, y + 0.08), width, 0.84, facecolor=face, edgecolor="#999999", lw=0.8))
+            dark = gain > 0 and (not graded or gain >= 2)
+            ax.text(x0 + 0.03, y + 0.5, doc_id if doc_id is not None else "(empty)", va="center",
+                    fontsize=7.5, color="white" if dark else ("#999999" if doc_id is None else "black"))
+        for i, line in enumerate(notes[label]):
+            ax.text(x0 + 0.03, -max_rank - 0.55 - 0.5 * i, line, va="center", fontsize=8.5)
+    right = len(columns) * (width + gap) - gap
+    if k is not None and k <= max_rank:
+        ax.plot([-0.02, right + 0.02], [-k + 0.04, -k + 0.04], color="#d6604d", lw=2.2)
+        ax.text(right + 0.04, -k + 0.04, f"cut-off\nk = {k}", color="#d6604d", va="center", fontsize=8.5)
+    ax.set_yticks([-r + 0.5 for r in range(1, max_rank + 1)], labels=[str(r) for r in range(1, max_rank + 1)])
+    ax.set_ylabel("rank")
+    ax.set_xticks([])
+    ax.set_xlim(-0.05, right + 0.4)
+    ax.set_ylim(-max_rank - 0.3 - 0.5 * n_notes, 0.8)
+    for side in ("top", "right", "bottom"):
+        ax.spines[side].set_visible(False)
+    handles = [Patch(facecolor=_gain_colour(2, False), label="relevant")] if not graded else [
+        Patch(facecolor=_gain_colour(2, True), label="gain 2 (answers fully)"),
+        Patch(facecolor=_gain_colour(1, True), label="gain 1 (answers partly)"),
+    ]
+    handles.append(Patch(facecolor=_gain_colour(0, graded), edgecolor="#999999", label="not relevant"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=len(handles),
+              fontsize=8, frameon=False)
+    if title:
+        ax.set_title(textwrap.fill(title, 80), pad=22)
+    fig.tight_layout()
+    return fig
+
+
+def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_rank: int = 10, show_rr: bool = False):
+    """Bar chart: on how many questions each retriever puts its first relevant chunk at rank 1, 2, ...
+
+    The share of questions left of the cut-off k is recall@k when every question has one relevant
+    chunk; weighting each bar by 1/rank gives MRR@k (ranks above k weigh 0) or, without a cut-off,
+    MRR (the last bar then mixes small weights for ranks above ``max_rank`` and 0 for misses).
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks` (one integer column per retriever,
+            ``<NA>`` when no relevant chunk is in the ranking).
+        k: when given, the ranks up to k are shaded.
+        max_rank: ranks above it and misses share the last bar, an integer >= 1.
+        show_rr: add a top axis with the reciprocal rank 1/rank of each bar (the last bar: below
+            1/``max_rank``, or 0 for a miss).
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: ``ranks`` has no retriever column, or k / ``max_rank`` is not an integer >= 1.
+    """
+    import matplotlib.pyplot as plt
+
+    retrievers = [c for c in ranks.columns if c not in ("question", "slice", "n_relevant")]
+    if not retrievers:
+        raise ValueError("ranks has no retriever column; pass the output of first_relevant_ranks")
+    max_rank = _check_k(max_rank, "max_rank")
+    k = None if k is None else _check_k(k)
+    positions = np.arange(1, max_rank + 2)
+    bar = 0.8 / len(retrievers)
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    if k is not None:
+        ax.axvspan(0.5, min(k, max_rank) + 0.5, color="#fddbc7", alpha=0.6, lw=0,
+                   label=f"ranks 1 to {k}: inside the cut-off k = {k}")
+    for i, name in enumerate(retrievers):
+        column = ranks[name]
+        counts = [int((column == r).sum()) for r in range(1, max_rank + 1)]
+        counts.append(int((column.isna() | (column > max_rank)).sum()))
+        ax.bar(positions - 0.4 + bar * (i + 0.5), counts, width=bar, label=name)
+    ax.set_xticks(positions, labels=[str(r) for r in range(1, max_rank + 1)] + [f">{max_rank}\nor none"])
+    ax.set_xlim(0.5, max_rank + 1.5)
+    ax.set_xlabel("rank of the first relevant chunk")
+    ax.set_ylabel(f"questions (of {len(ranks)})")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    if show_rr:
+        top = ax.twiny()
+        top.set_xlim(ax.get_xlim())
+        labels = [f"{1 / r:.2f}" for r in range(1, max_rank + 1)] + [f"< {1 / max_rank:.2f}\nor 0"]
+        top.set_xticks(positions, labels=labels, fontsize=8)
+        top.set_xlabel("reciprocal rank 1/rank")
+    fig.tight_layout()
+    return fig
+
+
+def plot_discount(max_rank: int = 10, k: int | None = None):
+    """How much a relevant item counts at each rank: nDCG's 1/log2(rank + 1) beside RR's 1/rank.
+
+    The nDCG discount (Järvelin & Kekäläinen 2002, as in trec_eval) falls slowly: rank 2 keeps 0.63,
+    rank 10 still 0.29. Reciprocal rank (Voorhees 1999) halves at rank 2.
+
+    Args:
+        max_rank: the last rank drawn, an integer >= 1.
+        k: when given, ranks below the cut-off k are shaded (an @k metric gives them weight 0).
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: k or ``max_rank`` is not an integer >= 1.
+    """
+    import matplotlib.pyplot as plt
+
+    max_rank = _check_k(max_rank, "max_rank")
+    k = None if k is None else _check_k(k)
+    ranks = np.arange(1, max_rank + 1)
+    discount = 1 / np.log2(ranks + 1)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ax.plot(ranks, discount, "o-", color="#1b7837", label="nDCG discount 1/log2(rank + 1)")
+    ax.plot(ranks, 1 / ranks, "s--", color="#762a83", label="reciprocal rank 1/rank")
+    for r, d in zip(ranks[:5], discount[:5]):
+        ax.annotate(f"{d:.2f}", (r, d), textcoords="offset points", xytext=(4, 6), fontsize=8, color="#1b7837")
+    if k is not None and k < max_rank:
+        ax.axvspan(k + 0.5, max_rank + 0.5, color="grey", alpha=0.15, lw=0, label=f"below cut-off k = {k}: weight 0")
+    ax.set_xticks(ranks)
+    ax.set_xlim(0.5, max_rank + 0.5)
+    ax.set_ylim(0, 1.08)
+    ax.set_xlabel("rank")
+    ax.set_ylabel("weight of a relevant item")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_precision_ceiling(
+    qrels: Mapping, ks: Iterable[int] = range(1, 11), table: pd.DataFrame | None = None, k: int | None = None
+):
+    """Precision@k against k: the ceiling computed from the labels, 1/k, and optionally the retrievers.
+
+    The ceiling is :func:`precision_ceiling` at each k, the best precision@k any ranking can reach
+    on these qrels; above it is shaded as unreachable.
+
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        ks: the cut-offs to draw (integers >= 1).
+        table: when given, the output of :func:`evaluate` with at least these ks; each retriever's
+            precision@k is drawn.
+        k: when given (one of ``ks``), the ceiling at this cut-off is labelled with its value.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: a k is not an integer >= 1, ``table`` lacks precision at one of the ks, or
+            ``k`` is not one of the ks.
+    """
+    import matplotlib.pyplot as plt
+
+    ks = [_check_k(each) for each in ks]
+    if k is not None and k not in ks:
+        raise ValueError(f"k = {k!r} is not one of the ks {ks}")
+    if table is not None:
+        missing = [each for each in ks if ("precision", each) not in table.columns]
+        if missing:
+            raise ValueError(f"table has no precision at k = {missing}; evaluate with ks={ks}")
+    ceiling = [precision_ceiling(qrels, k) for k in ks]
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    ax.fill_between(ks, ceiling, 1.05, color="grey", alpha=0.18, lw=0, label="unreachable with these labels")
+    ax.plot(ks, ceiling, "k-", lw=2.5, label="ceiling: a perfect ranking")
+    ax.plot(ks, [1 / each for each in ks], ":", color="#d6604d", lw=2, label="1/k: one relevant chunk")
+    if table is not None:
+        for name, marker in zip(table.index, "osd^v"):
+            ax.plot(ks, [table.loc[name, ("precision", each)] for each in ks], marker=marker, lw=1, label=name)
+    if k is not None:
+        value = precision_ceiling(qrels, k)
+        ax.annotate(f"ceiling at k = {k}: {value:.3f}", (k, value), xytext=(k + 1, value + 0.3),
+                    arrowprops={"arrowstyle": "->"}, fontsize=9)
+    ax.set_xticks(ks)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("cut-off k")
+    ax.set_ylabel("precision@k (mean over questions)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def random_cases(n: int = 1000, seed: int = 0, n_ids: int = 12, max_gain: int = 1) -> list[tuple[list[str], dict, int]]:
+    """Random rankings with judgements, to compare a metric written in a notebook with this module's.
+
+    Each case is a ranking of 0 to ``n_ids`` distinct ids (so sometimes empty or shorter than k), 1 to
+    4 judged ids with gains from 1 to ``max_gain`` (some of them never retrieved), and a cut-off k
+    from 1 to ``n_ids + 3``. The same seed gives the same cases.
+
+    Args:
+        n: how many cases, an integer >= 1.
+        seed: the seed of NumPy's ``default_rng``.
+        n_ids: the size of the id pool ``d00, d01, ...``, an integer >= 4.
+        max_gain: the highest gain, an integer >= 1 (1 for binary relevance).
+
+    Returns:
+        A list of ``(ranking, gains, k)``: a list of str, ``{id: int gain > 0}``, an int.
+
+    Raises:
+        ValueError: an argument is out of range.
+    """
+    n, max_gain = _check_k(n, "n"), _check_k(max_gain, "max_gain")
+    if _check_k(n_ids, "n_ids") < 4:
+        raise ValueError(f"n_ids must be >= 4, got {n_ids}")
+    rng = np.random.default_rng(seed)
+    ids = [f"d{i:02d}" for i in range(n_ids)]
+    cases = []
+    for _ in range(n):
+        ranking = [str(d) for d in rng.permutation(ids)[: rng.integers(0, n_ids + 1)]]
+        judged = rng.choice(ids, size=rng.integers(1, 5), replace=False)
+        gains = {str(d): int(rng.integers(1, max_gain + 1)) for d in judged}
+        cases.append((ranking, gains, int(rng.integers(1, n_ids + 4))))
+    return cases
+
+
+def check_answers(answers: Mapping[str, object], solutions: Mapping[str, object], tolerance: float = 1e-3) -> None:
+    """Check a reader's answers to a "check yourself" section; print one line per question.
+
+    An answer left as ``None`` prints "not answered yet", so a notebook runs headless with every
+    answer blank. Numbers match within ``tolerance`` (absolute); text matches ignoring case and
+    surrounding spaces; ``True``/``False`` must be given as booleans; anything else must be equal.
+
+    Args:
+        answers: ``{question: answer or None}``, e.g. ``{"1": 0.25, "2": None}``.
+        solutions: ``{question: solution}`` with the same questions.
+        tolerance: the largest accepted absolute difference for numbers.
+
+    Prints:
+        ``question <name>: right``, ``... not answered yet`` or ``... not right yet``, one line each.
+
+    Raises:
+        ValueError: ``answers`` and ``solutions`` name different questions.
+        AssertionError: an answer is wrong; the message names each wrong question.
+    """
+    if set(answers) != set(solutions):
+        raise ValueError(f"answers name questions {sorted(answers)} but the solutions {sorted(solutions)}")
+
+    def same(given, expected) -> bool:
+        if isinstance(expected, bool) or isinstance(given, bool):
+            return given is expected
+        if isinstance(expected, (int, float, np.number)) and isinstance(given, (int, float, np.number)):
+            return abs(float(given) - float(expected)) <= tolerance
+        if isinstance(expected, str) and isinstance(given, str):
+            return given.strip().lower() == expected.strip().lower()
+        return given == expected
+
+    wrong = []
+    for question in solutions:
+        given = answers[question]
+        if given is None:
+            verdict = "not answered yet"
+        elif same(given, solutions[question]):
+            verdict = "right"
+        else:
+            verdict = "not right yet"
+            wrong.append(f"question {question}: {given!r} is not right")
+        print(f"question {question}: {verdict}")
+    if wrong:
+        raise AssertionError("; ".join(wrong) + " (read the solution cell, then try again)")
+
 
 # ---------------------------------------------------------------------------------------------
 # 7. Widgets (a thin view over pure functions; each prints a static fallback)
