@@ -26,7 +26,8 @@ test: $(STAMP)
 # No widget state is saved: GitHub and nbviewer refuse to render some saved states.
 notebooks: $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
-	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.timeout=900 *.ipynb
+	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.timeout=900 \
+	  --ExecutePreprocessor.coalesce_streams=True *.ipynb
 
 # Write the golden set as TREC qrels and each retriever's rankings as a TREC run to output/trec/.
 trec: $(STAMP)

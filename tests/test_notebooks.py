@@ -47,7 +47,7 @@ def test_notebook_runs_and_committed_outputs_are_current(path):
     nb = nbformat.read(path, as_version=4)
     before = data_fingerprint()
     NotebookClient(
-        nb, timeout=900, kernel_name="python3", store_widget_state=False,
+        nb, timeout=900, kernel_name="python3", store_widget_state=False, coalesce_streams=True,
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
