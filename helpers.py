@@ -905,11 +905,41 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int
     return fig
 
 
+def locate_evidence(text: str, evidence: str) -> tuple[int, int] | None:
+    """Where the evidence string is in a chunk's raw text, matched as :func:`label_chunks` matches it.
+
+    Each character of ``text`` goes through :func:`normalise`'s steps on its own while remembering
+    where it came from, so the match is found in normalised text and mapped back to raw positions
+    (a line break, a non-breaking space or a curly quote inside the evidence still matches).
+
+    Returns:
+        ``(start, end)`` character offsets in ``text``, or ``None`` when the evidence is not there
+        (or the text holds a character sequence that only normalises as a whole, such as a
+        combining accent; the labels are unaffected, only the highlight is skipped).
+    """
+    chars, origin = [], []
+    for i, ch in enumerate(text):
+        piece = unicodedata.normalize("NFKC", ch).translate(_TYPOGRAPHY)
+        if piece.isspace():
+            if chars and chars[-1] != " ":
+                chars.append(" "), origin.append(i)
+            continue
+        for c in piece:
+            chars.append(c), origin.append(i)
+    flat = "".join(chars)
+    needle = normalise(evidence)
+    if flat.strip() != normalise(text) or not needle:
+        return None
+    start = flat.find(needle)
+    if start < 0:
+        return None
+    return origin[start], origin[start + len(needle) - 1] + 1
+
+
 def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str:
     """HTML of a chunk's text with the evidence string marked (``<mark>``), for display.
 
-    The evidence is matched the way :func:`label_chunks` matches it (any run of whitespace, line
-    breaks included, between its words). Text is HTML-escaped.
+    The evidence is found with :func:`locate_evidence`. Text is HTML-escaped.
 
     Args:
         text: the chunk text.
@@ -918,11 +948,10 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
     """
     import html
 
-    words = normalise(evidence).split(" ")
-    match = re.search(r"\s+".join(re.escape(w) for w in words), text)
-    if match is None:
+    span = locate_evidence(text, evidence)
+    if span is None:
         return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
-    start, end = match.span()
+    start, end = span
     before, after = text[:start], text[end:]
     if max_chars is not None:
         room = max(0, (max_chars - (end - start)) // 2)

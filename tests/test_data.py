@@ -90,3 +90,14 @@ def test_empty_chunk_is_refused(tmp_path):
     path.write_text('{"id": "d#00", "doc": "d", "text": "  ", "n_tokens": 2}\n', encoding="utf-8")
     with pytest.raises(ValueError, match="chunk 'd#00' has empty"):
         h.load_chunks(path)
+
+
+def test_evidence_is_located_in_raw_text_as_the_labels_match_it(golden, chunks, qrels):
+    text = "Open 09:00\u201317:00 on\nweekdays, \u201cclosed\u201d on Sundays."
+    start, end = h.locate_evidence(text, "Open 09:00-17:00 on weekdays")
+    assert text[start:end] == "Open 09:00\u201317:00 on\nweekdays"
+    assert h.locate_evidence(text, "not in this text at all") is None
+    by_id = {c["id"]: c["text"] for c in chunks}
+    for qid, evidence in zip(golden["id"], golden["evidence"]):
+        for chunk_id in qrels[qid]:
+            assert h.locate_evidence(by_id[chunk_id], evidence) is not None, (qid, chunk_id)
