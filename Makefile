@@ -3,6 +3,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: lab test notebooks trec chunks evaluate bench clean
 
@@ -19,8 +20,17 @@ $(STAMP): requirements.txt requirements-test.txt pyproject.toml
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
 
-test: $(STAMP)
+test: $(STAMP) $(CHROMIUM)
 	$(PY) -m pytest
+
+# Debian's Chromium for the browser test (tests/test_browser.py drives it with Playwright, whose
+# own browser download does not work here). Installed when missing and we may use apt-get.
+$(CHROMIUM):
+	@if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+	else \
+	  echo "No $(CHROMIUM) and no root apt-get: install Debian's chromium, or tests/test_browser.py is skipped."; \
+	fi
 
 # Re-execute every notebook in place and save its outputs (commit them: readers see them on GitHub).
 # No widget state is saved: GitHub and nbviewer refuse to render some saved states.

@@ -1315,6 +1315,761 @@ def check_answers(answers: Mapping[str, object], solutions: Mapping[str, object]
 # ---------------------------------------------------------------------------------------------
 # 7. Widgets (a thin view over pure functions; each prints a static fallback)
 # ---------------------------------------------------------------------------------------------
+#
+# Three classroom widgets. Each is a thin view over pure functions that tests call without a
+# browser: ceiling_report / ceiling_by_k, filter_questions / question_view, playground_scores.
+# Figures are static matplotlib figures redrawn into ``Output`` widgets as PNGs (no ipympl): plain
+# ipywidgets only, for portability across front ends (tested in JupyterLab 4). Displaying a widget
+# also prints a static fallback below it, so a notebook saved without widget state still reads on
+# GitHub and in nbviewer.
+
+WHAT_IF_MAX = 5  # the "what if" control offers 1 .. WHAT_IF_MAX relevant chunks per question
+PLAYGROUND_START = (0, 2, 0, 1, 0, 0, 1, 0, 0, 0)  # the playground's first ranking: gains at ranks 1-10
+PLAYGROUND_GAINS = {0: "not relevant", 1: "partly relevant (1)", 2: "fully relevant (2)"}
+ALL_SLICES = "all slices"  # the slice filter's "no filter" choice
+
+
+def hypothetical_qrels(qrels: Mapping, n_relevant: int) -> dict:
+    """The same questions, each given ``n_relevant`` made-up relevant chunks (gain 1): a "what if".
+
+    The made-up chunk ids are ``"<question_id>/what-if-<i>"``; only the number per question matters,
+    e.g. for :func:`precision_ceiling`.
+
+    Raises:
+        ValueError: ``n_relevant`` is not an integer >= 1.
+    """
+    n_relevant = _check_k(n_relevant, "n_relevant")
+    return {qid: {f"{qid}/what-if-{i}": 1 for i in range(1, n_relevant + 1)} for qid in qrels}
+
+
+def _relevant_counts_phrase(qrels: Mapping) -> str:
+    """E.g. "46 of the 47 questions have 1 relevant chunk and 1 has 2"."""
+    counts = pd.Series([len(relevant_ids(g)) for g in qrels.values()]).value_counts().sort_index()
+    parts = []
+    for i, (n, m) in enumerate(counts.items()):
+        verb = "has" if m == 1 else "have"
+        if i == 0:
+            parts.append(f"{m} of the {len(qrels)} questions {verb} {n} relevant chunk{'s' if n > 1 else ''}")
+        else:
+            parts.append(f"{m} {verb} {n}")
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def ceiling_report(qrels: Mapping, table: pd.DataFrame, k: int, retriever: str, what_if: int | None = None) -> dict:
+    """The precision@k ceiling at one cut-off beside the retrievers' precision@k and recall@k.
+
+    The ceiling is :func:`precision_ceiling` of the qrels; the retrievers' values are read from
+    ``table``. With ``what_if = n`` the ceiling is also computed as if every question had n
+    relevant chunks (:func:`hypothetical_qrels`); the measured values stay as they are, since they
+    were scored against the real labels.
+
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        table: the output of :func:`evaluate`, with k among its cut-offs.
+        k: the cut-off, an integer >= 1.
+        retriever: the retriever the sentence is about (a row of ``table``).
+        what_if: ``None`` (the labels only) or a number of relevant chunks per question, >= 1.
+
+    Returns:
+        A dict: ``k``, ``ceiling`` (float), ``what_if`` and ``what_if_ceiling`` (``None`` without
+        a what-if), ``numbers`` (a DataFrame indexed by "ceiling" and the retrievers, columns
+        ``precision@k``, ``recall@k``, ``share of the ceiling``) and ``sentence`` (HTML: the
+        ceiling explained from the labels, then the chosen retriever judged against it).
+
+    Raises:
+        ValueError: k is not a cut-off of ``table``, ``retriever`` is not a row of it, or
+            ``what_if`` is not an integer >= 1.
+    """
+    k = _check_k(k)
+    ks = list(table["precision"].columns)
+    if k not in ks:
+        raise ValueError(f"k = {k} is not a cut-off of the table (it has {ks})")
+    if retriever not in table.index:
+        raise ValueError(f"retriever {retriever!r} is not in the table (it has {list(table.index)})")
+    ceiling = precision_ceiling(qrels, k)
+    what_if_ceiling = None if what_if is None else precision_ceiling(hypothetical_qrels(qrels, what_if), k)
+    precision, recall = table[("precision", k)], table[("recall", k)]
+    numbers = pd.DataFrame(
+        {
+            f"precision@{k}": [ceiling, *precision],
+            f"recall@{k}": [float("nan"), *recall],
+            "share of the ceiling": [1.0, *(precision / ceiling)],
+        },
+        index=pd.Index(["ceiling", *table.index], name=f"k = {k}"),
+    )
+    if ceiling < 1:
+        sentence = (
+            f"At k = {k}, no ranking can pass precision@{k} = <b>{ceiling:.3f}</b> (the ceiling), not 1: "
+            f"{_relevant_counts_phrase(qrels)}, and a question with n relevant chunks fills at most n of "
+            f"the {k} slots."
+        )
+    else:
+        sentence = (
+            f"At k = {k}, the ceiling is <b>{ceiling:.3f}</b>: every question has at least {k} relevant "
+            f"chunk{'s' if k > 1 else ''}, so a perfect ranking fills "
+            + ("the one slot." if k == 1 else f"all {k} slots.")
+        )
+    p, r = precision[retriever], recall[retriever]
+    sentence += (
+        f" <b>{retriever}</b> reaches precision@{k} = {p:.3f}, {p / ceiling:.0%} of the ceiling, "
+        f"with recall@{k} = {r:.3f}."
+    )
+    if what_if is not None:
+        sentence += (
+            f"<br><i>What if</i> every question had {what_if} relevant chunk{'s' if what_if > 1 else ''}? "
+            f"Then the ceiling at k = {k} would be <b>{what_if_ceiling:.3f}</b> instead of {ceiling:.3f}. "
+            "The measured values do not move: they were scored against the real labels."
+        )
+    return {
+        "k": k, "ceiling": ceiling, "what_if": what_if, "what_if_ceiling": what_if_ceiling,
+        "numbers": numbers, "sentence": sentence,
+    }
+
+
+def ceiling_by_k(qrels: Mapping, table: pd.DataFrame) -> pd.DataFrame:
+    """The precision@k ceiling and each retriever's precision@k and recall@k at every cut-off of ``table``.
+
+    Returns:
+        A DataFrame indexed by k with columns ``ceiling``, ``<retriever> precision``, ``<retriever> recall``.
+    """
+    ks = list(table["precision"].columns)
+    columns = {"ceiling": [precision_ceiling(qrels, k) for k in ks]}
+    for metric in ("precision", "recall"):
+        for retriever in table.index:
+            columns[f"{retriever} {metric}"] = list(table.loc[retriever, metric])
+    return pd.DataFrame(columns, index=pd.Index(ks, name="k"))
+
+
+def plot_ceiling(qrels: Mapping, table: pd.DataFrame, k: int, retriever: str, what_if: int | None = None):
+    """Two panels: precision@k against k with the ceiling, and the values at the chosen k.
+
+    Left: each retriever's precision@k (the chosen one bold), the ceiling from the labels (dashed)
+    and, with ``what_if``, the hypothetical ceiling (dotted); a grey band marks k. Right: at k,
+    each retriever's precision@k and recall@k as bars, with the ceiling as a line.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    report = ceiling_report(qrels, table, k, retriever, what_if)
+    ks = list(table["precision"].columns)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.6), constrained_layout=True,
+                                      gridspec_kw={"width_ratios": [3, 2]})
+    for name, marker in zip(table.index, "osd^v"):
+        chosen = name == retriever
+        left.plot(ks, table.loc[name, "precision"].values, marker=marker, label=name,
+                  lw=2.5 if chosen else 1, alpha=1 if chosen else 0.4)
+    left.plot(ks, [precision_ceiling(qrels, j) for j in ks], "k--", lw=1.5, label="ceiling (labels)")
+    if what_if is not None:
+        hypothetical = hypothetical_qrels(qrels, what_if)
+        left.plot(ks, [precision_ceiling(hypothetical, j) for j in ks], ":", color="purple", lw=2,
+                  label=f"ceiling if {what_if} relevant each")
+    left.axvline(k, color="grey", lw=8, alpha=0.2)
+    left.set(title="precision@k and its ceiling", xlabel="cut-off k", ylabel="mean over questions",
+             xticks=ks, ylim=(0, 1.05))
+    left.grid(alpha=0.3)
+    left.legend(fontsize=8, loc="upper right")
+
+    x = np.arange(len(table.index))
+    numbers = report["numbers"].drop(index="ceiling")
+    right.bar(x - 0.2, numbers[f"precision@{k}"], 0.4, label=f"precision@{k}", color="tab:blue")
+    right.bar(x + 0.2, numbers[f"recall@{k}"], 0.4, label=f"recall@{k}", color="tab:orange")
+    right.axhline(report["ceiling"], color="k", ls="--", lw=1.5, label=f"ceiling {report['ceiling']:.3f}")
+    if what_if is not None:
+        right.axhline(report["what_if_ceiling"], color="purple", ls=":", lw=2,
+                      label=f"ceiling if {what_if} relevant each {report['what_if_ceiling']:.3f}")
+    right.set_xticks(x, list(table.index))
+    right.get_xticklabels()[list(table.index).index(retriever)].set_fontweight("bold")
+    right.set(title=f"at k = {k}", ylim=(0, 1.05))
+    right.grid(alpha=0.3, axis="y")
+    right.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+def disagree_at_k(ranks: pd.DataFrame, retrievers: Sequence[str], k: int) -> pd.Series:
+    """Per question: do the retrievers disagree on whether a relevant chunk is in the top k?
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks`.
+        retrievers: its retriever columns.
+        k: the cut-off, an integer >= 1.
+
+    Returns:
+        A boolean Series indexed by question id (a missing rank counts as not in the top k).
+    """
+    k = _check_k(k)
+    in_top_k = ranks[list(retrievers)].fillna(k + 1) <= k
+    return in_top_k.nunique(axis=1) > 1
+
+
+def filter_questions(ranks: pd.DataFrame, retrievers: Sequence[str], text: str = "", slice_name: str | None = None,
+                     disagree_k: int | None = None) -> list[str]:
+    """The question ids that match a search, a slice and (optionally) disagreement at k.
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks`.
+        retrievers: its retriever columns.
+        text: matched case-insensitively against the question id and the question text ("" matches all).
+        slice_name: a slice of the golden set, or ``None`` for every slice.
+        disagree_k: a cut-off k to keep only the questions where :func:`disagree_at_k` holds, or ``None``.
+
+    Returns:
+        Matching question ids, in golden-set order.
+
+    Raises:
+        ValueError: ``slice_name`` is not a slice of the golden set.
+    """
+    keep = pd.Series(True, index=ranks.index)
+    needle = text.strip().lower()
+    if needle:
+        in_id = ranks.index.str.lower().str.contains(needle, regex=False)
+        keep &= in_id | ranks["question"].str.lower().str.contains(needle, regex=False)
+    if slice_name is not None:
+        if slice_name not in set(ranks["slice"]):
+            raise ValueError(f"slice {slice_name!r} is not in the golden set (it has {sorted(set(ranks['slice']))})")
+        keep &= ranks["slice"] == slice_name
+    if disagree_k is not None:
+        keep &= disagree_at_k(ranks, retrievers, disagree_k)
+    return list(ranks.index[keep])
+
+
+def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping],
+                  k: int, ranks: pd.DataFrame | None = None) -> dict:
+    """Everything the per-question widget shows for one question.
+
+    Args:
+        question_id: a question of the golden set.
+        runs: ``{retriever name: {question_id: ranking}}``.
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        golden: the golden set.
+        chunks: the chunks (for their text).
+        k: the cut-off: how many chunks of each ranking to show, an integer >= 1.
+        ranks: the output of :func:`first_relevant_ranks` (computed when ``None``).
+
+    Returns:
+        A dict: ``id``, ``question``, ``evidence``, ``slice``, ``n_relevant``, ``ranks``
+        (``{retriever: rank of the first relevant chunk, or None}``), ``rank_table`` (a DataFrame
+        indexed by retriever: first relevant rank, and whether it is in the top k) and ``top``
+        (``{retriever: [{"rank", "chunk_id", "relevant", "html"}]}`` for the top k, the evidence
+        string marked in relevant chunks with :func:`evidence_html`).
+
+    Raises:
+        ValueError: the question id is not in the golden set, or k is not an integer >= 1.
+    """
+    import html
+
+    k = _check_k(k)
+    row = golden.loc[golden["id"] == question_id]
+    if row.empty:
+        raise ValueError(f"question {question_id!r} is not in the golden set")
+    row = row.iloc[0]
+    if ranks is None:
+        ranks = first_relevant_ranks(runs, qrels, golden)
+    texts = {c["id"]: c["text"] for c in chunks}
+    relevant = relevant_ids(qrels[question_id])
+    first = {name: None if pd.isna(r) else int(r) for name, r in ranks.loc[question_id, list(runs)].items()}
+    rank_table = pd.DataFrame(
+        {
+            "rank of the first relevant chunk": [("not found" if r is None else r) for r in first.values()],
+            f"in the top {k}?": ["yes" if r is not None and r <= k else "no" for r in first.values()],
+        },
+        index=pd.Index(list(runs), name=question_id),
+    )
+    top = {}
+    for name, run in runs.items():
+        top[name] = []
+        for rank, chunk_id in enumerate(run[question_id][:k], start=1):
+            hit = chunk_id in relevant
+            text = texts[chunk_id]
+            if hit:
+                shown = evidence_html(text, row["evidence"], max_chars=320)
+            else:
+                shown = f"<pre style='white-space:pre-wrap'>{html.escape(text[:200])}{'…' * (len(text) > 200)}</pre>"
+            top[name].append({"rank": rank, "chunk_id": chunk_id, "relevant": hit, "html": shown})
+    return {
+        "id": question_id, "question": row["question"], "evidence": row["evidence"], "slice": row["slice"],
+        "n_relevant": len(relevant), "ranks": first, "rank_table": rank_table, "top": top,
+    }
+
+
+def question_html(view: Mapping) -> tuple[str, str]:
+    """HTML of a :func:`question_view`: (the question with its rank table, the top-k chunks side by side)."""
+    import html
+
+    head = (
+        f"<p><b>{html.escape(view['id'])}</b> ({html.escape(view['slice'])}): "
+        f"<i>{html.escape(view['question'])}</i><br>"
+        f"Evidence string: <code>{html.escape(view['evidence'])}</code> — {view['n_relevant']} relevant "
+        f"chunk{'s' if view['n_relevant'] > 1 else ''}</p>" + _table_html(view["rank_table"])
+    )
+    cells = []
+    for name, rows in view["top"].items():
+        items = "".join(
+            f"<p style='margin:4px 0 0 0'><b>{r['rank']}. {html.escape(r['chunk_id'])}</b>"
+            f"{' ✔ relevant' if r['relevant'] else ''}</p>{r['html']}"
+            for r in rows
+        )
+        cells.append(f"<td style='vertical-align:top;text-align:left;width:33%;font-size:12px'>"
+                     f"<b>{html.escape(name)}</b>{items}</td>")
+    style = "<style>.question-chunks pre {word-break: normal; overflow-wrap: anywhere}</style>"
+    return head, (f"{style}<table class='question-chunks' style='width:100%;table-layout:fixed'><tr>"
+                  + "".join(cells) + "</tr></table>")
+
+
+def plot_rank_overview(ranks: pd.DataFrame, retrievers: Sequence[str], selected: str | None = None, k: int = 3):
+    """Heat map of the first relevant rank, retrievers × questions, with one question marked.
+
+    Each cell shows the rank. Blue cells are in the top k (darker = higher up), sand cells are
+    below k, white cells ("–") have no relevant chunk in the ranking. The selected question's
+    column is framed in red.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Rectangle
+
+    k = _check_k(k)
+    values = ranks[list(retrievers)].astype("float").to_numpy().T  # retrievers × questions, NaN = not found
+    colours = np.empty(values.shape + (4,))
+    for (i, j), v in np.ndenumerate(values):
+        if np.isnan(v):
+            colours[i, j] = to_rgba("white")
+        elif v <= k:
+            colours[i, j] = plt.get_cmap("Blues")(0.95 - 0.35 * (v - 1) / max(k - 1, 1))
+        else:
+            colours[i, j] = to_rgba("#f1e4c8")
+    fig, ax = plt.subplots(figsize=(14, 2.3), constrained_layout=True)
+    ax.imshow(colours, aspect="auto")
+    for (i, j), v in np.ndenumerate(values):
+        ax.text(j, i, "–" if np.isnan(v) else str(int(v)), ha="center", va="center", fontsize=7,
+                color="white" if not np.isnan(v) and v <= k else "black")
+    ax.set_yticks(range(len(retrievers)), list(retrievers))
+    ax.set_xticks(range(len(ranks)), list(ranks.index), rotation=90, fontsize=7)
+    ax.set_xticks(np.arange(len(ranks) + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(len(retrievers) + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", lw=1)
+    ax.tick_params(which="minor", length=0)
+    if selected is not None:
+        j = list(ranks.index).index(selected)
+        ax.add_patch(Rectangle((j - 0.5, -0.5), 1, len(retrievers), fill=False, edgecolor="red", lw=2.5))
+        ax.get_xticklabels()[j].set(color="red", fontweight="bold")
+    ax.set_title(f"rank of the first relevant chunk, every question: blue = in the top {k} (darker = higher), "
+                 "sand = below, – = not found" + (f"; framed: {selected}" if selected is not None else ""),
+                 fontsize=9)
+    return fig
+
+
+def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) -> dict:
+    """The four metrics of one toy ranking, with the arithmetic written out.
+
+    The ranking is ``gains`` in rank order (rank 1 first): 0 not relevant, 1 partly relevant,
+    2 fully relevant. ``missed`` are the gains of relevant chunks the ranking did not return; they
+    count in recall's denominator and in the ideal DCG. Recall, precision and reciprocal rank
+    treat any gain > 0 as relevant; nDCG uses the gains. The values come from
+    :func:`recall_at_k`, :func:`precision_at_k`, :func:`reciprocal_rank` (cut at k) and
+    :func:`ndcg_at_k`; the DCG and IDCG shown come from :func:`dcg_at_k`.
+
+    Args:
+        gains: the gain at each rank, each 0, 1 or 2.
+        k: the cut-off, an integer >= 1.
+        missed: gains (1 or 2) of relevant chunks that are not in the ranking.
+
+    Returns:
+        A dict: ``scores`` (``{"recall", "precision", "reciprocal rank", "nDCG"}`` → float),
+        ``arithmetic`` (the same keys → one line of arithmetic each) and ``table`` (a DataFrame,
+        one row per rank: gain, in the top k, DCG term).
+
+    Raises:
+        ValueError: a gain is not 0, 1 or 2 (names its rank), a missed gain is not 1 or 2, k is
+            not an integer >= 1, or no chunk is relevant (the metrics have no denominator).
+    """
+    gains, missed = list(gains), list(missed)
+    for rank, gain in enumerate(gains, start=1):
+        if isinstance(gain, bool) or gain not in PLAYGROUND_GAINS:
+            raise ValueError(f"gain at rank {rank} must be 0, 1 or 2, got {gain!r}")
+    for i, gain in enumerate(missed, start=1):
+        if isinstance(gain, bool) or gain not in (1, 2):
+            raise ValueError(f"missed relevant chunk {i} must have gain 1 or 2, got {gain!r}")
+    k = _check_k(k)
+    ranked = [f"r{rank}" for rank in range(1, len(gains) + 1)]
+    judged = {doc: gain for doc, gain in zip(ranked, gains) if gain > 0}
+    judged.update({f"missed{i}": gain for i, gain in enumerate(missed, start=1)})
+    if not judged:
+        raise ValueError("no chunk is relevant: mark at least one result relevant (or add a missed one); "
+                         "without a relevant chunk recall and nDCG have no denominator")
+    relevant = relevant_ids(judged)
+    scores = {
+        "recall": recall_at_k(ranked, relevant, k),
+        "precision": precision_at_k(ranked, relevant, k),
+        "reciprocal rank": reciprocal_rank(ranked, relevant, k),
+        "nDCG": ndcg_at_k(ranked, judged, k),
+    }
+    hits = sum(gain > 0 for gain in gains[:k])
+    first = next((rank for rank, gain in enumerate(gains[:k], start=1) if gain > 0), None)
+
+    def terms(gains_in_order):
+        """The DCG terms written out for reading; the totals shown come from dcg_at_k."""
+        pairs = [(g, r) for r, g in enumerate(gains_in_order[:k], start=1) if g > 0]
+        if not pairs:
+            return "0", "0"
+        return (" + ".join(f"{g}/log2({r + 1})" for g, r in pairs),
+                " + ".join(f"{g / math.log2(r + 1):.3f}" for g, r in pairs))
+
+    ideal_order = sorted(judged.values(), reverse=True)
+    dcg, ideal = dcg_at_k(gains, k), dcg_at_k(ideal_order, k)
+    (dcg_formula, dcg_values), (ideal_formula, ideal_values) = terms(gains), terms(ideal_order)
+    arithmetic = {
+        "recall": f"relevant in the top {k} / all relevant = {hits} / {len(relevant)} = {scores['recall']:.3f}",
+        "precision": f"relevant in the top {k} / k = {hits} / {k} = {scores['precision']:.3f}",
+        "reciprocal rank": (f"1 / rank of the first relevant result = 1 / {first} = {scores['reciprocal rank']:.3f}"
+                            if first else f"no relevant result in the top {k}, so 0"),
+        "nDCG": (f"DCG / IDCG = ({dcg_formula}) / ({ideal_formula}) = ({dcg_values}) / ({ideal_values}) "
+                 f"= {dcg:.3f} / {ideal:.3f} = {scores['nDCG']:.3f}"),
+    }
+    table = pd.DataFrame(
+        {
+            "gain": gains,
+            f"in the top {k}": ["yes" if rank <= k else "" for rank in range(1, len(gains) + 1)],
+            "DCG term": [f"{g}/log2({r + 1}) = {g / math.log2(r + 1):.3f}" if r <= k and g > 0 else ""
+                         for r, g in enumerate(gains, start=1)],
+        },
+        index=pd.Index(range(1, len(gains) + 1), name="rank"),
+    )
+    return {"scores": scores, "arithmetic": arithmetic, "table": table}
+
+
+def playground_html(result: Mapping, k: int) -> str:
+    """HTML table of a :func:`playground_scores` result: metric, value, arithmetic."""
+    import html
+
+    names = {"recall": f"recall@{k}", "precision": f"precision@{k}", "reciprocal rank": f"reciprocal rank (RR@{k})",
+             "nDCG": f"nDCG@{k}"}
+    rows = "".join(
+        f"<tr><td style='text-align:left'><b>{names[m]}</b></td><td>{v:.3f}</td>"
+        f"<td style='text-align:left'><code>{html.escape(result['arithmetic'][m])}</code></td></tr>"
+        for m, v in result["scores"].items()
+    )
+    return ("<div class='jp-RenderedHTMLCommon'><table style='margin-left:0'><tr><th>metric</th><th>value</th>"
+            f"<th style='text-align:left'>arithmetic</th></tr>{rows}</table></div>")
+
+
+class _WidgetView:
+    """Base of the three widgets: ``ui`` is the ipywidgets box; displaying shows it, then a static copy."""
+
+    label = "widget"
+    ui = None
+
+    def static_fallback(self) -> list:
+        """Objects to display below the widget (tables, HTML, figures)."""
+        raise NotImplementedError
+
+    def _ipython_display_(self):
+        import matplotlib.pyplot as plt
+        from IPython.display import Markdown, display
+
+        bundle = self.ui._repr_mimebundle_()
+        bundle["text/plain"] = f"[{self.label}: a live widget; run the notebook to use it. A static copy follows.]"
+        display(bundle, raw=True)
+        display(Markdown(f"*Static copy of the {self.label} at its starting values, for GitHub, nbviewer "
+                         "and editors without widgets:*"))
+        for item in self.static_fallback():
+            display(item)
+            if isinstance(item, plt.Figure):
+                plt.close(item)
+
+
+def figure_png(fig) -> str:
+    """A matplotlib figure as base64 PNG text (the form notebook outputs hold); closes the figure."""
+    import base64
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _redraw(output, fig) -> None:
+    """Replace what an Output widget shows with a static PNG of the figure.
+
+    The ``outputs`` trait is set directly instead of capturing ``display`` inside ``with output``:
+    the swap is atomic (no flicker), works without a kernel (tests), and nbclient 0.11 raises
+    ``KeyError`` on captured output when widget state is not stored (as in ``make notebooks``).
+    """
+    text = repr(fig)
+    output.outputs = ({"output_type": "display_data", "metadata": {},
+                       "data": {"image/png": figure_png(fig), "text/plain": text}},)
+
+
+def _table_html(table: pd.DataFrame, **to_html) -> str:
+    """A DataFrame as HTML for an HTML widget, styled like notebook tables in JupyterLab."""
+    body = table.to_html(border=0, index_names=False, **to_html).replace("<table ", "<table style='margin-left:0' ", 1)
+    return f"<div class='jp-RenderedHTMLCommon'>{body}</div>"
+
+
+class CeilingWidget(_WidgetView):
+    """The precision@k ceiling widget; build it with :func:`ceiling_widget`.
+
+    Controls: ``k`` (IntSlider), ``retriever`` (ToggleButtons), ``what_if`` (SelectionSlider,
+    "as labelled" or 1..``WHAT_IF_MAX`` relevant chunks per question). Shown: ``sentence`` and
+    ``numbers`` (HTML) and ``plot`` (Output). ``report`` holds the current :func:`ceiling_report`.
+    """
+
+    label = "precision@k ceiling widget"
+
+    def __init__(self, qrels: Mapping, runs: Mapping, k: int = 3, ks: Sequence[int] = tuple(range(1, 11))):
+        import ipywidgets as w
+
+        self.qrels, self.table = qrels, evaluate(runs, qrels, ks=list(ks))
+        self.k = w.IntSlider(value=k, min=min(ks), max=max(ks), description="cut-off k", continuous_update=False)
+        self.retriever = w.ToggleButtons(options=list(runs), description="retriever")
+        self.what_if = w.SelectionSlider(
+            options=["as labelled", *(str(n) for n in range(1, WHAT_IF_MAX + 1))], value="as labelled",
+            description="relevant chunks per question", continuous_update=False,
+            style={"description_width": "initial"}, layout=w.Layout(width="420px"),
+        )
+        self.sentence, self.numbers, self.plot = w.HTML(), w.HTML(), w.Output()
+        for widget, name in ((self.k, "ceiling-k"), (self.what_if, "ceiling-what-if"),
+                             (self.sentence, "ceiling-sentence"), (self.numbers, "ceiling-numbers"),
+                             (self.plot, "ceiling-plot")):
+            widget.add_class(name)  # CSS classes: handles for the browser test
+        for control in (self.k, self.retriever, self.what_if):
+            control.observe(self._update, names="value")
+        self.ui = w.VBox([w.HBox([self.k, self.what_if]), self.retriever, self.sentence, self.numbers, self.plot])
+        self.ui.add_class("ceiling-widget")
+        self._update()
+
+    def _settings(self) -> tuple:
+        what_if = None if self.what_if.value == "as labelled" else int(self.what_if.value)
+        return self.k.value, self.retriever.value, what_if
+
+    def _update(self, change=None) -> None:
+        k, retriever, what_if = self._settings()
+        self.report = ceiling_report(self.qrels, self.table, k, retriever, what_if)
+        # The figure first: once the text shows the new settings, the figure already does.
+        _redraw(self.plot, plot_ceiling(self.qrels, self.table, k, retriever, what_if))
+        self.sentence.value = f"<p style='font-size:14px;line-height:1.4'>{self.report['sentence']}</p>"
+        self.numbers.value = _table_html(self.report["numbers"], float_format="{:.3f}".format, na_rep="",
+                                         formatters={"share of the ceiling": "{:.0%}".format})
+
+    def static_fallback(self) -> list:
+        from IPython.display import HTML
+
+        k, retriever, what_if = self._settings()
+        return [HTML(self.report["sentence"]), plot_ceiling(self.qrels, self.table, k, retriever, what_if),
+                ceiling_by_k(self.qrels, self.table).round(3)]
+
+
+def ceiling_widget(qrels: Mapping, runs: Mapping, k: int = 3) -> CeilingWidget:
+    """The precision@k ceiling widget: k slider (1–10), retriever choice and a "what if" control.
+
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        runs: ``{retriever name: {question_id: ranking}}``.
+        k: the starting cut-off, 1–10.
+
+    Returns:
+        A :class:`CeilingWidget`; display it (or end a cell with it) to show the widget and its
+        static fallback (the starting sentence and figure, and the ceiling table for k = 1..10).
+    """
+    return CeilingWidget(qrels, runs, k)
+
+
+class RanksWidget(_WidgetView):
+    """The per-question ranks widget; build it with :func:`ranks_widget`.
+
+    Controls: ``search`` (Text), ``slice`` (Dropdown), ``disagree`` (Checkbox), ``question``
+    (Dropdown of the matching questions), ``k`` (IntSlider). Shown: ``matches``, ``rank_table``
+    and ``top_chunks`` (HTML) and ``overview`` (Output, the heat map). ``view`` holds the current
+    :func:`question_view`.
+    """
+
+    label = "per-question ranks widget"
+
+    def __init__(self, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
+                 question: str | None = None):
+        import ipywidgets as w
+
+        self.runs, self.qrels, self.golden, self.chunks = runs, qrels, golden, chunks
+        self.retrievers = list(runs)
+        self.ranks = first_relevant_ranks(runs, qrels, golden)
+        if question is None:
+            disagreeing = filter_questions(self.ranks, self.retrievers, disagree_k=k)
+            question = (disagreeing or list(self.ranks.index))[0]
+        self.search = w.Text(description="search", placeholder="id or words, e.g. q13 or battery")
+        self.slice = w.Dropdown(options=[ALL_SLICES, *sorted(set(self.ranks["slice"]))], description="slice")
+        self.disagree = w.Checkbox(description="only where the retrievers disagree at k", indent=False)
+        self.k = w.IntSlider(value=k, min=1, max=10, description="cut-off k", continuous_update=False)
+        self.question = w.Dropdown(description="question", layout=w.Layout(width="95%"))
+        self.matches, self.rank_table, self.top_chunks, self.overview = w.HTML(), w.HTML(), w.HTML(), w.Output()
+        for widget, name in ((self.search, "ranks-search"), (self.slice, "ranks-slice"), (self.k, "ranks-k"),
+                             (self.question, "ranks-question"), (self.rank_table, "ranks-table"),
+                             (self.top_chunks, "ranks-chunks"), (self.overview, "ranks-overview")):
+            widget.add_class(name)  # CSS classes: handles for the browser test
+        self._busy = False
+        self._refilter(select=question)
+        for control in (self.search, self.slice, self.disagree):
+            control.observe(self._refilter, names="value")
+        self.k.observe(self._on_k, names="value")
+        self.question.observe(self._on_question, names="value")
+        self.ui = w.VBox([w.HBox([self.search, self.slice, self.k]), w.HBox([self.disagree, self.matches]),
+                          self.question, self.rank_table, self.overview, self.top_chunks])
+        self.ui.add_class("ranks-widget")
+
+    def _refilter(self, change=None, select: str | None = None) -> None:
+        found = filter_questions(self.ranks, self.retrievers, self.search.value,
+                                 None if self.slice.value == ALL_SLICES else self.slice.value,
+                                 self.k.value if self.disagree.value else None)
+        select = select or self.question.value
+        self._busy = True
+        try:
+            self.question.options = [(f"{qid} · {self.ranks.loc[qid, 'question']}", qid) for qid in found]
+            self.question.value = select if select in found else (found[0] if found else None)
+        finally:
+            self._busy = False
+        self.matches.value = f"{len(found)} of {len(self.ranks)} questions match"
+        self._show()
+
+    def _on_k(self, change) -> None:
+        if self.disagree.value:
+            self._refilter()
+        else:
+            self._show()
+
+    def _on_question(self, change) -> None:
+        if not self._busy:
+            self._show()
+
+    def _show(self) -> None:
+        qid = self.question.value
+        # The figure first: once the table shows the new question, the heat map already does.
+        _redraw(self.overview, plot_rank_overview(self.ranks, self.retrievers, qid, self.k.value))
+        if qid is None:
+            self.view = None
+            self.rank_table.value, self.top_chunks.value = "<p><b>No question matches.</b></p>", ""
+        else:
+            self.view = question_view(qid, self.runs, self.qrels, self.golden, self.chunks, self.k.value, self.ranks)
+            self.rank_table.value, self.top_chunks.value = question_html(self.view)
+
+    def static_fallback(self) -> list:
+        from IPython.display import HTML
+
+        items = [plot_rank_overview(self.ranks, self.retrievers, self.question.value, self.k.value)]
+        if self.view is not None:
+            head, top = question_html(self.view)
+            items += [HTML(head), HTML(top)]
+        return items
+
+
+def ranks_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
+                 question: str | None = None) -> RanksWidget:
+    """The per-question ranks widget: search and filter questions, see each retriever's top k.
+
+    Ranks come from :func:`first_relevant_ranks`; the overview is :func:`plot_rank_overview`.
+
+    Args:
+        runs, qrels, golden, chunks: as for :func:`question_view`.
+        k: the starting cut-off, 1–10.
+        question: the question shown first; ``None`` for the first one where the retrievers disagree at k.
+
+    Returns:
+        A :class:`RanksWidget`; display it to show the widget and its static fallback (the heat
+        map and the starting question's ranks and top-k chunks).
+    """
+    return RanksWidget(runs, qrels, golden, chunks, k, question)
+
+
+class PlaygroundWidget(_WidgetView):
+    """The toy ranking playground; build it with :func:`playground_widget`.
+
+    Controls: ``buttons`` (one per rank; a click cycles its gain 0 → 1 → 2 → 0), ``k`` and
+    ``missed`` (IntSliders). Shown: ``scores_html`` (HTML). ``gains`` is the current ranking and
+    ``result`` the current :func:`playground_scores` (``None`` while nothing is relevant).
+    """
+
+    label = "ranking playground"
+    LOOK = {0: ("#e9ecef", "black"), 1: ("#b7e4c7", "black"), 2: ("#2d6a4f", "white")}
+
+    def __init__(self, gains: Sequence[int] = PLAYGROUND_START, k: int = 5):
+        import ipywidgets as w
+
+        self.gains = list(gains)
+        playground_scores(self.gains, k)  # refuse a bad start early
+        n = len(self.gains)
+        self.buttons = [w.Button(tooltip="click: not relevant → partly (1) → fully (2)",
+                                 layout=w.Layout(width="76px")) for _ in range(n)]
+        for i, button in enumerate(self.buttons):
+            button.add_class(f"playground-rank-{i + 1}")
+            button.on_click(lambda _button, i=i: self.set_gain(i + 1, (self.gains[i] + 1) % 3))
+        self.k = w.IntSlider(value=k, min=1, max=n, description="cut-off k", continuous_update=False)
+        self.missed = w.IntSlider(value=0, min=0, max=3, description="relevant, not retrieved (gain 1)",
+                                  style={"description_width": "initial"}, layout=w.Layout(width="420px"),
+                                  continuous_update=False)
+        self.scores_html = w.HTML()
+        self.scores_html.add_class("playground-scores")
+        self.k.observe(self._update, names="value")
+        self.missed.observe(self._update, names="value")
+        legend = w.HTML("Click a result to change its gain: " + ", ".join(
+            f"<span style='background:{self.LOOK[g][0]};color:{self.LOOK[g][1]};padding:0 4px'>{g} = {name}</span>"
+            for g, name in PLAYGROUND_GAINS.items()))
+        self.ui = w.VBox([legend, w.HBox(self.buttons), w.HBox([self.k, self.missed]), self.scores_html])
+        self.ui.add_class("playground-widget")
+        self.k.add_class("playground-k")
+        self._update()
+
+    def set_gain(self, rank: int, gain: int) -> None:
+        """Set the gain (0, 1 or 2) at a rank (1 = top), as a click on its button does.
+
+        Raises:
+            ValueError: the rank is not 1..number of results, or the gain is not 0, 1 or 2.
+        """
+        if isinstance(rank, bool) or rank not in range(1, len(self.gains) + 1):
+            raise ValueError(f"rank must be 1 to {len(self.gains)}, got {rank!r}")
+        if isinstance(gain, bool) or gain not in PLAYGROUND_GAINS:
+            raise ValueError(f"gain must be 0, 1 or 2, got {gain!r}")
+        self.gains[rank - 1] = gain
+        self._update()
+
+    def _update(self, change=None) -> None:
+        for rank, (button, gain) in enumerate(zip(self.buttons, self.gains), start=1):
+            button.description = f"#{rank} · {gain}"
+            button.style.button_color, button.style.text_color = self.LOOK[gain]
+            button.layout.border = "2px solid #333" if rank <= self.k.value else "2px solid transparent"
+        try:
+            self.result = playground_scores(self.gains, self.k.value, [1] * self.missed.value)
+        except ValueError as exc:
+            self.result = None
+            self.scores_html.value = f"<p><b>{exc}</b></p>"
+            return
+        self.scores_html.value = playground_html(self.result, self.k.value)
+
+    def static_fallback(self) -> list:
+        from IPython.display import HTML
+
+        if self.result is None:
+            return [HTML(self.scores_html.value)]
+        return [HTML(playground_html(self.result, self.k.value)), self.result["table"]]
+
+
+def playground_widget(gains: Sequence[int] = PLAYGROUND_START, k: int = 5) -> PlaygroundWidget:
+    """The toy ranking playground: click results to set their gain (0/1/2), move k, read the arithmetic.
+
+    Args:
+        gains: the starting gains at ranks 1, 2, ... (each 0, 1 or 2); ten by default.
+        k: the starting cut-off.
+
+    Returns:
+        A :class:`PlaygroundWidget`; display it to show the widget and its static fallback (the
+        four metrics with their arithmetic and the per-rank table for the starting ranking).
+
+    Raises:
+        ValueError: as :func:`playground_scores` for the starting ranking (e.g. nothing relevant).
+    """
+    return PlaygroundWidget(gains, k)
 
 
 # ---------------------------------------------------------------------------------------------
