@@ -32,12 +32,10 @@ $(CHROMIUM):
 	  echo "No $(CHROMIUM) and no root apt-get: install Debian's chromium, or tests/test_browser.py is skipped."; \
 	fi
 
-# Re-execute every notebook in place and save its outputs (commit them: readers see them on GitHub).
-# No widget state is saved: GitHub and nbviewer refuse to render some saved states.
+# Re-execute every notebook in place and save its outputs (commit them: readers see them on GitHub),
+# the same way the notebook test executes them; no widget state is saved.
 notebooks: $(STAMP)
-	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
-	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.timeout=900 \
-	  --ExecutePreprocessor.coalesce_streams=True *.ipynb
+	$(PY) -m pytest tests/test_notebooks.py --update-notebooks -q
 
 # Write the golden set as TREC qrels and each retriever's rankings as a TREC run to output/trec/.
 trec: $(STAMP)

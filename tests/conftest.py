@@ -10,6 +10,13 @@ import pytest  # noqa: E402
 import helpers as h  # noqa: E402
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-notebooks", action="store_true",
+        help="execute every notebook and save it with its outputs (what `make notebooks` does)",
+    )
+
+
 @pytest.fixture(scope="session")
 def docs():
     return h.load_corpus()
