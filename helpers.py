@@ -1,12 +1,17 @@
 """Shared code for the retrieval-metrics notebook series.
 
-Everything a notebook needs beyond a one-line call lives here, in five parts:
+Everything a notebook needs beyond a one-line call lives here, in ten numbered sections:
 
 1. The golden set and the chunks: loading, chunking, validation, relevance labels (qrels).
 2. The four metrics: recall@k, precision@k, reciprocal rank / MRR, nDCG@k.
 3. Reciprocal rank fusion (RRF).
 4. Three retrievers over the chunks: BM25, vector search, hybrid (RRF).
 5. Evaluation tables and plots.
+6. Teaching pictures and the check-yourself checker (notebooks 00–04 and 06).
+7. Widgets (notebook 07): pure functions, and thin ipywidgets views over them.
+8. Your own data (``make evaluate``) and the NumPy batch evaluator.
+9. TREC qrels and run files (``make trec``).
+10. Uncertainty: per-slice reports, graded labels, bootstrap intervals, paired tests (notebook 08).
 
 Terms used throughout (the field's standard ones):
 
@@ -2371,7 +2376,7 @@ def polder_runs(progress: bool = True, cache_dir: str | Path = CACHE_DIR / "embe
 
 
 # ---------------------------------------------------------------------------------------------
-# 10. Uncertainty: bootstrap intervals and paired tests over questions
+# 10. Beyond the averages: slices, graded labels, bootstrap intervals and paired tests
 # ---------------------------------------------------------------------------------------------
 
 N_RESAMPLES = 10_000  # bootstrap resamples and permutation-test resamples
