@@ -69,6 +69,7 @@ RETRIEVERS = ("BM25", "vector", "hybrid")
 
 _TYPOGRAPHY = str.maketrans(
     {
+        "\u200b": None, "\u200c": None, "\u200d": None, "\u00ad": None, "\ufeff": None,
         "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
         "\u201c": '"', "\u201d": '"', "\u201e": '"',
         "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
@@ -80,7 +81,8 @@ def normalise(text: str) -> str:
     """Normalise text before the evidence-string test; one function serves both sides.
 
     Steps, in order: Unicode NFKC (ligatures such as "ﬁ" become "fi", non-breaking spaces become
-    spaces), typographic quotes and dashes become ASCII ``'`` ``"`` ``-``, every run of whitespace
+    spaces), typographic quotes and dashes become ASCII ``'`` ``"`` ``-``, invisible characters
+    (zero-width spaces and joiners, soft hyphens, byte-order marks) are removed, every run of whitespace
     (line breaks included) becomes one space, and leading/trailing whitespace is removed. Case is
     kept: the relevance rule is strict on purpose.
 
@@ -113,6 +115,8 @@ def load_corpus(folder: str | Path = CORPUS_DIR) -> dict[str, str]:
         raise FileNotFoundError(f"no .md or .txt documents in {folder}")
     docs = {}
     for path in paths:
+        if path.stem in docs:
+            raise ValueError(f"two documents are named {path.stem!r} ({path.stem}.md and {path.stem}.txt); rename one")
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -186,20 +190,55 @@ def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
     """Read and validate chunks written by :func:`write_chunks`.
 
     Raises:
-        ValueError: a chunk misses a key, has a duplicate id, or has empty/whitespace-only text
-            (the message names the chunk).
+        ValueError: the file is not UTF-8 JSON Lines (names the line), a chunk misses a key, or
+            :func:`check_chunks` fails (names the chunk).
     """
-    chunks = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path.name} is not UTF-8: {exc}") from None
+    chunks = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            chunk = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path.name}, line {number}: not valid JSON ({exc.msg})") from None
+        missing = {"id", "doc", "text", "n_tokens"} - (chunk.keys() if isinstance(chunk, dict) else set())
+        if missing:
+            raise ValueError(f"{path.name}, line {number}: a chunk needs the keys id, doc, text, n_tokens; misses {sorted(missing)}")
+        chunks.append(chunk)
+    return check_chunks(chunks)
+
+
+def check_chunks(chunks: Sequence[Mapping]) -> list:
+    """Check chunks before they are indexed or labelled.
+
+    Args:
+        chunks: a non-empty list of mappings with at least ``id`` (str) and ``text`` (str).
+
+    Returns:
+        The chunks, as a list.
+
+    Raises:
+        ValueError: no chunk, an id that is not a non-empty string or repeats, or a text that is
+            not a string or is empty/whitespace-only (the message names the chunk).
+    """
+    chunks = list(chunks)
+    if not chunks:
+        raise ValueError("there is no chunk")
     seen = set()
     for chunk in chunks:
-        missing = {"id", "doc", "text", "n_tokens"} - chunk.keys()
-        if missing:
-            raise ValueError(f"chunk {chunk.get('id', '?')} misses keys {sorted(missing)}")
-        if chunk["id"] in seen:
-            raise ValueError(f"duplicate chunk id {chunk['id']!r}")
-        if not chunk["text"].strip():
-            raise ValueError(f"chunk {chunk['id']!r} has empty or whitespace-only text")
-        seen.add(chunk["id"])
+        chunk_id = chunk.get("id")
+        if not isinstance(chunk_id, str) or not chunk_id:
+            raise ValueError(f"chunk id {chunk_id!r} must be a non-empty string")
+        if chunk_id in seen:
+            raise ValueError(f"duplicate chunk id {chunk_id!r}")
+        if not isinstance(chunk.get("text"), str) or not chunk["text"].strip():
+            raise ValueError(f"chunk {chunk_id!r} has empty, whitespace-only or missing text")
+        seen.add(chunk_id)
     return chunks
 
 
@@ -230,7 +269,10 @@ def load_golden(path: str | Path = GOLDEN_PATH, problems: list[str] | None = Non
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise GoldenSetError(f"{path.name} is not UTF-8 ({exc}); save it as UTF-8") from None
-    golden = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    try:
+        golden = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        raise GoldenSetError(f"{path.name} is not a readable CSV file: {exc}") from None
     missing = [c for c in GOLDEN_COLUMNS if c not in golden.columns]
     if missing:
         raise GoldenSetError(f"{path.name} misses column(s) {missing}; expected {list(GOLDEN_COLUMNS)}")
@@ -241,13 +283,19 @@ def load_golden(path: str | Path = GOLDEN_PATH, problems: list[str] | None = Non
         for column in GOLDEN_COLUMNS:
             if not getattr(row, column).strip():
                 problems.append(f"{name}: blank {column}")
-        if row.evidence.strip() and len(normalise(row.evidence)) < MIN_EVIDENCE_CHARS:
-            problems.append(
-                f"{name}: evidence {row.evidence!r} is shorter than {MIN_EVIDENCE_CHARS} characters "
-                "and may match by accident"
-            )
+        if row.id != row.id.strip():
+            problems.append(f"{name}: the id has leading or trailing spaces")
+        for column in ("evidence", *[c for c in OPTIONAL_COLUMNS if c in golden.columns]):
+            span = getattr(row, column)
+            if span.strip() and len(normalise(span)) < MIN_EVIDENCE_CHARS:
+                problems.append(
+                    f"{name}: {column} {span!r} is shorter than {MIN_EVIDENCE_CHARS} characters "
+                    "and may match by accident"
+                )
     for qid in golden.loc[golden["id"].duplicated() & golden["id"].str.strip().ne(""), "id"].unique():
         problems.append(f"question {qid!r}: duplicate id")
+    if golden.empty:
+        problems.append("the file holds no question")
     if problems and not collect:
         raise GoldenSetError(f"{path.name}: " + "; ".join(problems))
     return golden
@@ -281,6 +329,9 @@ def label_chunks(
     collect, qrels, problems = problems is not None, {}, [] if problems is None else problems
     for qid, evidence in zip(golden["id"], golden["evidence"]):
         needle = normalise(evidence)
+        if len(needle) < MIN_EVIDENCE_CHARS:
+            problems.append(f"question {qid!r}: evidence {evidence!r} is shorter than {MIN_EVIDENCE_CHARS} characters")
+            continue
         hits = {cid: 1 for cid, text in texts.items() if needle in text}
         if hits:
             qrels[qid] = hits
@@ -324,8 +375,11 @@ def _check_k(k, name: str = "k") -> int:
 
 
 def _check_ranked(ranked: Sequence[str]) -> list:
-    if isinstance(ranked, str):
-        raise ValueError(f"ranked must be a sequence of ids, not the string {ranked!r}")
+    if isinstance(ranked, str) or not isinstance(ranked, (Sequence, np.ndarray)):
+        raise ValueError(
+            f"a ranking must be a list or tuple of ids, best first, not {type(ranked).__name__} {ranked!r:.60}"
+            " (a set or dict has no order; an iterator can be read only once)"
+        )
     ranked = list(ranked)
     seen = set()
     for doc_id in ranked:
@@ -336,8 +390,10 @@ def _check_ranked(ranked: Sequence[str]) -> list:
 
 
 def _check_relevant(relevant: Collection[str]) -> set:
-    if isinstance(relevant, str):
-        raise ValueError(f"relevant must be a collection of ids, not the string {relevant!r}")
+    if isinstance(relevant, Mapping):
+        raise ValueError("relevant must be a collection of ids, not a mapping of gains: pass relevant_ids(gains)")
+    if isinstance(relevant, str) or not isinstance(relevant, Collection):
+        raise ValueError(f"relevant must be a collection of ids, not {type(relevant).__name__} {relevant!r:.60}")
     relevant = set(relevant)
     if not relevant:
         raise ValueError("relevant is empty: a question with no relevant item cannot be scored")
@@ -435,6 +491,10 @@ def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
     """
     if isinstance(rankings, Mapping) or isinstance(relevants, Mapping):
         raise ValueError("pass rankings and relevants as two lists in the same question order, not dicts")
+    if k is not None:
+        k = _check_k(k)
+    if rankings is None or relevants is None:
+        raise ValueError("pass rankings and relevants as two lists in the same question order")
     rankings, relevants = list(rankings), list(relevants)
     if not rankings:
         raise ValueError("rankings is empty: MRR needs at least one question")
@@ -486,7 +546,7 @@ def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> floa
             repeats an id (trec_eval refuses a run with duplicates; a duplicate counted twice
             would push nDCG above 1).
     """
-    k, ranked = _check_k(k), _check_ranked(ranked)
+    k, ranked, gains = _check_k(k), _check_ranked(ranked), _check_gains(gains)
     ideal = dcg_at_k(sorted(gains.values(), reverse=True), k)
     if ideal <= 0:
         raise ValueError("no gain > 0 in gains: a question with no relevant item cannot be scored")
@@ -494,8 +554,21 @@ def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> floa
 
 
 def relevant_ids(gains: Mapping[str, float]) -> set:
-    """The ids with gain > 0 (what trec_eval counts as relevant at relevance level 1)."""
-    return {doc_id for doc_id, gain in gains.items() if gain > 0}
+    """The ids with gain > 0 (what trec_eval counts as relevant at relevance level 1).
+
+    Raises:
+        ValueError: ``gains`` is not a mapping, or a gain is not a finite number (names the id).
+    """
+    return {doc_id for doc_id, gain in _check_gains(gains).items() if gain > 0}
+
+
+def _check_gains(gains: Mapping[str, float]) -> Mapping[str, float]:
+    if not isinstance(gains, Mapping):
+        raise ValueError(f"gains must be a mapping {{id: gain}}, not {type(gains).__name__}")
+    for doc_id, gain in gains.items():
+        if isinstance(gain, bool) or not isinstance(gain, (int, float, np.integer, np.floating)) or not math.isfinite(gain):
+            raise ValueError(f"gain of {doc_id!r} must be a finite number, got {gain!r}")
+    return gains
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,8 +598,8 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth
     rankings = [_check_ranked(r) for r in rankings]
     if not rankings:
         raise ValueError("rankings is empty: nothing to fuse")
-    if k < 0:
-        raise ValueError(f"k must be >= 0, got {k}")
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) or not (0 <= k < math.inf):
+        raise ValueError(f"k must be a finite number >= 0, got {k!r}")
     depth = _check_k(depth, "depth")
     scores: dict[str, float] = {}
     for ranked in rankings:
@@ -556,6 +629,12 @@ def rank_by_score(ids: Sequence[str], scores: Sequence[float]) -> list[str]:
         if math.isnan(score):
             raise ValueError(f"score of {doc_id!r} is NaN")
     return [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))]
+
+
+def _check_query(query) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError(f"the query must be non-empty text, got {query!r:.60}")
+    return query
 
 
 def tokenize(text: str) -> list[str]:
@@ -597,6 +676,9 @@ class BM25Retriever:
         self, chunks: Sequence[Mapping], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.0, show_progress: bool = True
     ):
         from rank_bm25 import BM25Okapi
+        if not (math.isfinite(k1) and k1 >= 0 and math.isfinite(b) and 0 <= b <= 1 and math.isfinite(epsilon) and epsilon >= 0):
+            raise ValueError(f"BM25 needs k1 >= 0, 0 <= b <= 1 and epsilon >= 0, got k1={k1}, b={b}, epsilon={epsilon}")
+        chunks = check_chunks(chunks)
         self.ids = [c["id"] for c in chunks]
         tokens = [tokenize(c["text"]) for c in tqdm(chunks, desc="BM25 indexing", unit="chunk", disable=not show_progress)]
         for doc_id, toks in zip(self.ids, tokens):
@@ -606,9 +688,7 @@ class BM25Retriever:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for the query, in chunk order (floats >= 0)."""
-        if not query.strip():
-            raise ValueError("empty query")
-        return self.index.get_scores(tokenize(query))
+        return self.index.get_scores(tokenize(_check_query(query)))
 
     def rank(self, query: str) -> list[str]:
         """The chunks that match the query (score > 0), best first; ties by id (:func:`rank_by_score`).
@@ -691,6 +771,10 @@ class VectorRetriever:
         self.model = SentenceTransformer(_model_path(model_name), device="cpu")
         self.model.max_seq_length = max_seq_length
         self.query_prefix = BGE_QUERY_INSTRUCTION if model_name and "bge" in model_name.lower() else ""
+        limit = self.model[0].auto_model.config.max_position_embeddings
+        if not 1 <= max_seq_length <= limit:
+            raise ValueError(f"max_seq_length must be between 1 and the model's {limit} positions, got {max_seq_length}")
+        chunks = check_chunks(chunks)
         self.ids = [c["id"] for c in chunks]
         for c in chunks:
             n = len(self.model.tokenizer.encode(c["text"], add_special_tokens=True))
@@ -714,10 +798,17 @@ class VectorRetriever:
         return np.stack([np.load(p, allow_pickle=False) for p in paths])
 
     def scores(self, query: str) -> np.ndarray:
-        """Cosine similarity of the query with every chunk, in chunk order."""
-        if not query.strip():
-            raise ValueError("empty query")
-        q = self.model.encode([self.query_prefix + query], normalize_embeddings=True, show_progress_bar=False)[0]
+        """Cosine similarity of the query with every chunk, in chunk order.
+
+        Raises:
+            ValueError: the query is empty, not text, or longer than the model's window (it would
+                be cut silently).
+        """
+        query = self.query_prefix + _check_query(query)
+        n = len(self.model.tokenizer.encode(query))
+        if n > self.model.max_seq_length:
+            raise ValueError(f"the query has {n} tokens, more than the model's window of {self.model.max_seq_length}")
+        q = self.model.encode([query], normalize_embeddings=True, show_progress_bar=False)[0]
         return self.embeddings @ q
 
     def rank(self, query: str) -> list[str]:
@@ -755,11 +846,14 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
     Raises:
         ValueError: a question is empty (names the question).
     """
-    runs = {r.name: {} for r in retrievers}
+    names = [r.name for r in retrievers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"retriever names must differ, got {names}: a run would be overwritten")
+    runs = {name: {} for name in names}
     pairs = [(r, qid, q) for r in retrievers for qid, q in zip(golden["id"], golden["question"])]
     for retriever, qid, question in tqdm(pairs, desc="ranking", unit="query", disable=not progress):
-        if not question.strip():
-            raise ValueError(f"question {qid!r} is empty")
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError(f"question {qid!r} is empty or not text: {question!r}")
         runs[retriever.name][qid] = retriever.rank(question)
     return runs
 
@@ -804,6 +898,10 @@ def check_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str,
     for qid, ranked in run.items():
         if qid not in qrels:
             raise ValueError(f"{name} ranks question {qid!r}, which is not in the qrels")
+        try:
+            ranked = _check_ranked(ranked)
+        except ValueError as exc:
+            raise ValueError(f"{name}, question {qid!r}: {exc}") from None
         unknown = [d for d in ranked if d not in chunk_ids]
         if unknown:
             raise ValueError(f"{name}, question {qid!r}: unknown chunk ids {unknown[:5]}")
@@ -822,6 +920,11 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
         A DataFrame with columns ``retriever, question, metric, k, value``. "MRR" rows hold the
         reciprocal rank at cut-off k (their mean is MRR@k).
     """
+    if not runs or not qrels:
+        raise ValueError("runs and qrels must each hold at least one entry")
+    ks = [_check_k(k) for k in ks]
+    if not ks:
+        raise ValueError("ks is empty: give at least one cut-off")
     rows = []
     for name, run in runs.items():
         if chunk_ids is not None:
@@ -829,9 +932,13 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
         for qid, gains in qrels.items():
             if qid not in run:
                 raise ValueError(f"{name} has no ranking for question {qid!r}")
-            for metric, fn in METRICS.items():
-                for k in ks:
-                    rows.append((name, qid, metric, k, fn(run[qid], gains, k)))
+            try:
+                ranked = _check_ranked(run[qid])
+                for metric, fn in METRICS.items():
+                    for k in ks:
+                        rows.append((name, qid, metric, k, fn(ranked, gains, k)))
+            except ValueError as exc:
+                raise ValueError(f"{name}, question {qid!r}: {exc}") from None
     return pd.DataFrame(rows, columns=["retriever", "question", "metric", "k", "value"])
 
 
@@ -855,17 +962,40 @@ def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) ->
     Returns:
         A DataFrame indexed by question id with ``question``, ``slice``, ``n_relevant`` and one
         integer column per retriever (``<NA>`` when no relevant chunk is in the ranking).
+
+    Raises:
+        ValueError: a retriever is named like one of the first three columns, the golden set and
+            the qrels hold different questions, or a ranking is missing or invalid (names it).
     """
+    clash = {"question", "slice", "n_relevant"} & set(runs)
+    if clash:
+        raise ValueError(f"retriever name(s) {sorted(clash)} clash with the table's own columns")
+    _check_same_questions(golden, qrels)
     table = golden.set_index("id")[["question", "slice"]].copy()
     table["n_relevant"] = [len(relevant_ids(qrels[qid])) for qid in table.index]
     for name, run in runs.items():
         ranks = []
         for qid in table.index:
-            relevant = relevant_ids(qrels[qid])
-            ranks.append(next((r for r, d in enumerate(run[qid], start=1) if d in relevant), pd.NA))
+            try:
+                rr = reciprocal_rank(run[qid], relevant_ids(qrels[qid]))
+            except KeyError:
+                raise ValueError(f"{name} has no ranking for question {qid!r}") from None
+            except ValueError as exc:
+                raise ValueError(f"{name}, question {qid!r}: {exc}") from None
+            ranks.append(round(1 / rr) if rr else pd.NA)
         table[name] = pd.array(ranks, dtype="Int64")
     table.index.name = "question_id"
     return table
+
+
+def _check_same_questions(golden: pd.DataFrame, qrels: Mapping) -> None:
+    """Raise ValueError when the golden set and the qrels do not hold the same question ids."""
+    only_golden, only_qrels = set(golden["id"]) - set(qrels), set(qrels) - set(golden["id"])
+    if only_golden or only_qrels:
+        raise ValueError(
+            f"the golden set and the qrels differ: only in the golden set {sorted(only_golden)[:5]}, "
+            f"only in the qrels {sorted(only_qrels)[:5]}"
+        )
 
 
 def precision_ceiling(qrels: Mapping, k: int) -> float:
@@ -875,7 +1005,13 @@ def precision_ceiling(qrels: Mapping, k: int) -> float:
     contribute at most 1/k.
     """
     k = _check_k(k)
-    return sum(min(len(relevant_ids(g)), k) / k for g in qrels.values()) / len(qrels)
+    if not qrels:
+        raise ValueError("qrels is empty: no question to compute a ceiling over")
+    sizes = {qid: len(relevant_ids(g)) for qid, g in qrels.items()}
+    empty = [qid for qid, n in sizes.items() if n == 0]
+    if empty:
+        raise ValueError(f"question(s) {empty[:5]} have no relevant chunk and cannot be scored")
+    return sum(min(n, k) / k for n in sizes.values()) / len(qrels)
 
 
 def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int | None = None):
@@ -2149,7 +2285,8 @@ def load_golden_set(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[s
     """
     problems: list[str] = []
     golden = load_golden(path, problems=problems)
-    labelled = golden[golden["id"].str.strip().ne("") & golden["evidence"].str.strip().ne("")]
+    # Questions whose id or evidence already failed above are not labelled (no double report).
+    labelled = golden[golden["id"].str.strip().ne("") & golden["evidence"].map(normalise).str.len().ge(MIN_EVIDENCE_CHARS)]
     qrels = label_chunks(labelled, chunks, docs, problems=problems)
     if problems:
         raise GoldenSetError(
@@ -2390,6 +2527,7 @@ def slice_report(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3
         A DataFrame indexed by ``(slice, retriever)`` with columns ``questions`` (how many
         questions the slice has) and ``recall``, ``precision``, ``MRR`` (mean RR@k), ``nDCG``.
     """
+    _check_same_questions(golden, qrels)
     long = per_question_scores(runs, qrels, ks=[_check_k(k)])
     long["slice"] = long["question"].map(golden.set_index("id")["slice"])
     table = long.pivot_table(index=["slice", "retriever"], columns="metric", values="value", aggfunc="mean")
@@ -2470,13 +2608,17 @@ def bootstrap_ci(values: Sequence[float], n_resamples: int = N_RESAMPLES, confid
         ``(mean, low, high)``.
 
     Raises:
-        ValueError: fewer than two values.
+        ValueError: fewer than two values, a value that is not a finite number, ``confidence``
+            outside (0, 1) or ``n_resamples`` < 1.
     """
     from scipy import stats
 
-    values = np.asarray(values, dtype=float)
+    values = _check_values(values, "values")
     if len(values) < 2:
         raise ValueError(f"need at least 2 values for a bootstrap interval, got {len(values)}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), got {confidence!r}")
+    n_resamples = _check_k(n_resamples, "n_resamples")
     if np.all(values == values[0]):
         return float(values[0]), float(values[0]), float(values[0])
     result = stats.bootstrap(
@@ -2519,6 +2661,29 @@ def plot_intervals(intervals: pd.DataFrame, k: int = 3):
     return fig
 
 
+def _check_values(values, name: str) -> np.ndarray:
+    """A 1-D float array of finite values, or ValueError naming ``name``."""
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of numbers") from None
+    if array.ndim != 1 or not np.isfinite(array).all():
+        raise ValueError(f"{name} must be a flat list of finite numbers (one per question), got {values!r:.80}")
+    return array
+
+
+def _check_pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """Paired per-question values: two pandas Series are matched by question (index), lists by position."""
+    if isinstance(a, pd.Series) and isinstance(b, pd.Series):
+        if set(a.index) != set(b.index):
+            raise ValueError("the two Series hold different questions (index values)")
+        b = b.reindex(a.index)
+    a, b = _check_values(a, "a"), _check_values(b, "b")
+    if len(a) != len(b) or not len(a):
+        raise ValueError(f"paired values must have the same, non-zero length, got {len(a)} and {len(b)}")
+    return a, b
+
+
 def sign_test(a: Sequence[float], b: Sequence[float]) -> dict:
     """Exact two-sided sign test on paired per-question values (ties dropped).
 
@@ -2529,13 +2694,12 @@ def sign_test(a: Sequence[float], b: Sequence[float]) -> dict:
         ``{"wins": int, "losses": int, "ties": int, "p": float}`` (p = 1.0 when every pair ties).
 
     Raises:
-        ValueError: the two sequences differ in length.
+        ValueError: the two sequences differ in length, are empty, or hold a value that is not a
+            finite number.
     """
     from scipy import stats
 
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"paired values must have the same length, got {len(a)} and {len(b)}")
+    a, b = _check_pairs(a, b)
     wins, losses = int((a > b).sum()), int((a < b).sum())
     p = stats.binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
     return {"wins": wins, "losses": losses, "ties": len(a) - wins - losses, "p": float(p)}
@@ -2549,9 +2713,7 @@ def permutation_p(a: Sequence[float], b: Sequence[float], n_resamples: int = N_R
     """
     from scipy import stats
 
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"paired values must have the same length, got {len(a)} and {len(b)}")
+    a, b = _check_pairs(a, b)
     if np.array_equal(a, b):
         return 1.0
     result = stats.permutation_test(
@@ -2602,9 +2764,12 @@ def rank_differences(ranks: pd.DataFrame, first: str, second: str) -> pd.DataFra
         ``<NA>`` when either ranking misses the relevant chunk. Sort it any other way with
         ``.sort_values(...)``.
     """
+    retrievers = list(ranks.columns[3:])
     for name in (first, second):
-        if name not in ranks:
-            raise ValueError(f"no retriever {name!r} in the rank table; choose from {list(ranks.columns[3:])}")
+        if name not in retrievers:
+            raise ValueError(f"no retriever {name!r} in the rank table; choose from {retrievers}")
+    if first == second:
+        raise ValueError(f"compare two different retrievers, got {first!r} twice")
     table = ranks[["question", "slice", first, second]].copy()
     table["ranks gained"] = table[first] - table[second]
     return table.sort_values("ranks gained", ascending=False, na_position="last")

@@ -35,7 +35,7 @@ def test_bootstrap_interval_contains_the_mean_and_narrows_with_more_questions():
 
 
 def test_paired_values_must_match_in_length():
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match="same, non-zero length"):
         h.sign_test([1, 0], [1])
 
 
