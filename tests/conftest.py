@@ -6,6 +6,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# The same random cases on every run, so a CI failure is always reproducible.
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.load_profile("repeatable")
 
 import helpers as h  # noqa: E402
 
