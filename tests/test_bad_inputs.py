@@ -107,3 +107,14 @@ def test_chunks_file_errors_name_the_line(tmp_path):
 def test_long_query_is_refused_not_cut(vector):
     with pytest.raises(ValueError, match="more than the model's window of 512"):
         vector.rank("lorem ipsum " * 400 + "How do I charge the battery?")
+
+
+def test_qrels_naming_an_unknown_chunk_is_refused(runs, qrels, chunks):
+    bad = {**qrels, "q01": {"no_such_chunk#00": 1}}
+    with pytest.raises(ValueError, match=r"qrels of question 'q01' name unknown chunk ids \['no_such_chunk#00'\]"):
+        h.evaluate(runs, bad, chunk_ids=[c["id"] for c in chunks])
+
+
+def test_empty_question_is_refused_before_ranking(bm25, golden):
+    with pytest.raises(ValueError, match="question 'q01' is empty or not text"):
+        h.run_retrievers([bm25], golden.head(2).assign(question=["  ", "ok?"]), progress=False)

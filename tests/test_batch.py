@@ -63,7 +63,7 @@ def test_run_questions_not_in_the_qrels_are_ignored():
         ({"q1": ["a"]}, {"q1": {"a": 1}}, [], "ks is empty"),
         ({"q1": ["a"], "q2": ["a"]}, {"q1": {"a": 1}, "q2": {"a": 0}}, [3], r"question\(s\) \['q2'\] have no relevant chunk"),
         ({"q1": ["a"]}, {"q1": {"a": 1}, "q2": {"a": 1}}, [3], r"no ranking for question\(s\) \['q2'\]"),
-        ({"q1": "abc"}, {"q1": {"a": 1}}, [3], "question 'q1': the ranking must be a sequence of ids"),
+        ({"q1": "abc"}, {"q1": {"a": 1}}, [3], "question 'q1': a ranking must be a list or tuple of ids"),
         ({"q1": ["a"]}, {}, [3], "qrels is empty"),
     ],
 )
