@@ -1338,7 +1338,7 @@ def plot_discount(max_rank: int = 10, k: int | None = None):
     for r, d in zip(ranks[:5], discount[:5]):
         ax.annotate(f"{d:.2f}", (r, d), textcoords="offset points", xytext=(4, 6), fontsize=8, color="#1b7837")
     if k is not None and k < max_rank:
-        ax.axvspan(k + 0.5, max_rank + 0.5, color="grey", alpha=0.15, lw=0, label=f"below cut-off k = {k}: weight 0")
+        ax.axvspan(k + 0.5, max_rank + 0.5, color="grey", alpha=0.15, lw=0, label=f"below cut-off k = {k}: counts 0 in nDCG@{k}")
     ax.set_xticks(ranks)
     ax.set_xlim(0.5, max_rank + 0.5)
     ax.set_ylim(0, 1.08)
