@@ -2540,7 +2540,7 @@ def polder_runs(progress: bool = True, cache_dir: str | Path = CACHE_DIR / "embe
     """
     chunks, golden = load_chunks(), load_golden()
     qrels = label_chunks(golden, chunks, load_corpus())
-    bm25 = BM25Retriever(chunks)
+    bm25 = BM25Retriever(chunks, show_progress=progress)
     vector = VectorRetriever(chunks, cache_dir=cache_dir, show_progress=progress)
     return run_retrievers([bm25, vector, HybridRetriever(bm25, vector)], golden, progress), qrels
 
