@@ -276,7 +276,8 @@ def load_golden(path: str | Path = GOLDEN_PATH, problems: list[str] | None = Non
     if missing:
         raise GoldenSetError(f"{path.name} misses column(s) {missing}; expected {list(GOLDEN_COLUMNS)}")
     golden = golden[list(GOLDEN_COLUMNS) + [c for c in OPTIONAL_COLUMNS if c in golden.columns]]
-    collect, problems = problems is not None, [] if problems is None else problems
+    collect = problems is not None
+    problems = problems if collect else []
     for row_number, row in enumerate(golden.itertuples(index=False), start=2):
         name = f"question {row.id!r}" if row.id.strip() else f"row {row_number}"
         for column in GOLDEN_COLUMNS:
@@ -325,7 +326,9 @@ def label_chunks(
             not in the corpus at all.
     """
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
-    collect, qrels, problems = problems is not None, {}, [] if problems is None else problems
+    collect = problems is not None
+    problems = problems if collect else []
+    qrels = {}
     for qid, evidence in zip(golden["id"], golden["evidence"]):
         needle = normalise(evidence)
         if len(needle) < MIN_EVIDENCE_CHARS:
@@ -1092,10 +1095,12 @@ def locate_evidence(text: str, evidence: str) -> tuple[int, int] | None:
         piece = unicodedata.normalize("NFKC", ch).translate(_TYPOGRAPHY)
         if piece.isspace():
             if chars and chars[-1] != " ":
-                chars.append(" "), origin.append(i)
+                chars.append(" ")
+                origin.append(i)
             continue
         for c in piece:
-            chars.append(c), origin.append(i)
+            chars.append(c)
+            origin.append(i)
     flat = "".join(chars)
     needle = normalise(evidence)
     if flat.strip() != normalise(text) or not needle:
