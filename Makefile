@@ -39,11 +39,11 @@ notebooks: $(STAMP)
 
 # Write the golden set as TREC qrels and each retriever's rankings as a TREC run to output/trec/.
 trec: $(STAMP)
-	$(PY) -c "import helpers as h; print(*h.export_trec(*h.polder_runs()), sep='\n')"
+	$(PY) -c "import helpers as h; s = h.evaluation_setup(progress=True); print(*h.export_trec(s.runs, s.qrels), sep='\n')"
 
 # Rebuild data/chunks.jsonl from data/corpus (a test checks the stored file equals a rebuild).
 chunks: $(STAMP)
-	$(PY) -c "import helpers as h; h.write_chunks(h.chunk_corpus(h.load_corpus(), h.load_tokenizer()))"
+	$(PY) -c "import helpers as h; h.write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
 
 # `make evaluate CORPUS=folder GOLDEN=file.csv`: notebook 05 on your data, run with papermill. Writes
 # output/REPORT.ipynb (executed) and output/REPORT.html; REPORT defaults to the golden file's folder.

@@ -1,10 +1,18 @@
-"""Test set-up shared by every test module: offline, and the Polder data loaded once."""
+"""Test set-up shared by every test module: offline, the Polder data loaded once, the second example set.
+
+One test file per module of ``retrieval_eval/`` (``test_<module>.py``), each with its bad-input
+tests beside the rest; the notebook, browser and README tests are whole files of their own.
+"""
 
 import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
@@ -13,6 +21,10 @@ settings.register_profile("repeatable", derandomize=True, database=None)
 settings.load_profile("repeatable")
 
 import helpers as h  # noqa: E402
+from retrieval_eval.models import model_path  # noqa: E402
+
+EXAMPLE = h.ROOT / "examples" / "library_hours"  # the second example set: bring your own data
+EXAMPLE_CHUNK_SIZE = 128  # small documents: 128 word pieces give 13 chunks
 
 
 def pytest_addoption(parser):
@@ -20,6 +32,9 @@ def pytest_addoption(parser):
         "--update-notebooks", action="store_true",
         help="execute every notebook and save it with its outputs (what `make notebooks` does)",
     )
+
+
+# The Polder corpus, its golden set and the three retrievers' rankings, built directly ---------
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +49,7 @@ def chunks():
 
 @pytest.fixture(scope="session")
 def golden():
-    return h.load_golden()
+    return h.read_golden_csv()
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +71,70 @@ def vector(chunks, tmp_path_factory):
 def runs(bm25, vector, golden):
     retrievers = [bm25, vector, h.HybridRetriever(bm25, vector)]
     return h.run_retrievers(retrievers, golden, progress=False)
+
+
+# The second example set (examples/library_hours) ---------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def example_dir():
+    return EXAMPLE
+
+
+@pytest.fixture(scope="session")
+def example_chunk_size():
+    return EXAMPLE_CHUNK_SIZE
+
+
+@pytest.fixture(scope="session")
+def example_docs():
+    return h.load_corpus(EXAMPLE / "corpus")
+
+
+@pytest.fixture(scope="session")
+def example_chunks(example_docs):
+    return h.stored_or_split_chunks(example_docs, EXAMPLE / "corpus", chunk_size=EXAMPLE_CHUNK_SIZE, progress=False)
+
+
+@pytest.fixture
+def broken_golden(tmp_path, example_chunks):
+    """The example golden set with one problem of every kind, each on its own question.
+
+    Returns ``(path of the CSV file in tmp_path, id of the first and of the second chunk the cut evidence spans)``.
+    """
+    chunks = example_chunks
+    golden = pd.read_csv(EXAMPLE / "golden.csv", dtype=str, keep_default_na=False)
+    first, second = chunks[3], chunks[4]  # two neighbours in 02_borrowing
+    assert first["doc"] == second["doc"]
+    golden.loc[1, "question"] = " "  # lh02: blank question
+    golden.loc[2, "evidence"] = "lent for 21 days"  # lh03: too short
+    golden.loc[3, "evidence"] = "the library lends bicycles for a week"  # lh04: in no chunk
+    golden.loc[4, "evidence"] = " ".join(first["text"].split()[-4:] + second["text"].split()[:4])  # lh05: cut
+    golden.loc[6, "id"] = "lh06"  # lh07 becomes a second lh06
+    path = tmp_path / "golden.csv"
+    golden.to_csv(path, index=False)
+    return path, first["id"], second["id"]
+
+
+# Widgets, figures and models -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ceiling(qrels, runs):
+    """The precision@k ceiling widget, one per test module (its tests set its controls in turn)."""
+    return h.ceiling_widget(qrels, runs)
+
+
+@pytest.fixture
+def close_figures():
+    """Close every matplotlib figure after the test (use with ``pytest.mark.usefixtures``)."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+@pytest.fixture
+def model_copy(tmp_path) -> Path:
+    """A copy of the bundled embedding model's folder (all-MiniLM-L6-v2), free to modify."""
+    return Path(shutil.copytree(model_path(None), tmp_path / "model"))

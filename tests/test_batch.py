@@ -1,4 +1,4 @@
-"""The NumPy batch evaluator gives the per-question metric functions' values and raises the same errors."""
+"""retrieval_eval/batch.py: the NumPy batch evaluator gives the per-question metric functions' values and raises the same errors."""
 
 import pandas as pd
 import pytest

@@ -1,20 +1,23 @@
-"""The three retrievers and the evaluation table on the golden set."""
+"""retrieval_eval/retrievers.py: BM25, vector and hybrid retrieval on the golden set, ties, caches and bad input."""
+
+import math
+import subprocess
+import sys
 
 import pytest
-import pytrec_eval
 
 import helpers as h
+
+
+def test_rank_by_score_breaks_ties_by_id():
+    assert h.rank_by_score(["c", "a", "b"], [0.0, 0.0, 0.0]) == ["a", "b", "c"]
+    assert h.rank_by_score(["c", "a", "b"], [0.1, 0.0, 0.5]) == ["b", "c", "a"]
 
 
 def test_vector_window_is_512_and_no_chunk_is_truncated(vector, chunks):
     assert vector.model.max_seq_length == 512
     longest = max(len(vector.model.tokenizer.encode(c["text"])) for c in chunks)
     assert longest <= vector.model.max_seq_length
-
-
-def test_chunk_longer_than_window_is_refused(chunks, tmp_path):
-    with pytest.raises(ValueError, match="more than the model's window of 256"):
-        h.VectorRetriever(chunks, max_seq_length=256, cache_dir=tmp_path, show_progress=False)
 
 
 def test_embeddings_are_normalised_and_cached(vector, chunks):
@@ -58,47 +61,73 @@ def test_bm25_idf_floor_of_rank_bm25_reverses_idf_order(bm25, chunks):
         assert table.loc[word, "idf used"] > table.loc["the", "idf used"] == 0.0
 
 
-def test_empty_query_is_refused(bm25):
-    with pytest.raises(ValueError, match="the query must be non-empty text"):
-        bm25.rank("   ")
-
-
-def test_evaluation_table_equals_trec_eval(runs, qrels):
-    table = h.evaluate(runs, qrels)
-    for name, run in runs.items():
-        trec_run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in run.items()}
-        for k in h.KS:
-            per_q = pytrec_eval.RelevanceEvaluator(qrels, {f"P.{k}", f"recall.{k}", f"ndcg_cut.{k}"}).evaluate(trec_run)
-            for metric, measure in [("precision", f"P_{k}"), ("recall", f"recall_{k}"), ("nDCG", f"ndcg_cut_{k}")]:
-                expected = sum(v[measure] for v in per_q.values()) / len(qrels)
-                assert table.loc[name, (metric, k)] == pytest.approx(expected, abs=1e-4), (name, metric, k)
-            cut = {q: {d: s for d, s in ranked.items() if s > len(run[q]) - k} for q, ranked in trec_run.items()}
-            rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(cut)
-            assert table.loc[name, ("MRR", k)] == pytest.approx(sum(v["recip_rank"] for v in rr.values()) / len(qrels), abs=1e-4)
-
-
-def test_ceiling_bounds_every_precision(runs, qrels):
-    table = h.evaluate(runs, qrels)
-    for k in h.KS:
-        assert (table[("precision", k)] <= h.precision_ceiling(qrels, k) + 1e-12).all()
-
-
 def test_two_runs_give_identical_tables(bm25, vector, golden, qrels, runs):
     again = h.run_retrievers([bm25, vector, h.HybridRetriever(bm25, vector)], golden, progress=False)
     assert again == runs
     assert h.evaluate(again, qrels).equals(h.evaluate(runs, qrels))
 
 
-def test_run_naming_an_unknown_chunk_is_refused(runs, qrels, chunks):
-    run = {q: list(r) for q, r in runs["BM25"].items()}
-    first = next(iter(run))
-    run[first] = ["no_such_chunk#99"] + run[first]
-    with pytest.raises(ValueError, match=rf"question '{first}': unknown chunk ids \['no_such_chunk#99'\]"):
-        h.evaluate({"BM25": run}, qrels, chunk_ids=[c["id"] for c in chunks])
+NO_PICKLE = """
+import sys
+
+def refuse(event, args):
+    if event == "pickle.find_class":
+        raise RuntimeError(f"pickle loaded a class: {args}")
+
+sys.addaudithook(refuse)
+import helpers as h
+chunks = h.load_chunks()
+for _ in range(2):  # the second time, the embeddings come from the cache
+    retriever = h.VectorRetriever(chunks, cache_dir=sys.argv[1], show_progress=False)
+print(retriever.rank("How long does delivery take?")[0])
+"""
 
 
-def test_run_missing_a_question_is_refused(runs, qrels):
-    run = dict(runs["BM25"])
-    dropped = run.popitem()[0]
-    with pytest.raises(ValueError, match=rf"no ranking for question '{dropped}'"):
-        h.evaluate({"BM25": run}, qrels)
+def test_no_pickle_is_loaded(tmp_path):
+    """Loading the model and the cached embeddings never unpickles anything (an audit hook watches)."""
+    result = subprocess.run([sys.executable, "-c", NO_PICKLE, str(tmp_path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip()
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: h.rank_by_score(["a", "b"], [1.0, float("nan")]), "score of 'b' is NaN"),
+        (lambda: h.BM25Retriever([{"id": "a", "text": "x y"}], k1=math.nan, show_progress=False), "BM25 needs k1 >= 0"),
+        (lambda: h.BM25Retriever([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}], show_progress=False), "duplicate chunk id 'a'"),
+        (lambda: h.BM25Retriever([{"id": "a", "text": "x"}], show_progress=False).rank(None), "the query must be non-empty text"),
+        (lambda: h.BM25Retriever([], show_progress=False), "there is no chunk"),
+    ],
+)
+def test_bad_input_raises_a_clear_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_empty_query_is_refused(bm25):
+    with pytest.raises(ValueError, match="the query must be non-empty text"):
+        bm25.rank("   ")
+
+
+def test_chunk_longer_than_window_is_refused(chunks, tmp_path):
+    with pytest.raises(ValueError, match="more than the model's window of 256"):
+        h.VectorRetriever(chunks, max_seq_length=256, cache_dir=tmp_path, show_progress=False)
+
+
+def test_long_query_is_refused_not_cut(vector):
+    with pytest.raises(ValueError, match="more than the model's window of 512"):
+        vector.rank("lorem ipsum " * 400 + "How do I charge the battery?")
+
+
+def test_run_retrievers_refuses_two_retrievers_with_one_name(bm25, golden):
+    with pytest.raises(ValueError, match="retriever names must differ"):
+        h.run_retrievers([bm25, bm25], golden, progress=False)
+
+
+def test_empty_question_is_refused_before_ranking(bm25, golden):
+    with pytest.raises(ValueError, match="question 'q01' is empty or not text"):
+        h.run_retrievers([bm25], golden.head(2).assign(question=["  ", "ok?"]), progress=False)

@@ -1,6 +1,9 @@
-"""Per-slice report, graded labels and the statistics, on inputs with known answers."""
+"""retrieval_eval/statistics.py: tests, intervals and rank differences on inputs with known answers, and bad input."""
+
+import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import helpers as h
@@ -34,37 +37,6 @@ def test_bootstrap_interval_contains_the_mean_and_narrows_with_more_questions():
         h.bootstrap_ci([0.5])
 
 
-def test_paired_values_must_match_in_length():
-    with pytest.raises(ValueError, match="same, non-zero length"):
-        h.sign_test([1, 0], [1])
-
-
-def test_graded_labels(golden, chunks, qrels):
-    graded = h.graded_labels(golden, chunks)
-    assert {qid: {c for c, g in gains.items() if g == 2} for qid, gains in graded.items()} == {q: set(g) for q, g in qrels.items()}
-    partial = [qid for qid, gains in graded.items() if 1 in gains.values()]
-    assert len(partial) >= 15
-
-
-def test_partial_evidence_only_in_the_evidence_chunk_is_refused(golden, chunks):
-    bad = golden.head(1).copy()
-    bad["partial_evidence"] = bad["evidence"]
-    with pytest.raises(h.GoldenSetError, match=rf"question '{bad.iloc[0]['id']}': partial evidence"):
-        h.graded_labels(bad, chunks)
-
-
-def test_slice_report_equals_evaluating_each_slice(runs, qrels, golden):
-    report = h.slice_report(runs, qrels, golden, k=3)
-    for slice_name, group in golden.groupby("slice"):
-        sub_qrels = {q: qrels[q] for q in group["id"]}
-        sub_runs = {name: {q: run[q] for q in sub_qrels} for name, run in runs.items()}
-        expected = h.evaluate(sub_runs, sub_qrels, ks=[3]).xs(3, axis=1, level="k")
-        for name in runs:
-            assert report.loc[(slice_name, name), "questions"] == len(group)
-            for metric in h.METRICS:
-                assert report.loc[(slice_name, name), metric] == pytest.approx(expected.loc[name, metric])
-
-
 def test_rank_differences(runs, qrels, golden):
     ranks = h.first_relevant_ranks(runs, qrels, golden)
     diff = h.rank_differences(ranks, "BM25", "vector")
@@ -72,3 +44,31 @@ def test_rank_differences(runs, qrels, golden):
     assert row["ranks gained"] == row["BM25"] - row["vector"] == diff["ranks gained"].max()
     with pytest.raises(ValueError, match="no retriever 'bm25'"):
         h.rank_differences(ranks, "bm25", "vector")
+
+
+def test_paired_series_are_matched_by_question():
+    a = pd.Series([1.0, 0.0], index=["q1", "q2"])
+    b = pd.Series([0.0, 1.0], index=["q2", "q1"])
+    assert h.sign_test(a, b) == {"wins": 0, "losses": 0, "ties": 2, "p": 1.0}
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: h.bootstrap_ci([0.5, math.nan, 1.0]), "finite numbers"),
+        (lambda: h.bootstrap_ci([0.5, 1.0], confidence=95), "confidence must be between 0 and 1"),
+        (lambda: h.permutation_p([1, math.nan], [1, math.nan]), "finite numbers"),
+        (lambda: h.sign_test([], []), "non-zero length"),
+    ],
+)
+def test_bad_input_raises_a_clear_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_paired_values_must_match_in_length():
+    with pytest.raises(ValueError, match="same, non-zero length"):
+        h.sign_test([1, 0], [1])

@@ -1,8 +1,4 @@
-"""TREC export read back by trec_eval, determinism across processes, no pickle, empty rankings."""
-
-import json
-import subprocess
-import sys
+"""retrieval_eval/trec.py: the TREC files read back by trec_eval reproduce the evaluation table; bad input."""
 
 import pytest
 import pytrec_eval
@@ -50,50 +46,3 @@ def test_run_file_scores_strictly_decrease(tmp_path):
 def test_bad_trec_input_is_refused(call, message, tmp_path):
     with pytest.raises(ValueError, match=message):
         call(tmp_path / "out.txt")
-
-
-def test_empty_ranking_scores_zero_where_trec_eval_drops_the_question():
-    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
-    run = {"q1": ["a"], "q2": []}
-    trec_run = {q: {d: 1.0 for d in r} for q, r in run.items() if r}
-    per_q = pytrec_eval.RelevanceEvaluator(qrels, {"P.1"}).evaluate(trec_run)
-    assert set(per_q) == {"q1"}  # trec_eval without -c: q2 silently gone, mean 1.0
-    assert h.evaluate({"r": run}, qrels, ks=[1]).loc["r", ("precision", 1)] == 0.5  # ours, as trec_eval -c
-
-
-SCRIPT = """
-import json, sys, helpers as h
-runs, qrels = h.polder_runs(progress=False, cache_dir=sys.argv[1])
-print(json.dumps({"runs": runs, "table": h.evaluate(runs, qrels).to_json()}))
-"""
-
-
-def test_two_processes_give_identical_rankings_and_tables(tmp_path):
-    outputs = [
-        subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / f"cache{i}")], capture_output=True, text=True, check=True).stdout
-        for i in range(2)
-    ]
-    assert json.loads(outputs[0]) == json.loads(outputs[1])
-
-
-NO_PICKLE = """
-import sys
-
-def refuse(event, args):
-    if event == "pickle.find_class":
-        raise RuntimeError(f"pickle loaded a class: {args}")
-
-sys.addaudithook(refuse)
-import helpers as h
-chunks = h.load_chunks()
-for _ in range(2):  # the second time, the embeddings come from the cache
-    retriever = h.VectorRetriever(chunks, cache_dir=sys.argv[1], show_progress=False)
-print(retriever.rank("How long does delivery take?")[0])
-"""
-
-
-def test_no_pickle_is_loaded(tmp_path):
-    """Loading the model and the cached embeddings never unpickles anything (an audit hook watches)."""
-    result = subprocess.run([sys.executable, "-c", NO_PICKLE, str(tmp_path)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip()

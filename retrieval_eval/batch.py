@@ -1,0 +1,169 @@
+"""The batch evaluator: the four metrics for thousands of questions at once, with NumPy.
+
+The same values as the per-question functions of :mod:`retrieval_eval.metrics` (equal to 1e-12;
+the tests check it on random cases), computed on arrays instead of a Python loop per question.
+:func:`batch_scores` runs four numbered steps, one function each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from itertools import chain
+from operator import itemgetter
+
+import numpy as np
+import pandas as pd
+
+from .checks import check_gains, check_positive_int, check_ranking
+from .evaluation import KS, METRICS, check_run
+
+
+def batch_scores(
+    run: Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Mapping[str, float]],
+    ks: Sequence[int] = KS,
+    chunk_ids: Collection[str] | None = None,
+) -> pd.DataFrame:
+    """Recall@k, precision@k, reciprocal rank at k and nDCG@k for many questions at once, with NumPy.
+
+    The same values as :func:`~retrieval_eval.metrics.recall_at_k`,
+    :func:`~retrieval_eval.metrics.precision_at_k`, :func:`~retrieval_eval.metrics.reciprocal_rank`
+    (with cut-off k) and :func:`~retrieval_eval.metrics.ndcg_at_k` question by question, in four steps:
+
+    1. check the input and read each question's ranking and judged gains (:func:`_read_questions`);
+    2. a gains matrix, questions × depth (depth = the largest k), holds the judged gain of the chunk
+       at each rank, 0 when unjudged or when the ranking is shorter (:func:`_gains_matrix`);
+    3. the ideal gains: every judged gain of each question, highest first (:func:`_ideal_matrix`);
+    4. cumulative sums along the ranks, read at column k − 1 (:func:`_scores_at`): recall@k =
+       hits@k / |relevant|, precision@k = hits@k / k (trec_eval's ``P_k``), reciprocal rank =
+       1 / rank of the first relevant chunk when it is within k, nDCG@k = DCG@k / IDCG@k.
+
+    Use it for thousands of questions; the per-question functions stay the readable definition.
+
+    Args:
+        run: ``{question_id: ranking}``, each ranking a list of chunk ids, best first (may be
+            empty or shorter than k: missing ranks are not relevant).
+        qrels: ``{question_id: {chunk_id: gain}}``; every question must have a gain > 0.
+            Questions are scored in qrels order; run questions not in the qrels are ignored.
+        ks: the cut-offs, integers >= 1.
+        chunk_ids: when given, every id in the run and qrels must be one of these
+            (see :func:`~retrieval_eval.evaluation.check_run`).
+
+    Returns:
+        A DataFrame indexed by question id (``question``) with columns ``(metric, k)`` for metric
+        in recall, precision, MRR, nDCG (as :func:`~retrieval_eval.evaluation.evaluate`); its
+        ``.mean()`` is the row ``evaluate`` gives for this run.
+
+    Raises:
+        ValueError: ``ks`` or ``qrels`` is empty, or ``ks`` holds a k that is not an integer >= 1;
+            a question of the qrels has no ranking, a ranking is a string or repeats an id, or a
+            question has no relevant chunk (each message names the question).
+
+    Taught in: the README's "Your own data" (no notebook: the notebooks use the per-question functions).
+    """
+    if not len(ks):
+        raise ValueError("ks is empty: give at least one cut-off")
+    ks = [check_positive_int(k) for k in ks]
+    if chunk_ids is not None:
+        check_run(run, qrels, chunk_ids)
+    qids, rankings, judged, n_relevant = _read_questions(run, qrels)
+    depth = max(ks)
+    gains = _gains_matrix(rankings, judged, depth)
+    ideal = _ideal_matrix(judged, depth)
+    table = pd.DataFrame(_scores_at(gains, ideal, n_relevant, ks), index=pd.Index(qids, name="question"))
+    table.columns.names = ["metric", "k"]
+    return table.reindex(columns=pd.MultiIndex.from_product([list(METRICS), ks], names=["metric", "k"]))
+
+
+def _read_questions(run: Mapping, qrels: Mapping) -> tuple[list, list, list, np.ndarray]:
+    """Step 1: the question ids (qrels order), their rankings, judged gains and numbers of relevant chunks.
+
+    A ranking must be an ordered sequence without a repeated id; gains must be finite numbers with
+    at least one above 0. Each error names the question.
+    """
+    qids = list(qrels)
+    if not qids:
+        raise ValueError("qrels is empty: there is no question to score")
+    missing = [q for q in qids if q not in run]
+    if missing:
+        raise ValueError(f"the run has no ranking for question(s) {missing[:5]} (they would drop out of the mean)")
+    rankings = [run[q] for q in qids]
+    for q, ranked in zip(qids, rankings):  # the type checks of check_ranking, without its per-id loop
+        if isinstance(ranked, str) or not isinstance(ranked, (Sequence, np.ndarray)):
+            raise ValueError(f"question {q!r}: a ranking must be a list or tuple of ids, not {type(ranked).__name__}")
+        if len(set(ranked)) < len(ranked):
+            try:
+                check_ranking(ranked)
+            except ValueError as exc:
+                raise ValueError(f"question {q!r}: {exc}") from None
+    judged = []
+    for q in qids:
+        try:
+            judged.append(check_gains(qrels[q]))
+        except ValueError as exc:
+            raise ValueError(f"question {q!r}: {exc}") from None
+    n_relevant = np.array([sum(1 for g in gains.values() if g > 0) for gains in judged], dtype=float)
+    if (n_relevant == 0).any():
+        empty = [qids[i] for i in np.flatnonzero(n_relevant == 0)[:5]]
+        raise ValueError(f"question(s) {empty} have no relevant chunk (no gain > 0) and cannot be scored")
+    return qids, rankings, judged, n_relevant
+
+
+def _gains_matrix(rankings: list, judged: list, depth: int) -> np.ndarray:
+    """Step 2: questions × depth, the judged gain (>= 0) of the chunk at each rank, 0 if unjudged or empty.
+
+    Ids become integer codes (``pandas.factorize``); each (question, id) pair of the top ranks is
+    looked up among the judged pairs with one sorted search instead of a dict per question.
+    """
+    n = len(rankings)
+    top_lengths = np.minimum(np.fromiter(map(len, rankings), dtype=np.int64, count=n), depth)
+    n_judged = np.fromiter(map(len, judged), dtype=np.int64, count=n)
+    ids = list(chain.from_iterable(map(itemgetter(slice(0, depth)), rankings)))
+    ids.extend(chain.from_iterable(judged))
+    codes, uniques = pd.factorize(np.array(ids, dtype=object))
+    n_top = int(top_lengths.sum())
+    run_rows = np.repeat(np.arange(n), top_lengths)
+    ranks = np.arange(n_top) - np.repeat(np.cumsum(top_lengths) - top_lengths, top_lengths)
+    judged_rows = np.repeat(np.arange(n), n_judged)
+    judged_gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=float, count=n_judged.sum())
+
+    run_keys = run_rows * len(uniques) + codes[:n_top]
+    judged_keys = judged_rows * len(uniques) + codes[n_top:]
+    order = np.argsort(judged_keys)
+    sorted_keys = judged_keys[order]
+    at = np.minimum(np.searchsorted(sorted_keys, run_keys), len(sorted_keys) - 1)
+    found = sorted_keys[at] == run_keys
+    gains = np.zeros((n, depth))
+    gains[run_rows[found], ranks[found]] = judged_gains[order][at[found]]
+    return np.maximum(gains, 0.0)  # negative labels are not relevant (trec_eval)
+
+
+def _ideal_matrix(judged: list, depth: int) -> np.ndarray:
+    """Step 3: questions × depth, every judged gain of a question sorted highest first (trec_eval's ideal)."""
+    n = len(judged)
+    n_judged = np.fromiter(map(len, judged), dtype=np.int64, count=n)
+    judged_rows = np.repeat(np.arange(n), n_judged)
+    judged_gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=float, count=n_judged.sum())
+    by_gain = np.lexsort((-judged_gains, judged_rows))
+    ideal_rank = np.arange(len(by_gain)) - np.repeat(np.cumsum(n_judged) - n_judged, n_judged)
+    keep = ideal_rank < depth
+    ideal = np.zeros((n, depth))
+    ideal[judged_rows[by_gain][keep], ideal_rank[keep]] = np.maximum(judged_gains[by_gain][keep], 0.0)
+    return ideal
+
+
+def _scores_at(gains: np.ndarray, ideal: np.ndarray, n_relevant: np.ndarray, ks: list[int]) -> dict:
+    """Step 4: cumulative hits and DCG along the ranks, read at each cut-off k: ``{(metric, k): values}``."""
+    relevant = gains > 0
+    depth = gains.shape[1]
+    hits = np.cumsum(relevant, axis=1)
+    discount = np.log2(np.arange(2, depth + 2))
+    dcg, idcg = np.cumsum(gains / discount, axis=1), np.cumsum(ideal / discount, axis=1)
+    first = np.where(relevant.any(axis=1), relevant.argmax(axis=1) + 1, depth + 1)
+    columns = {}
+    for k in ks:
+        columns[("recall", k)] = hits[:, k - 1] / n_relevant
+        columns[("precision", k)] = hits[:, k - 1] / k
+        columns[("MRR", k)] = np.where(first <= k, 1.0 / first, 0.0)
+        columns[("nDCG", k)] = dcg[:, k - 1] / idcg[:, k - 1]
+    return columns

@@ -1,0 +1,202 @@
+"""Evaluation tables: every metric for every question, retriever and cut-off k, and their means.
+
+Built on the per-question definitions of :mod:`retrieval_eval.metrics`; also the precision@k
+ceiling, the rank of the first relevant chunk per question and per-slice means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+import pandas as pd
+
+from .checks import check_positive_int, check_ranking
+from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
+
+KS = (1, 3, 5, 10)  # the cut-offs of the tables
+
+METRICS = {
+    "recall": lambda ranked, gains, k: recall_at_k(ranked, relevant_ids(gains), k),
+    "precision": lambda ranked, gains, k: precision_at_k(ranked, relevant_ids(gains), k),
+    "MRR": lambda ranked, gains, k: reciprocal_rank(ranked, relevant_ids(gains), k),
+    "nDCG": ndcg_at_k,
+}
+
+
+def check_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], chunk_ids: Collection[str], name: str = "run") -> None:
+    """Check a run against the qrels and the chunk ids before scoring it.
+
+    Raises:
+        ValueError: a question of the qrels has no ranking, the run ranks a question not in the
+            qrels, or a ranking or the qrels name a chunk id that does not exist (names it).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    chunk_ids = set(chunk_ids)
+    for qid, gains in qrels.items():
+        unknown = set(gains) - chunk_ids
+        if unknown:
+            raise ValueError(f"qrels of question {qid!r} name unknown chunk ids {sorted(unknown)}")
+        if qid not in run:
+            raise ValueError(f"{name} has no ranking for question {qid!r} (it would silently drop out of the mean)")
+    for qid, ranked in run.items():
+        if qid not in qrels:
+            raise ValueError(f"{name} ranks question {qid!r}, which is not in the qrels")
+        try:
+            ranked = check_ranking(ranked)
+        except ValueError as exc:
+            raise ValueError(f"{name}, question {qid!r}: {exc}") from None
+        unknown = [d for d in ranked if d not in chunk_ids]
+        if unknown:
+            raise ValueError(f"{name}, question {qid!r}: unknown chunk ids {unknown[:5]}")
+
+
+def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: Collection[str] | None = None) -> pd.DataFrame:
+    """Every metric for every question, retriever and cut-off k, in long form.
+
+    Args:
+        runs: ``{retriever name: {question_id: ranking}}``.
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        ks: the cut-offs.
+        chunk_ids: when given, every id in the runs and qrels must be one of these.
+
+    Returns:
+        A DataFrame with columns ``retriever, question, metric, k, value``. "MRR" rows hold the
+        reciprocal rank at cut-off k (their mean is MRR@k).
+
+    Taught in: notebook 01_recall_at_k.
+    """
+    if not runs or not qrels:
+        raise ValueError("runs and qrels must each hold at least one entry")
+    ks = [check_positive_int(k) for k in ks]
+    if not ks:
+        raise ValueError("ks is empty: give at least one cut-off")
+    rows = []
+    for name, run in runs.items():
+        if chunk_ids is not None:
+            check_run(run, qrels, chunk_ids, name)
+        for qid, gains in qrels.items():
+            if qid not in run:
+                raise ValueError(f"{name} has no ranking for question {qid!r}")
+            try:
+                ranked = check_ranking(run[qid])
+                for metric, fn in METRICS.items():
+                    for k in ks:
+                        rows.append((name, qid, metric, k, fn(ranked, gains, k)))
+            except ValueError as exc:
+                raise ValueError(f"{name}, question {qid!r}: {exc}") from None
+    return pd.DataFrame(rows, columns=["retriever", "question", "metric", "k", "value"])
+
+
+def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: Collection[str] | None = None) -> pd.DataFrame:
+    """The summary table: mean of each metric over questions, per retriever and cut-off k.
+
+    Returns:
+        A DataFrame indexed by retriever (in the order of ``runs``) with columns
+        ``(metric, k)`` for metric in recall, precision, MRR, nDCG and k in ``ks``.
+
+    Taught in: notebooks 01_recall_at_k and 05_three_retrievers.
+    """
+    if not runs:
+        raise ValueError("runs is empty: pass {retriever name: {question_id: ranking}}")
+    long = per_question_scores(runs, qrels, ks, chunk_ids)
+    table = long.pivot_table(index="retriever", columns=["metric", "k"], values="value", aggfunc="mean")
+    return table.reindex(index=list(runs), columns=pd.MultiIndex.from_product([list(METRICS), list(ks)], names=["metric", "k"]))
+
+
+def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) -> pd.DataFrame:
+    """Per question: the rank of the first relevant chunk in each retriever's ranking.
+
+    Returns:
+        A DataFrame indexed by question id with ``question``, ``slice``, ``n_relevant`` and one
+        integer column per retriever (``<NA>`` when no relevant chunk is in the ranking).
+
+    Raises:
+        ValueError: a retriever is named like one of the first three columns, the golden set and
+            the qrels hold different questions, or a ranking is missing or invalid (names it).
+
+    Taught in: notebooks 01_recall_at_k and 03_mrr.
+    """
+    clash = {"question", "slice", "n_relevant"} & set(runs)
+    if clash:
+        raise ValueError(f"retriever name(s) {sorted(clash)} clash with the table's own columns")
+    _check_same_questions(golden, qrels)
+    table = golden.set_index("id")[["question", "slice"]].copy()
+    table["n_relevant"] = [len(relevant_ids(qrels[qid])) for qid in table.index]
+    for name, run in runs.items():
+        ranks = []
+        for qid in table.index:
+            try:
+                rr = reciprocal_rank(run[qid], relevant_ids(qrels[qid]))
+            except KeyError:
+                raise ValueError(f"{name} has no ranking for question {qid!r}") from None
+            except ValueError as exc:
+                raise ValueError(f"{name}, question {qid!r}: {exc}") from None
+            ranks.append(round(1 / rr) if rr else pd.NA)
+        table[name] = pd.array(ranks, dtype="Int64")
+    table.index.name = "question_id"
+    return table
+
+
+def _check_same_questions(golden: pd.DataFrame, qrels: Mapping) -> None:
+    """Raise ValueError when the golden set and the qrels do not hold the same question ids."""
+    only_golden, only_qrels = set(golden["id"]) - set(qrels), set(qrels) - set(golden["id"])
+    if only_golden or only_qrels:
+        raise ValueError(
+            f"the golden set and the qrels differ: only in the golden set {sorted(only_golden)[:5]}, "
+            f"only in the qrels {sorted(only_qrels)[:5]}"
+        )
+
+
+def precision_ceiling(qrels: Mapping, k: int) -> float:
+    """The highest precision@k any ranking can reach on these qrels.
+
+    The mean over questions of min(|relevant|, k) / k: a question with one relevant chunk can
+    contribute at most 1/k.
+
+    Taught in: notebook 02_precision_at_k.
+    """
+    k = check_positive_int(k)
+    if not qrels:
+        raise ValueError("qrels is empty: no question to compute a ceiling over")
+    sizes = {qid: len(relevant_ids(g)) for qid, g in qrels.items()}
+    empty = [qid for qid, n in sizes.items() if n == 0]
+    if empty:
+        raise ValueError(f"question(s) {empty[:5]} have no relevant chunk and cannot be scored")
+    return sum(min(n, k) / k for n in sizes.values()) / len(qrels)
+
+
+def disagree_at_k(ranks: pd.DataFrame, retrievers: Sequence[str], k: int) -> pd.Series:
+    """Per question: do the retrievers disagree on whether a relevant chunk is in the top k?
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks`.
+        retrievers: its retriever columns.
+        k: the cut-off, an integer >= 1.
+
+    Returns:
+        A boolean Series indexed by question id (a missing rank counts as not in the top k).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    k = check_positive_int(k)
+    in_top_k = ranks[list(retrievers)].fillna(k + 1) <= k
+    return in_top_k.nunique(axis=1) > 1
+
+
+def slice_report(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3) -> pd.DataFrame:
+    """The four metrics at cut-off k per slice of the golden set and retriever.
+
+    Returns:
+        A DataFrame indexed by ``(slice, retriever)`` with columns ``questions`` (how many
+        questions the slice has) and ``recall``, ``precision``, ``MRR`` (mean RR@k), ``nDCG``.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    _check_same_questions(golden, qrels)
+    long = per_question_scores(runs, qrels, ks=[check_positive_int(k)])
+    long["slice"] = long["question"].map(golden.set_index("id")["slice"])
+    table = long.pivot_table(index=["slice", "retriever"], columns="metric", values="value", aggfunc="mean")
+    table.insert(0, "questions", golden["slice"].value_counts().reindex(table.index.get_level_values("slice")).values)
+    order = pd.MultiIndex.from_product([sorted(golden["slice"].unique()), list(runs)], names=["slice", "retriever"])
+    return table.reindex(index=order, columns=["questions", *METRICS]).rename_axis(columns=None)

@@ -1,0 +1,73 @@
+"""Reciprocal rank fusion (RRF): one ranking from several, by 1 / (k + rank)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .checks import check_positive_int, check_ranking
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth: int = 10) -> list[str]:
+    """Fuse rankings with reciprocal rank fusion (Cormack, Clarke & Büttcher 2009).
+
+    Each id gets score(d) = Σ over rankings of 1 / (k + rank(d)), ranks counted from 1, using only
+    the top ``depth`` of each ranking; a ranking that does not hold d adds nothing.
+    Ties: equal fused scores are ordered by id, ascending (deterministic and independent of the
+    order in which the rankings are passed).
+
+    Args:
+        rankings: two or more rankings (lists of ids, best first).
+        k: the RRF constant (60 in the paper), a number >= 0.
+        depth: how many ids from the top of each ranking take part, an integer >= 1.
+
+    Returns:
+        The fused ranking: every id from the top ``depth`` of any input, best first.
+
+    Raises:
+        ValueError: ``rankings`` is empty, a ranking repeats an id, ``k`` < 0 or ``depth`` < 1.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    rankings = [check_ranking(r) for r in rankings]
+    if not rankings:
+        raise ValueError("rankings is empty: nothing to fuse")
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) or not (0 <= k < math.inf):
+        raise ValueError(f"k must be a finite number >= 0, got {k!r}")
+    depth = check_positive_int(depth, "depth")
+    scores: dict[str, float] = {}
+    for ranked in rankings:
+        for rank, doc_id in enumerate(ranked[:depth], start=1):
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
+    return sorted(scores, key=lambda doc_id: (-scores[doc_id], doc_id))
+
+
+def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth: int = 10) -> dict[str, list[str]]:
+    """RRF of several runs, question by question: ``{question_id: fused ranking}``.
+
+    What :class:`~retrieval_eval.retrievers.HybridRetriever` returns, computed from stored runs
+    instead of live retrievers (so a cached run can be fused without loading a model).
+
+    Args:
+        runs: two or more runs ``{question_id: ranking}`` over the same questions.
+        k, depth: as for :func:`reciprocal_rank_fusion`.
+
+    Raises:
+        ValueError: the runs hold different questions, or as :func:`reciprocal_rank_fusion` (names
+            the question).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    runs = list(runs)
+    questions = [list(run) for run in runs]
+    if not runs or any(set(q) != set(questions[0]) for q in questions):
+        raise ValueError("fuse runs over the same questions: the runs hold different question ids")
+    fused = {}
+    for qid in questions[0]:
+        try:
+            fused[qid] = reciprocal_rank_fusion([run[qid] for run in runs], k=k, depth=depth)
+        except ValueError as exc:
+            raise ValueError(f"question {qid!r}: {exc}") from None
+    return fused

@@ -1,0 +1,156 @@
+"""The one set-up call of the notebooks: chunks, golden set, qrels and the three retrievers' rankings.
+
+Rankings are cached under ``.cache/rankings/`` as JSON (never pickle), keyed by a fingerprint of
+everything that can change them: the chunk ids and texts, the questions, the embedding model's
+content, the retriever settings, the retrieval code and the versions of the libraries that score.
+A notebook that needs only rankings therefore never loads the embedding model on a warm cache;
+any change to an input makes a new fingerprint, and the rankings are computed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import pandas as pd
+
+from . import fusion, retrievers, text
+from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
+from .golden import load_golden_with_qrels
+from .models import fingerprint, model_fingerprint, query_prefix, scoring_versions
+from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH
+from .fusion import fuse_runs
+from .retrievers import BM25Retriever, VectorRetriever, run_retrievers
+
+
+RETRIEVERS = ("BM25", "vector", "hybrid")  # the runs of a Setup, in this order
+
+
+class Setup(NamedTuple):
+    """What every notebook after 00 starts from (returned by :func:`evaluation_setup`).
+
+    Taught in: every notebook from 01 to 08.
+    """
+
+    docs: dict  #: ``{document stem: text}``
+    chunks: list  #: ``[{"id", "doc", "text", "n_tokens"}]`` in corpus order
+    golden: pd.DataFrame  #: the golden set, one row per question
+    qrels: dict  #: ``{question_id: {chunk_id: gain}}``, computed from the chunks
+    runs: dict  #: ``{"BM25" | "vector" | "hybrid": {question_id: ranking}}``
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        """The chunk ids, in corpus order.
+
+        Taught in: every notebook from 01 to 08.
+        """
+        return [c["id"] for c in self.chunks]
+
+
+def evaluation_setup(
+    corpus: str | Path = CORPUS_DIR,
+    golden: str | Path = GOLDEN_PATH,
+    model_name: str | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    progress: bool = False,
+    cache_dir: str | Path = CACHE_DIR,
+) -> Setup:
+    """Load the corpus and golden set, compute the labels, and rank every question with each retriever.
+
+    The golden file is checked against the chunks (every problem at once, see
+    :func:`~retrieval_eval.golden.load_golden_with_qrels`) before any model loads. The rankings of
+    BM25, vector search and hybrid search (RRF of the top 10 of each) come from the cache when
+    their fingerprint (see :func:`rankings_fingerprint`) is there, else they are computed and stored.
+
+    Args:
+        corpus: a folder of documents (default: the Polder corpus, whose stored chunks are used).
+        golden: the golden-set CSV file.
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local sentence-transformers model.
+        chunk_size: the largest chunk in word pieces; also the vector retriever's window.
+        progress: show progress bars for chunking, indexing, embedding and ranking.
+        cache_dir: the cache folder (rankings in ``rankings/``, embeddings in ``embeddings/``).
+
+    Returns:
+        A :class:`Setup` ``(docs, chunks, golden, qrels, runs)``.
+
+    Raises:
+        FileNotFoundError, ValueError, GoldenSetError: as the loaders, naming the file, chunk or question.
+
+    Taught in: every notebook from 01 on starts with it; notebook 05 runs it on your own data.
+    """
+    docs = load_corpus(corpus)
+    chunks = stored_or_split_chunks(docs, corpus, model_name, chunk_size, progress)
+    golden_set, qrels = load_golden_with_qrels(golden, chunks, docs)
+    runs = cached_rankings(chunks, golden_set, model_name, chunk_size, progress, cache_dir)
+    return Setup(docs, chunks, golden_set, qrels, runs)
+
+
+def rankings_fingerprint(chunks: Sequence[Mapping], golden: pd.DataFrame, model_name: str | None, max_seq_length: int) -> str:
+    """The cache key of the three retrievers' rankings: a digest of every input that can change them.
+
+    Chunk ids and texts, question ids and texts, the embedding model's content
+    (:func:`~retrieval_eval.models.model_fingerprint`), query prefix and window, the retrieval code (the source of
+    the modules that tokenize, score, break ties and fuse) and the versions of the libraries that
+    score (:func:`~retrieval_eval.models.scoring_versions`).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    code = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (retrievers, fusion, text))).hexdigest()
+    return fingerprint(
+        chunks=[[c["id"], c["text"]] for c in chunks],
+        questions=[[qid, q] for qid, q in zip(golden["id"], golden["question"])],
+        model=model_fingerprint(model_name),
+        query_prefix=query_prefix(model_name),
+        max_seq_length=max_seq_length,
+        code=code,
+        versions=scoring_versions(),
+    )
+
+
+def cached_rankings(
+    chunks: Sequence[Mapping],
+    golden: pd.DataFrame,
+    model_name: str | None = None,
+    max_seq_length: int = CHUNK_SIZE,
+    progress: bool = False,
+    cache_dir: str | Path = CACHE_DIR,
+) -> dict:
+    """The BM25, vector and hybrid rankings of every question: read from the cache, or computed and stored.
+
+    Returns:
+        runs ``{retriever name: {question_id: ranking}}``.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    path = Path(cache_dir) / "rankings" / f"{rankings_fingerprint(chunks, golden, model_name, max_seq_length)}.json"
+    runs = _read_runs(path, list(golden["id"]))
+    if runs is None:
+        bm25 = BM25Retriever(chunks, show_progress=progress)
+        vector = VectorRetriever(chunks, model_name=model_name, max_seq_length=max_seq_length,
+                                 cache_dir=Path(cache_dir) / "embeddings", show_progress=progress)
+        runs = run_retrievers([bm25, vector], golden, progress)
+        runs["hybrid"] = fuse_runs([runs["BM25"], runs["vector"]])  # = HybridRetriever(bm25, vector), without re-querying
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".part")  # written whole, then renamed: never half a file
+        partial.write_text(json.dumps(runs, ensure_ascii=False), encoding="utf-8")
+        os.replace(partial, path)
+    return runs
+
+
+def _read_runs(path: Path, question_ids: list[str]) -> dict | None:
+    """The runs stored at ``path``, or ``None`` when the file is missing or does not hold a ranking
+    (a list of str) for every question from each of the three retrievers."""
+    try:
+        runs = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    valid = isinstance(runs, dict) and list(runs) == list(RETRIEVERS) and all(
+        isinstance(run, dict) and list(run) == question_ids
+        and all(isinstance(r, list) and all(isinstance(d, str) for d in r) for r in run.values())
+        for run in runs.values()
+    )
+    return runs if valid else None

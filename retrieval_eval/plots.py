@@ -1,0 +1,204 @@
+"""Plots of evaluation results: metrics against k, first relevant ranks, the ceiling, slices, intervals.
+
+The only modules besides :mod:`retrieval_eval.teaching` and the widgets that import matplotlib.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .checks import check_positive_int
+from .evaluation import METRICS, precision_ceiling
+
+
+def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int | None = None):
+    """Four panels (recall, precision, MRR, nDCG), each metric against k, one line per retriever.
+
+    Args:
+        table: the output of :func:`evaluate`.
+        qrels: when given, the precision panel also shows the precision@k ceiling.
+        k_model: when given, a vertical line marks the k passed to the model.
+
+    Returns:
+        The matplotlib Figure.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+
+    fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), sharey=True, constrained_layout=True)
+    for ax, metric in zip(axes, METRICS):
+        ks = list(table[metric].columns)
+        for retriever, marker in zip(table.index, "osd^v"):
+            ax.plot(ks, table.loc[retriever, metric].values, marker=marker, label=retriever)
+        if metric == "precision" and qrels is not None:
+            ax.plot(ks, [precision_ceiling(qrels, k) for k in ks], "k--", lw=1, label="ceiling")
+        if k_model is not None:
+            ax.axvline(k_model, color="grey", lw=4, alpha=0.25, label=f"k the model reads ({k_model})")
+        ax.set_title(f"{metric}@k")
+        ax.set_xlabel("cut-off k")
+        ax.set_xticks(ks)
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("mean over questions")
+    axes[1].legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_rank: int = 10, show_rr: bool = False):
+    """Bar chart: on how many questions each retriever puts its first relevant chunk at rank 1, 2, ...
+
+    The share of questions left of the cut-off k is recall@k when every question has one relevant
+    chunk; weighting each bar by 1/rank gives MRR@k (ranks above k weigh 0) or, without a cut-off,
+    MRR (the last bar then mixes small weights for ranks above ``max_rank`` and 0 for misses).
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks` (one integer column per retriever,
+            ``<NA>`` when no relevant chunk is in the ranking).
+        k: when given, the ranks up to k are shaded.
+        max_rank: ranks above it and misses share the last bar, an integer >= 1.
+        show_rr: add a top axis with the reciprocal rank 1/rank of each bar (the last bar: below
+            1/``max_rank``, or 0 for a miss).
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: ``ranks`` has no retriever column, or k / ``max_rank`` is not an integer >= 1.
+
+    Taught in: notebooks 01_recall_at_k and 03_mrr.
+    """
+
+    retrievers = [c for c in ranks.columns if c not in ("question", "slice", "n_relevant")]
+    if not retrievers:
+        raise ValueError("ranks has no retriever column; pass the output of first_relevant_ranks")
+    max_rank = check_positive_int(max_rank, "max_rank")
+    k = None if k is None else check_positive_int(k)
+    positions = np.arange(1, max_rank + 2)
+    bar = 0.8 / len(retrievers)
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    if k is not None:
+        ax.axvspan(0.5, min(k, max_rank) + 0.5, color="#fddbc7", alpha=0.6, lw=0,
+                   label=f"ranks 1 to {k}: inside the cut-off k = {k}")
+    for i, name in enumerate(retrievers):
+        column = ranks[name]
+        counts = [int((column == r).sum()) for r in range(1, max_rank + 1)]
+        counts.append(int((column.isna() | (column > max_rank)).sum()))
+        ax.bar(positions - 0.4 + bar * (i + 0.5), counts, width=bar, label=name)
+    ax.set_xticks(positions, labels=[str(r) for r in range(1, max_rank + 1)] + [f">{max_rank}\nor none"])
+    ax.set_xlim(0.5, max_rank + 1.5)
+    ax.set_xlabel("rank of the first relevant chunk")
+    ax.set_ylabel(f"questions (of {len(ranks)})")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    if show_rr:
+        top = ax.twiny()
+        top.set_xlim(ax.get_xlim())
+        labels = [f"{1 / r:.2f}" for r in range(1, max_rank + 1)] + [f"< {1 / max_rank:.2f}\nor 0"]
+        top.set_xticks(positions, labels=labels, fontsize=8)
+        top.set_xlabel("reciprocal rank 1/rank")
+    fig.tight_layout()
+    return fig
+
+
+def plot_precision_ceiling(
+    qrels: Mapping, ks: Iterable[int] = range(1, 11), table: pd.DataFrame | None = None, k: int | None = None
+):
+    """Precision@k against k: the ceiling computed from the labels, 1/k, and optionally the retrievers.
+
+    The ceiling is :func:`precision_ceiling` at each k, the best precision@k any ranking can reach
+    on these qrels; above it is shaded as unreachable.
+
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        ks: the cut-offs to draw (integers >= 1).
+        table: when given, the output of :func:`evaluate` with at least these ks; each retriever's
+            precision@k is drawn.
+        k: when given (one of ``ks``), the ceiling at this cut-off is labelled with its value.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: a k is not an integer >= 1, ``table`` lacks precision at one of the ks, or
+            ``k`` is not one of the ks.
+
+    Taught in: notebook 02_precision_at_k.
+    """
+
+    ks = [check_positive_int(each) for each in ks]
+    if k is not None and k not in ks:
+        raise ValueError(f"k = {k!r} is not one of the ks {ks}")
+    if table is not None:
+        missing = [each for each in ks if ("precision", each) not in table.columns]
+        if missing:
+            raise ValueError(f"table has no precision at k = {missing}; evaluate with ks={ks}")
+    ceiling = [precision_ceiling(qrels, k) for k in ks]
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    ax.fill_between(ks, ceiling, 1.05, color="grey", alpha=0.18, lw=0, label="unreachable with these labels")
+    ax.plot(ks, ceiling, "k-", lw=2.5, label="ceiling: a perfect ranking")
+    ax.plot(ks, [1 / each for each in ks], ":", color="#d6604d", lw=2, label="1/k: one relevant chunk")
+    if table is not None:
+        for name, marker in zip(table.index, "osd^v"):
+            ax.plot(ks, [table.loc[name, ("precision", each)] for each in ks], marker=marker, lw=1, label=name)
+    if k is not None:
+        value = precision_ceiling(qrels, k)
+        ax.annotate(f"ceiling at k = {k}: {value:.3f}", (k, value), xytext=(k + 1, value + 0.3),
+                    arrowprops={"arrowstyle": "->"}, fontsize=9)
+    ax.set_xticks(ks)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("cut-off k")
+    ax.set_ylabel("precision@k (mean over questions)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_slices(report: pd.DataFrame, metric: str = "recall", k: int = 3):
+    """Bars of one metric per slice (groups) and retriever (bars), with the slice sizes.
+
+    Args:
+        report: the output of :func:`slice_report`.
+        metric: one of recall, precision, MRR, nDCG.
+        k: the cut-off the report was computed at (for the labels).
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+
+    retrievers = list(dict.fromkeys(report.index.get_level_values("retriever")))
+    values = report[metric].unstack("retriever")[retrievers]
+    sizes = report["questions"].groupby(level="slice").first()
+    fig, ax = plt.subplots(figsize=(7, 3.2), constrained_layout=True)
+    values.plot.bar(ax=ax, rot=0, width=0.8)
+    ax.set_xticklabels([f"{s}\n({sizes[s]} questions)" for s in values.index])
+    ax.set_xlabel("")
+    ax.set_ylabel(f"{metric}@{k}")
+    ax.set_ylim(0, 1.05)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(title=None, ncols=len(values.columns), loc="upper center", bbox_to_anchor=(0.5, 1.18), frameon=False)
+    return fig
+
+
+def plot_intervals(intervals: pd.DataFrame, k: int = 3):
+    """Each retriever's mean and 95% interval, one panel per metric (the output of :func:`interval_table`).
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+
+    metrics = list(dict.fromkeys(intervals.index.get_level_values("metric")))
+    retrievers = list(dict.fromkeys(intervals.index.get_level_values("retriever")))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.3 * len(metrics), 2.6), sharey=True, constrained_layout=True)
+    for ax, metric in zip(np.atleast_1d(axes), metrics):
+        part = intervals.xs(metric, level="metric").reindex(retrievers)
+        y = np.arange(len(retrievers))
+        ax.errorbar(part["mean"], y, xerr=[part["mean"] - part["low"], part["high"] - part["mean"]], fmt="o", capsize=4)
+        ax.set_yticks(y, retrievers)
+        ax.set_title(f"{metric}@{k}")
+        ax.set_xlim(0, 1)
+        ax.grid(axis="x", alpha=0.3)
+    np.atleast_1d(axes)[0].invert_yaxis()  # first retriever on top (the y axis is shared)
+    return fig

@@ -1,0 +1,2 @@
+"""Three classroom widgets (notebook 07), one module each: pure functions that tests call without a
+browser, and a thin ipywidgets view over them (:mod:`._view` holds what the views share)."""

@@ -1,0 +1,49 @@
+"""retrieval_eval/models.py: the model fingerprint follows the model's content, and so does the embedding cache."""
+
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+
+import helpers as h
+
+
+def flip_last_byte(path):
+    """Change one byte of a file in place (its size stays the same)."""
+    with open(path, "r+b") as f:
+        f.seek(-1, 2)
+        last = f.read(1)[0]
+        f.seek(-1, 2)
+        f.write(bytes([last ^ 1]))
+
+
+def test_fingerprint_is_the_content_not_the_path(model_copy):
+    original = h.model_fingerprint()
+    assert h.model_fingerprint(str(model_copy)) == original  # the same files at another path
+    flip_last_byte(model_copy / "model.safetensors")
+    changed = h.model_fingerprint(str(model_copy))
+    assert changed != original
+    (model_copy / "tokenizer_config.json").write_bytes((model_copy / "tokenizer_config.json").read_bytes() + b" ")
+    assert h.model_fingerprint(str(model_copy)) not in {original, changed}
+
+
+def test_a_hub_name_is_fingerprinted_by_its_name():
+    assert h.model_fingerprint("BAAI/bge-small-en-v1.5") == h.model_fingerprint("BAAI/bge-small-en-v1.5")
+    assert h.model_fingerprint("BAAI/bge-small-en-v1.5") != h.model_fingerprint("BAAI/bge-base-en-v1.5")
+
+
+def test_new_weights_saved_at_the_same_path_get_new_vectors(chunks, model_copy, tmp_path):
+    """A model re-saved at the same path with new weights must not reuse the old model's cached vectors."""
+    cache = tmp_path / "embeddings"
+    before = h.VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=cache, show_progress=False)
+    weights = model_copy / "model.safetensors"
+    with safe_open(weights, "np") as f:
+        metadata = f.metadata()
+    tensors = load_file(weights)
+    tensors["embeddings.LayerNorm.bias"] = tensors["embeddings.LayerNorm.bias"] + np.float32(0.05)
+    save_file(tensors, weights, metadata=metadata)
+    after = h.VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=cache, show_progress=False)
+    assert after.cache_folder != before.cache_folder
+    assert sorted(p.name for p in cache.iterdir()) == sorted([before.cache_folder.name, after.cache_folder.name])
+    assert not np.allclose(after.embeddings, before.embeddings)
+    fresh = after.model.encode([c["text"] for c in chunks[:3]], normalize_embeddings=True, show_progress_bar=False)
+    assert np.allclose(after.embeddings, fresh, atol=1e-6)  # the new model's vectors, not the old ones

@@ -1,0 +1,50 @@
+"""retrieval_eval/plots.py: the evaluation plots draw the numbers they are given."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+import helpers as h  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("close_figures")
+
+
+# --- plot_first_relevant_ranks ----------------------------------------------------------------
+
+
+def test_first_relevant_rank_bars_count_questions():
+    ranks = pd.DataFrame({"question": ["?"] * 4, "n_relevant": [1] * 4,
+                          "A": pd.array([1, 1, 12, pd.NA], dtype="Int64"), "B": pd.array([2, 3, 3, 1], dtype="Int64")})
+    fig = h.plot_first_relevant_ranks(ranks, k=3, max_rank=10, show_rr=True)
+    ax = fig.axes[0]
+    heights = [[p.get_height() for p in container] for container in ax.containers]
+    assert heights[0] == [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]  # A: two at rank 1, rank 12 and a miss share the last bar
+    assert heights[1] == [1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0]
+    rr_labels = [t.get_text() for t in fig.axes[1].get_xticklabels()]
+    assert rr_labels[:3] == ["1.00", "0.50", "0.33"] and rr_labels[-1] == "< 0.10\nor 0"
+
+
+def test_first_relevant_ranks_needs_a_retriever_column():
+    with pytest.raises(ValueError, match="no retriever column"):
+        h.plot_first_relevant_ranks(pd.DataFrame({"question": ["?"], "n_relevant": [1]}))
+
+
+# --- plot_precision_ceiling -------------------------------------------------------------------
+
+
+def test_precision_ceiling_curve_comes_from_the_labels():
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1, "b": 1}}
+    table = pd.DataFrame({("precision", 1): [0.5], ("precision", 2): [0.25]}, index=["run"])
+    fig = h.plot_precision_ceiling(qrels, ks=[1, 2], table=table, k=2)
+    ceiling, one_over_k, run = fig.axes[0].lines
+    assert [t.get_text() for t in fig.axes[0].texts] == ["ceiling at k = 2: 0.750"]
+    assert list(ceiling.get_ydata()) == [1.0, h.precision_ceiling(qrels, 2)] == [1.0, 0.75]
+    assert list(one_over_k.get_ydata()) == [1.0, 0.5]
+    assert list(run.get_ydata()) == [0.5, 0.25]
+    with pytest.raises(ValueError, match=r"no precision at k = \[3\]"):
+        h.plot_precision_ceiling(qrels, ks=[1, 3], table=table)
+    with pytest.raises(ValueError, match="k = 5 is not one of the ks"):
+        h.plot_precision_ceiling(qrels, ks=[1, 2], k=5)
