@@ -4,38 +4,39 @@ This file holds no code of its own. It hands on the names of the package ``retri
 one module per concern; open the module to read how something is computed. Where each name
 lives, in teaching order:
 
-  module (retrieval_eval/)   names                                               taught in
-  -------------------------  --------------------------------------------------  ----------
-  metrics.py                 recall_at_k, precision_at_k, reciprocal_rank, mrr,  01-04
-                             dcg_at_k, ndcg_at_k, relevant_ids
-  checks.py                  the input checks behind every metric                01
-  text.py                    normalise, locate_evidence                          00
-  corpus.py                  load_corpus, split_into_chunks, stored_or_split_    00, 05
-                             chunks, load_chunks, write_chunks, check_chunks,
-                             CHUNK_SIZE
-  golden.py                  read_golden_csv, label_chunks, load_golden_with_    00, 05, 08
-                             qrels, graded_labels, GoldenSetError,
-                             MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
-  models.py                  load_tokenizer, model_fingerprint                   05
-  fusion.py                  reciprocal_rank_fusion, fuse_runs                   05
-  retrievers.py              BM25Retriever, VectorRetriever, HybridRetriever,    05
-                             run_retrievers, tokenize, rank_by_score
-  pipeline.py                evaluation_setup (the set-up call of 01-09), Setup  01-09
-  evaluation.py              evaluate, per_question_scores, first_relevant_      01-05, 08
-                             ranks, precision_ceiling, disagree_at_k,
-                             slice_report, check_run, METRICS, KS
-  plots.py                   plot_metrics, plot_first_relevant_ranks,            01-05, 08
-                             plot_precision_ceiling, plot_slices, plot_intervals
-  teaching.py                plot_rankings, plot_discount, evidence_html,        00-08
-                             random_cases, check_answers, print_versions
-  statistics.py              bootstrap_ci, interval_table, sign_test,            08
-                             permutation_p, paired_comparisons, rank_differences
-  widgets/playground.py      playground_widget, playground_scores                07
-  widgets/ceiling.py         ceiling_widget, ceiling_report, hypothetical_qrels  07
-  widgets/ranks.py           ranks_widget, question_view, filter_questions       07
-  batch.py                   batch_scores (many questions at once, NumPy)        README
-  trec.py                    write_trec_qrels, write_trec_run, export_trec       README
-  paths.py                   ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH, CACHE_DIR, OUTPUT_DIR
+  retrieval_eval/     names                                                          taught in
+  ------------------  -------------------------------------------------------------  ---------
+  metrics.py          recall_at_k, precision_at_k, reciprocal_rank, mrr, dcg_at_k,   01-04
+                      ndcg_at_k, relevant_ids
+  checks.py           the input checks behind every metric                           01
+  text.py             normalise, locate_evidence                                     00
+  corpus.py           load_corpus, load_chunks, split_into_chunks, write_chunks,     00, 05
+                      stored_or_split_chunks, check_chunks, CHUNK_SIZE
+  golden.py           read_golden_csv, label_chunks, load_golden_with_qrels,         00, 05, 08
+                      graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
+  models.py           load_tokenizer, model_fingerprint                              05
+  fusion.py           reciprocal_rank_fusion, fuse_runs                              05
+  retrievers.py       BM25Retriever, VectorRetriever, HybridRetriever,               05
+                      run_retrievers, tokenize, rank_by_score
+  pipeline.py         evaluation_setup (the set-up call of 01-08), Setup             01-08
+  evaluation.py       evaluate, per_question_scores, first_relevant_ranks,           01-05, 08
+                      precision_ceiling, disagree_at_k, slice_report, check_run,
+                      METRICS, KS
+  plots.py            plot_metrics, plot_first_relevant_ranks, plot_slices,          01-05, 08
+                      plot_precision_ceiling, plot_intervals
+  teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-08
+                      check_answers, print_versions
+  statistics.py       bootstrap_ci, interval_table, sign_test, permutation_p,        08
+                      paired_comparisons, rank_differences, N_RESAMPLES, SEED
+  widgets/            playground_widget, playground_scores (playground.py);          07
+                      ceiling_widget, ceiling_report, ceiling_by_k,
+                      hypothetical_qrels (ceiling.py); ranks_widget,
+                      question_view, filter_questions (ranks.py)
+  batch.py            batch_scores (many questions at once, with NumPy)              README
+  trec.py             write_trec_qrels, write_trec_run, export_trec                  README
+  reports.py          report folders under output/ (make evaluate)                   README
+  paths.py            ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH,          -
+                      CACHE_DIR, OUTPUT_DIR
 
 Terms used throughout (the field's standard ones): a *chunk* is the unit that is retrieved, with an
 id such as ``"03_battery_care#01"``; a *ranking* (or *run*) is a sequence of chunk ids, best first;

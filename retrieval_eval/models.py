@@ -51,18 +51,31 @@ def _folder_fingerprint(folder: Path, stamp: tuple) -> str:
     return digest.hexdigest()
 
 
+def _hub_snapshot(name: str) -> Path | None:
+    """The folder of a hub model's snapshot in the local Hugging Face cache, or ``None`` when there is none."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(name, local_files_only=True))
+    except (OSError, ValueError):  # not in the local cache, or not a valid hub name
+        return None
+
+
 def model_fingerprint(model_name: str | None = None) -> str:
     """SHA-256 of every file of a local model folder (weights, tokenizer, configuration).
 
     A model re-saved at the same path with new weights gets a new fingerprint, so caches keyed by
-    it never hand out vectors or rankings of the old model. A name that is not a local folder (a
-    Hugging Face hub name) is fingerprinted by its name.
+    it never hand out vectors or rankings of the old model. A Hugging Face hub name is resolved to
+    its snapshot in the local Hugging Face cache (so a new revision gets a new fingerprint); a name
+    with no local snapshot is fingerprinted by its name.
 
     Taught in: notebook 05_three_retrievers.
     """
     folder = Path(model_path(model_name))
     if not folder.is_dir():
-        return hashlib.sha256(f"name:{model_name}".encode("utf-8")).hexdigest()
+        folder = _hub_snapshot(model_name)
+        if folder is None:
+            return hashlib.sha256(f"name:{model_name}".encode("utf-8")).hexdigest()
     # Hash once per process for the same files (sizes and modification times unchanged).
     stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file())
     return _folder_fingerprint(folder.resolve(), stamp)

@@ -1,6 +1,7 @@
 """Where the project's files are: the Polder data, the cache and the output folder."""
 
 import os
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -11,3 +12,20 @@ GOLDEN_PATH = DATA_DIR / "golden.csv"
 # Embeddings and rankings, rebuilt when missing; RETRIEVAL_EVAL_CACHE moves it (the benchmark's cold runs).
 CACHE_DIR = Path(os.environ.get("RETRIEVAL_EVAL_CACHE", ROOT / ".cache"))
 OUTPUT_DIR = ROOT / "output"  # everything the project writes besides the cache
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a new temporary file beside it, then renamed.
+
+    Two processes filling the same cache at once each write their own temporary file, and a reader
+    never sees half a file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

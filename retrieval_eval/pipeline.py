@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -22,7 +21,7 @@ from . import fusion, retrievers, text
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .golden import load_golden_with_qrels
 from .models import fingerprint, model_fingerprint, query_prefix, scoring_versions
-from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH
+from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, write_atomically
 from .fusion import fuse_runs
 from .retrievers import BM25Retriever, VectorRetriever, run_retrievers
 
@@ -94,12 +93,13 @@ def rankings_fingerprint(chunks: Sequence[Mapping], golden: pd.DataFrame, model_
 
     Chunk ids and texts, question ids and texts, the embedding model's content
     (:func:`~retrieval_eval.models.model_fingerprint`), query prefix and window, the retrieval code (the source of
-    the modules that tokenize, score, break ties and fuse) and the versions of the libraries that
+    the modules that tokenize, score, break ties and fuse, and of this one, which sets them up) and the versions of the libraries that
     score (:func:`~retrieval_eval.models.scoring_versions`).
 
     Taught in: notebook 05_three_retrievers.
     """
-    code = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (retrievers, fusion, text))).hexdigest()
+    sources = [Path(m.__file__) for m in (retrievers, fusion, text)] + [Path(__file__)]  # this module builds them
+    code = hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()
     return fingerprint(
         chunks=[[c["id"], c["text"]] for c in chunks],
         questions=[[qid, q] for qid, q in zip(golden["id"], golden["question"])],
@@ -134,10 +134,7 @@ def cached_rankings(
                                  cache_dir=Path(cache_dir) / "embeddings", show_progress=progress)
         runs = run_retrievers([bm25, vector], golden, progress)
         runs["hybrid"] = fuse_runs([runs["BM25"], runs["vector"]])  # = HybridRetriever(bm25, vector), without re-querying
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".part")  # written whole, then renamed: never half a file
-        partial.write_text(json.dumps(runs, ensure_ascii=False), encoding="utf-8")
-        os.replace(partial, path)
+        write_atomically(path, json.dumps(runs, ensure_ascii=False).encode("utf-8"))
     return runs
 
 

@@ -1,8 +1,9 @@
 """Where reports go: one folder per report under ``output/``, never anywhere else.
 
-``make evaluate`` and ``make evaluate-runs`` write each report into ``output/<name>/``. A name that
-would leave ``output/`` is refused, and a folder that holds the report of other inputs is never
-silently replaced: the inputs of each report are kept beside it in ``inputs.json``.
+A report (of ``make evaluate``, say) is written into ``output/<name>/`` chosen with
+:func:`report_folder`. A name that would leave ``output/`` is refused, and a folder that holds the
+report of other inputs is never silently replaced: the inputs of each report are kept beside it in
+``inputs.json``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ INPUTS_FILE = "inputs.json"
 
 
 class ReportNameError(ValueError):
-    """A report name that is not a plain folder name inside ``output/``, or that another report holds."""
+    """A report name that is not a plain folder name inside ``output/``, or that another report holds.
+
+    Taught in: the README's "Your own data" (``make evaluate``).
+    """
 
 
 def report_folder(name: str, inputs: Mapping[str, str], output_dir: str | Path = OUTPUT_DIR) -> Path:

@@ -6,8 +6,8 @@ torch and sentence-transformers are imported only when a :class:`VectorRetriever
 from __future__ import annotations
 
 import hashlib
+import io
 import math
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,7 +19,7 @@ from tqdm import tqdm
 from .corpus import CHUNK_SIZE, check_chunks
 from .fusion import reciprocal_rank_fusion
 from .models import fingerprint, model_fingerprint, model_path, query_prefix, scoring_versions
-from .paths import CACHE_DIR
+from .paths import CACHE_DIR, write_atomically
 from .text import normalise
 
 
@@ -156,6 +156,10 @@ class BM25Retriever:
         ).rename_axis("word")
 
 
+# How chunks and queries are encoded; part of the embedding cache's key, so a change re-embeds.
+ENCODE = {"normalize_embeddings": True, "show_progress_bar": False}
+
+
 class VectorRetriever:
     """Dense retrieval with sentence-transformers: cosine similarity of normalised embeddings.
 
@@ -205,23 +209,23 @@ class VectorRetriever:
                 raise ValueError(f"chunk {c['id']!r} has {n} tokens, more than the model's window of {max_seq_length}")
         # Vectors are kept per model content, window and library versions, and per chunk text.
         self.cache_folder = Path(cache_dir) / fingerprint(
-            model=model_fingerprint(model_name), max_seq_length=max_seq_length, versions=scoring_versions()
+            model=model_fingerprint(model_name), max_seq_length=max_seq_length, encode=ENCODE, dtype="float32",
+            versions=scoring_versions(),
         )
         self.embeddings = self._embed_chunks([c["text"] for c in chunks], show_progress)
 
     def _embed_chunks(self, texts: list[str], show_progress: bool) -> np.ndarray:
-        self.cache_folder.mkdir(parents=True, exist_ok=True)
         paths = [self.cache_folder / (hashlib.sha256(t.encode("utf-8")).hexdigest() + ".npy") for t in texts]
         todo = [i for i, p in enumerate(paths) if not p.exists()]
         batch = 8
         starts = range(0, len(todo), batch)
         for start in tqdm(starts, desc="embedding chunks", unit="batch", disable=not show_progress or not todo):
             part = todo[start : start + batch]
-            vectors = self.model.encode([texts[i] for i in part], normalize_embeddings=True, show_progress_bar=False)
+            vectors = self.model.encode([texts[i] for i in part], **ENCODE)
             for i, vector in zip(part, vectors):
-                partial = paths[i].with_suffix(".part.npy")  # written whole, then renamed: never half a file
-                np.save(partial, vector.astype(np.float32), allow_pickle=False)
-                os.replace(partial, paths[i])
+                buffer = io.BytesIO()
+                np.save(buffer, vector.astype(np.float32), allow_pickle=False)
+                write_atomically(paths[i], buffer.getvalue())
         return np.stack([np.load(p, allow_pickle=False) for p in paths])
 
     def scores(self, query: str) -> np.ndarray:
@@ -237,7 +241,7 @@ class VectorRetriever:
         n = len(self.model.tokenizer.encode(query))
         if n > self.model.max_seq_length:
             raise ValueError(f"the query has {n} tokens, more than the model's window of {self.model.max_seq_length}")
-        q = self.model.encode([query], normalize_embeddings=True, show_progress_bar=False)[0]
+        q = self.model.encode([query], **ENCODE)[0]
         return self.embeddings @ q
 
     def rank(self, query: str) -> list[str]:

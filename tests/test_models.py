@@ -26,9 +26,32 @@ def test_fingerprint_is_the_content_not_the_path(model_copy):
     assert h.model_fingerprint(str(model_copy)) not in {original, changed}
 
 
-def test_a_hub_name_is_fingerprinted_by_its_name():
+def test_a_hub_name_without_a_local_snapshot_is_fingerprinted_by_its_name():
     assert h.model_fingerprint("BAAI/bge-small-en-v1.5") == h.model_fingerprint("BAAI/bge-small-en-v1.5")
     assert h.model_fingerprint("BAAI/bge-small-en-v1.5") != h.model_fingerprint("BAAI/bge-base-en-v1.5")
+
+
+def fake_hub_snapshot(cache, name, revision, weights):
+    """Lay out a model in a Hugging Face cache folder as the hub client does: refs/main -> snapshots/<revision>/."""
+    repo = cache / f"models--{name.replace('/', '--')}"
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / "main").write_text(revision)
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (snapshot / "model.safetensors").write_bytes(weights)
+
+
+def test_a_hub_name_with_a_local_snapshot_follows_its_content(tmp_path, monkeypatch):
+    """A new revision of a hub model in the local cache gets a new fingerprint (no stale vectors or rankings)."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    fake_hub_snapshot(tmp_path, "org/model", "a" * 40, b"old weights")
+    old = h.model_fingerprint("org/model")
+    assert old != h.model_fingerprint("org/other")  # not fingerprinted by a name alone
+    fake_hub_snapshot(tmp_path, "org/model", "b" * 40, b"new weights")
+    assert h.model_fingerprint("org/model") != old
 
 
 def test_new_weights_saved_at_the_same_path_get_new_vectors(chunks, model_copy, tmp_path):

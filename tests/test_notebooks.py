@@ -5,6 +5,8 @@ fresh execution as in the committed notebook, so what a reader sees on GitHub is
 
 ``make notebooks`` runs this same test with ``--update-notebooks``: it executes every notebook the
 same way and saves it, with its outputs and without widget state (which GitHub may refuse to render).
+The notebooks run against an empty cache (``RETRIEVAL_EVAL_CACHE`` set to a fresh folder for the
+session), so committed outputs never come from a developer's cache.
 """
 
 import hashlib
@@ -33,6 +35,14 @@ def key_outputs(nb) -> dict:
                         texts.append(output["data"][kind])
             found[cell.id] = texts
     return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fresh_cache(tmp_path_factory):
+    """Every kernel of this module starts with RETRIEVAL_EVAL_CACHE pointing at one new, empty folder."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RETRIEVAL_EVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
 
 
 def data_fingerprint() -> dict:
