@@ -9,6 +9,12 @@ lives, in teaching order:
   metrics.py                 recall_at_k, precision_at_k, reciprocal_rank, mrr,  01-04
                              dcg_at_k, ndcg_at_k, relevant_ids
   checks.py                  the input checks behind every metric                01
+  conventions.py             hit_rate, capped_recall, precision_of_returned,     01-04, 10
+                             f1_at_k, r_precision, average_precision,
+                             context_precision, exponential_gains,
+                             ndcg_retrieved_ideal, macro_mean, micro_recall,
+                             share_of_ceiling, switchboard, trec_eval_means,
+                             VARIANTS, Variant
   text.py                    normalise, locate_evidence                          00
   corpus.py                  load_corpus, split_into_chunks, stored_or_split_    00, 05
                              chunks, load_chunks, write_chunks, check_chunks,
@@ -26,8 +32,8 @@ lives, in teaching order:
                              slice_report, check_run, METRICS, KS
   plots.py                   plot_metrics, plot_first_relevant_ranks,            01-05, 08
                              plot_precision_ceiling, plot_slices, plot_intervals
-  teaching.py                plot_rankings, plot_discount, evidence_html,        00-08
-                             random_cases, check_answers, print_versions
+  teaching.py                plot_rankings, plot_discount, evidence_html,        00-10
+                             random_cases, check_answers, Answer, print_versions
   statistics.py              bootstrap_ci, interval_table, sign_test,            08
                              permutation_p, paired_comparisons, rank_differences
   widgets/playground.py      playground_widget, playground_scores                07
@@ -47,6 +53,11 @@ docstring says otherwise.
 """
 
 from retrieval_eval.batch import batch_scores
+from retrieval_eval.conventions import (
+    VARIANTS, Variant, average_precision, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate,
+    macro_mean, micro_recall, ndcg_retrieved_ideal, precision_of_returned, r_precision, share_of_ceiling, switchboard,
+    trec_eval_means,
+)
 from retrieval_eval.corpus import (
     CHUNK_SIZE, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks, write_chunks,
 )
@@ -75,7 +86,7 @@ from retrieval_eval.statistics import (
     N_RESAMPLES, SEED, bootstrap_ci, interval_table, paired_comparisons, permutation_p, rank_differences, sign_test,
 )
 from retrieval_eval.teaching import (
-    check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
+    Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
 )
 from retrieval_eval.text import locate_evidence, normalise
 from retrieval_eval.trec import export_trec, write_trec_qrels, write_trec_run
@@ -86,6 +97,10 @@ from retrieval_eval.widgets.ranks import filter_questions, question_view, ranks_
 __all__ = [
     # metrics (01-04)
     "recall_at_k", "precision_at_k", "reciprocal_rank", "mrr", "dcg_at_k", "ndcg_at_k", "relevant_ids",
+    # conventions: the variants other tools choose (01-04, 10)
+    "hit_rate", "capped_recall", "precision_of_returned", "f1_at_k", "r_precision", "average_precision",
+    "context_precision", "exponential_gains", "ndcg_retrieved_ideal", "macro_mean", "micro_recall",
+    "share_of_ceiling", "switchboard", "trec_eval_means", "VARIANTS", "Variant",
     # text, corpus, golden set and labels (00, 05)
     "normalise", "locate_evidence",
     "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
@@ -101,8 +116,8 @@ __all__ = [
     "evaluate", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "disagree_at_k",
     "slice_report", "check_run", "METRICS", "KS",
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
-    # teaching aids (00-08)
-    "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "print_versions",
+    # teaching aids (00-10)
+    "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
     # statistics (08)
     "bootstrap_ci", "interval_table", "sign_test", "permutation_p", "paired_comparisons", "rank_differences",
     "N_RESAMPLES", "SEED",
