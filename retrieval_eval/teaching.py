@@ -319,9 +319,13 @@ class Verdict:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Report:
-    """What :func:`check_answers` found: one :class:`Verdict` per question, in the solutions' order."""
+    """What :func:`check_answers` found: one :class:`Verdict` per question, in the solutions' order.
+
+    Its text (what a notebook shows under the lines) is a one-line summary such as
+    "1 of 3 right, 2 not answered yet".
+    """
 
     verdicts: dict[str, Verdict]
 
@@ -331,6 +335,11 @@ class Report:
 
     def count(self, status: str) -> int:
         return sum(v.status == status for v in self.verdicts.values())
+
+    def __repr__(self) -> str:
+        asked = len(self.verdicts) - self.count("unknown")
+        blank = self.count("unanswered")
+        return f"{self.count('right')} of {asked} right" + (f", {blank} not answered yet" if blank else "")
 
 
 def check_answers(

@@ -210,6 +210,7 @@ def test_missing_unknown_and_integer_named_questions(capsys):
     ]
     assert [v.status for v in report.verdicts.values()] == ["right", "unanswered", "unknown"]
     assert not report.all_right and report.count("right") == 1
+    assert repr(report) == "1 of 2 right, 1 not answered yet"  # what a notebook shows under the lines
 
 
 def test_a_wrong_answer_gets_the_hint_and_never_the_solution():
