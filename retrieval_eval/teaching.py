@@ -129,21 +129,24 @@ def plot_rankings(
     relevant = [d for d, g in gains.items() if g > 0]
     graded = any(g > 1 for g in gains.values())
 
+    ids_shown = [str(d) for ranked in columns.values() for d in ranked[:max_rank]] + [str(d) for d in relevant]
+    longest = max(map(len, ids_shown), default=0)
+    column_inches = max(1.6, 0.3 + 0.08 * longest)  # room for the longest id at 10 pt
     notes = {}
     for label, ranked in columns.items():
         lines = []
         for doc_id in relevant:
             if doc_id not in ranked:
-                lines.append(f"not retrieved: {doc_id}")
+                lines.append(("not retrieved:", doc_id))
             elif ranked.index(doc_id) >= max_rank:
-                lines.append(f"rank {ranked.index(doc_id) + 1}: {doc_id}")
-        lines += [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, gains, k):.3f}" for m in show]
-        notes[label] = lines
+                lines.append((f"rank {ranked.index(doc_id) + 1}:", doc_id))
+        # a note too long for its column goes on two lines
+        fits = (column_inches - 0.2) / 0.08  # characters at 10 pt
+        lines = [[f"{a} {b}"] if len(a) + 1 + len(b) <= fits else [a, f"  {b}"] for a, b in lines]
+        notes[label] = sum(lines, []) + [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, gains, k):.3f}" for m in show]
     n_notes = max(len(lines) for lines in notes.values())
 
     width, gap = 1.0, 0.12
-    shown = [str(d) for ranked in columns.values() for d in ranked[:max_rank]] + sum(notes.values(), [])
-    column_inches = max(1.6, 0.3 + 0.08 * max(map(len, shown), default=0))  # room for the longest text at 10 pt
     fig_width = max(5.5, 0.9 + column_inches * (len(columns) * (width + gap) + 0.45))
     fig, ax = plt.subplots(figsize=(fig_width, 1.0 + 0.4 * (max_rank + n_notes)))
     for j, (label, ranked) in enumerate(columns.items()):

@@ -49,6 +49,8 @@ def test_rankings_text_is_readable_and_the_figure_no_wider_than_its_ids_need():
     box = wide.axes[0].patches[0].get_window_extent(renderer)
     text = next(t for t in wide.axes[0].texts if t.get_text() == long_id).get_window_extent(renderer)
     assert box.x0 <= text.x0 and text.x1 <= box.x1  # the longest id fits inside its box
+    missed = h.plot_rankings({"BM25": ["a"]}, {long_id: 1}, max_rank=1)
+    assert ["not retrieved:", "  " + long_id] == texts(missed)[-2:]  # a long note takes two lines
 
 
 def test_rankings_name_relevant_item_below_max_rank():
