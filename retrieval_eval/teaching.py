@@ -96,7 +96,8 @@ def plot_rankings(
     Args:
         rankings: ``{column title: ranking}``; a ranking is a sequence of ids, best first.
         gains: ``{id: gain}`` for the judged items (the qrels of one question); gain > 0 is
-            relevant. With gains above 1 the colours tell grade 2 from grade 1.
+            relevant. With gains above 1 the colours tell grade 2 from grade 1. For one question
+            per column, give ``{column title: {id: gain}}`` with the titles of ``rankings``.
         k: when given, a line under rank k marks the cut-off.
         max_rank: how many ranks to draw, an integer >= 1.
         show: metric names from :data:`METRICS` ("recall", "precision", "MRR", "nDCG") to print
@@ -112,9 +113,8 @@ def plot_rankings(
             ``max_rank`` is not an integer >= 1, ``show`` names an unknown metric or is given
             without k.
 
-    Taught in: notebooks 00_start_here and 01_recall_at_k.
+    Taught in: notebooks 00_start_here, 01_recall_at_k and 10_convention_switchboard.
     """
-
 
     if not isinstance(rankings, Mapping) or not rankings:
         raise ValueError("rankings must be a non-empty {title: ranking} mapping")
@@ -126,16 +126,20 @@ def plot_rankings(
         raise ValueError(f"show names unknown metric(s) {unknown}; choose from {list(METRICS)}")
     if show and k is None:
         raise ValueError("show needs a cut-off k")
-    relevant = [d for d, g in gains.items() if g > 0]
-    graded = any(g > 1 for g in gains.values())
+    per_column = bool(gains) and all(isinstance(g, Mapping) for g in gains.values())
+    if per_column and set(gains) != set(columns):
+        raise ValueError(f"gains per column must name the columns {list(columns)}, not {list(gains)}")
+    judged = {label: gains[label] if per_column else gains for label in columns}
+    relevant = {label: [d for d, g in judged[label].items() if g > 0] for label in columns}
+    graded = any(g > 1 for each in judged.values() for g in each.values())
 
-    ids_shown = [str(d) for ranked in columns.values() for d in ranked[:max_rank]] + [str(d) for d in relevant]
+    ids_shown = [str(d) for ranked in columns.values() for d in ranked[:max_rank]] + [str(d) for ids in relevant.values() for d in ids]
     longest = max(map(len, ids_shown), default=0)
     column_inches = max(1.6, 0.3 + 0.08 * longest)  # room for the longest id at 10 pt
     notes = {}
     for label, ranked in columns.items():
         lines = []
-        for doc_id in relevant:
+        for doc_id in relevant[label]:
             if doc_id not in ranked:
                 lines.append(("not retrieved:", doc_id))
             elif ranked.index(doc_id) >= max_rank:
@@ -143,7 +147,8 @@ def plot_rankings(
         # a note too long for its column goes on two lines
         fits = (column_inches - 0.2) / 0.08  # characters at 10 pt
         lines = [[f"{a} {b}"] if len(a) + 1 + len(b) <= fits else [a, f"  {b}"] for a, b in lines]
-        notes[label] = sum(lines, []) + [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, gains, k):.3f}" for m in show]
+        notes[label] = sum(lines, []) + [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, judged[label], k):.3f}"
+                                         for m in show]
     n_notes = max(len(lines) for lines in notes.values())
 
     width, gap = 1.0, 0.12
@@ -155,7 +160,7 @@ def plot_rankings(
         for rank in range(1, max_rank + 1):
             y = -rank
             doc_id = ranked[rank - 1] if rank <= len(ranked) else None
-            gain = gains.get(doc_id, 0) if doc_id is not None else 0
+            gain = judged[label].get(doc_id, 0) if doc_id is not None else 0
             face = _gain_colour(gain, graded) if doc_id is not None else "white"
             ax.add_patch(Rectangle((x0, y + 0.08), width, 0.84, facecolor=face, edgecolor="#999999", lw=0.8))
             dark = gain > 0 and (not graded or gain >= 2)

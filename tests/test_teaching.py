@@ -53,6 +53,16 @@ def test_rankings_text_is_readable_and_the_figure_no_wider_than_its_ids_need():
     assert ["not retrieved:", "  " + long_id] == texts(missed)[-2:]  # a long note takes two lines
 
 
+def test_rankings_one_question_per_column():
+    fig = h.plot_rankings({"q1": ["a", "b"], "q2": []}, {"q1": {"b": 2}, "q2": {"z": 1}}, k=1, show=("recall",))
+    drawn = texts(fig)
+    assert drawn.count("not retrieved: z") == 1 and "not retrieved: b" not in drawn  # each column its own qrels
+    assert drawn.count("recall@1 = 0.000") == 2
+    assert matplotlib.colors.to_hex(fig.axes[0].patches[1].get_facecolor()) == "#1b7837"  # b, gain 2
+    with pytest.raises(ValueError, match="must name the columns"):
+        h.plot_rankings({"q1": ["a"]}, {"q9": {"a": 1}})
+
+
 def test_rankings_name_relevant_item_below_max_rank():
     ranked = [f"d{i}" for i in range(30)]
     fig = h.plot_rankings({"run": ranked}, {"d28": 1}, max_rank=10)
