@@ -244,7 +244,7 @@ def macro_mean(score: Callable, run: Mapping, qrels: Mapping, k: int, drop_empty
         ValueError: the run and the qrels hold different questions, every ranking is empty with
             ``drop_empty``, or a question's input is invalid (names the question).
 
-    Taught in: notebooks 01_recall_at_k and 10_convention_switchboard.
+    Taught in: notebooks 01_recall_at_k to 03_mrr and 10_convention_switchboard.
     """
     _check_questions(run, qrels)
     kept = [q for q in qrels if run[q] or not drop_empty]
