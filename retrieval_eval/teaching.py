@@ -456,8 +456,10 @@ def _as_number(value) -> Fraction | None:
             return _as_number(float(value))
         if isinstance(value, str):
             text = value.strip().replace("\u2212", "-").replace("_", "")
-            if fraction := re.fullmatch(r"([-+]?\d+)\s*/\s*([-+]?\d+)", text):
-                return Fraction(int(fraction[1]), int(fraction[2])) if int(fraction[2]) else None
+            number = r"[-+]?(?:\d+\.?\d*|\.\d+)"
+            if fraction := re.fullmatch(rf"({number})\s*/\s*({number})", text):  # "1/3", "0.8/3"
+                top, bottom = Fraction(Decimal(fraction[1])), Fraction(Decimal(fraction[2]))
+                return top / bottom if bottom else None
             if text.endswith("%"):
                 inner = _as_number(text[:-1])
                 return None if inner is None else inner / 100

@@ -141,13 +141,18 @@ def one(answer, solution):
 
 
 THIRD = [0.33, 0.333, 1 / 3, "0.33", " 0.333 ", "1/3", " 1 / 3 ", "2/6", Fraction(1, 3), Decimal("0.33"),
-         np.float64(1 / 3), np.float32(0.3333), np.array(0.333), "33%", "33.3 %", "0.335", "\u22121/-3"]
+         np.float64(1 / 3), np.float32(0.3333), np.array(0.333), "33%", "33.3 %", "0.335", "\u22121/-3", "1.5/4.5", ".5/1.5"]
 
 
 @pytest.mark.parametrize("answer", THIRD, ids=repr)
 def test_one_third_is_right_in_every_spelling(answer):
     for solution in (1 / 3, Fraction(1, 3), np.float64(1 / 3)):
         assert one(answer, solution).status == "right"
+
+
+def test_a_fraction_of_decimals_typed_as_text_is_read():
+    assert one("0.8/3", 0.8 / 3).status == "right" and one("0.8 / 3", 0.8 / 3).status == "right"
+    assert one("0.8/0", 0.5).status == "unreadable"
 
 
 @pytest.mark.parametrize("answer", [0.34, 0.32, 0.3, "0.339", 1, "2/3", -1 / 3, 33])
