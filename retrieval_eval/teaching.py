@@ -28,7 +28,7 @@ from .text import locate_evidence
 def print_versions() -> None:
     """Print the Python version and the versions of the packages whose behaviour the numbers depend on.
 
-    Taught in: every notebook from 00 to 08.
+    Taught in: every notebook from 00 to 10, in its last cell.
     """
 
     print("Python", platform.python_version())
