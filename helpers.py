@@ -9,6 +9,11 @@ lives, in teaching order:
   metrics.py          recall_at_k, precision_at_k, reciprocal_rank, mrr, dcg_at_k,   01-04
                       ndcg_at_k, relevant_ids
   checks.py           the input checks behind every metric                           01
+  conventions.py      hit_rate, capped_recall, precision_of_returned, f1_at_k,       01-04, 10
+                      r_precision, average_precision, context_precision,
+                      exponential_gains, ndcg_retrieved_ideal, macro_mean,
+                      micro_recall, share_of_ceiling, switchboard, trec_eval_means,
+                      VARIANTS, Variant
   text.py             normalise, locate_evidence                                     00
   corpus.py           load_corpus, load_chunks, split_into_chunks, write_chunks,     00, 05
                       stored_or_split_chunks, check_chunks, CHUNK_SIZE
@@ -18,14 +23,14 @@ lives, in teaching order:
   fusion.py           reciprocal_rank_fusion, fuse_runs                              05
   retrievers.py       BM25Retriever, VectorRetriever, HybridRetriever,               05
                       run_retrievers, tokenize, rank_by_score
-  pipeline.py         evaluation_setup (the set-up call of 01-08), Setup             01-08
+  pipeline.py         evaluation_setup (the set-up call of 01-10), Setup             01-10
   evaluation.py       evaluate, per_question_scores, first_relevant_ranks,           01-05, 08
                       precision_ceiling, disagree_at_k, slice_report, check_run,
                       METRICS, KS
   plots.py            plot_metrics, plot_first_relevant_ranks, plot_slices,          01-05, 08
                       plot_precision_ceiling, plot_intervals
-  teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-08
-                      check_answers, print_versions
+  teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-10
+                      check_answers, Answer, print_versions
   statistics.py       bootstrap_ci, interval_table, sign_test, permutation_p,        08
                       paired_comparisons, rank_differences, N_RESAMPLES, SEED
   widgets/            playground_widget, playground_scores (playground.py);          07
@@ -48,6 +53,11 @@ docstring says otherwise.
 """
 
 from retrieval_eval.batch import batch_scores
+from retrieval_eval.conventions import (
+    VARIANTS, Variant, average_precision, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate,
+    macro_mean, micro_recall, ndcg_retrieved_ideal, precision_of_returned, r_precision, share_of_ceiling, switchboard,
+    trec_eval_means,
+)
 from retrieval_eval.corpus import (
     CHUNK_SIZE, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks, write_chunks,
 )
@@ -76,7 +86,7 @@ from retrieval_eval.statistics import (
     N_RESAMPLES, SEED, bootstrap_ci, interval_table, paired_comparisons, permutation_p, rank_differences, sign_test,
 )
 from retrieval_eval.teaching import (
-    check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
+    Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
 )
 from retrieval_eval.text import locate_evidence, normalise
 from retrieval_eval.trec import export_trec, write_trec_qrels, write_trec_run
@@ -87,6 +97,10 @@ from retrieval_eval.widgets.ranks import filter_questions, question_view, ranks_
 __all__ = [
     # metrics (01-04)
     "recall_at_k", "precision_at_k", "reciprocal_rank", "mrr", "dcg_at_k", "ndcg_at_k", "relevant_ids",
+    # conventions: the variants other tools choose (01-04, 10)
+    "hit_rate", "capped_recall", "precision_of_returned", "f1_at_k", "r_precision", "average_precision",
+    "context_precision", "exponential_gains", "ndcg_retrieved_ideal", "macro_mean", "micro_recall",
+    "share_of_ceiling", "switchboard", "trec_eval_means", "VARIANTS", "Variant",
     # text, corpus, golden set and labels (00, 05)
     "normalise", "locate_evidence",
     "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
@@ -102,8 +116,8 @@ __all__ = [
     "evaluate", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "disagree_at_k",
     "slice_report", "check_run", "METRICS", "KS",
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
-    # teaching aids (00-08)
-    "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "print_versions",
+    # teaching aids (00-10)
+    "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
     # statistics (08)
     "bootstrap_ci", "interval_table", "sign_test", "permutation_p", "paired_comparisons", "rank_differences",
     "N_RESAMPLES", "SEED",

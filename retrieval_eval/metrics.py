@@ -137,7 +137,8 @@ def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
 def dcg_at_k(gains_in_rank_order: Iterable[float], k: int) -> float:
     """Discounted cumulative gain of the top k: Σ gain_i / log2(i + 1), ranks i from 1.
 
-    Järvelin & Kekäläinen (2002), with the log2(i + 1) discount used by trec_eval. Gains <= 0 add
+    Järvelin & Kekäläinen (2002), with the discount 1/log2(i + 1) of Burges et al. (2005) that trec_eval
+    uses (Järvelin & Kekäläinen's own leaves ranks up to a base b undiscounted). Gains <= 0 add
     nothing (trec_eval treats negative labels as not relevant).
 
     Args:

@@ -48,20 +48,27 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int
     return fig
 
 
-def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_rank: int = 10, show_rr: bool = False):
-    """Bar chart: on how many questions each retriever puts its first relevant chunk at rank 1, 2, ...
+def plot_first_relevant_ranks(
+    ranks: pd.DataFrame, k: int | None = None, max_rank: int = 10, show_rr: bool = False, as_mrr: bool = False,
+    title: str | None = None,
+):
+    """Bar chart: at which rank each retriever puts its first relevant chunk, over all questions.
 
-    The share of questions left of the cut-off k is recall@k when every question has one relevant
-    chunk; weighting each bar by 1/rank gives MRR@k (ranks above k weigh 0) or, without a cut-off,
-    MRR (the last bar then mixes small weights for ranks above ``max_rank`` and 0 for misses).
+    With ``as_mrr=False`` each bar counts questions: the share of questions left of the cut-off k
+    is recall@k when every question has one relevant chunk. With ``as_mrr=True`` each bar is what
+    those questions add to MRR, count × (1/rank) / number of questions, so one retriever's bars add
+    up to its MRR (no cut-off) and the bars up to rank k to its MRR@k; misses add 0.
 
     Args:
         ranks: the output of :func:`first_relevant_ranks` (one integer column per retriever,
             ``<NA>`` when no relevant chunk is in the ranking).
         k: when given, the ranks up to k are shaded.
-        max_rank: ranks above it and misses share the last bar, an integer >= 1.
-        show_rr: add a top axis with the reciprocal rank 1/rank of each bar (the last bar: below
-            1/``max_rank``, or 0 for a miss).
+        max_rank: the last rank with its own bar, an integer >= 1; ranks above it share the bar
+            ">max_rank", and questions with no relevant chunk ranked have the bar "none".
+        show_rr: add a top axis with the reciprocal rank 1/rank of each bar.
+        as_mrr: draw each bar's share of MRR instead of its count of questions (the legend then
+            gives each retriever's MRR, the sum of its bars).
+        title: the figure title.
 
     Returns:
         The matplotlib Figure.
@@ -77,29 +84,38 @@ def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_ran
         raise ValueError("ranks has no retriever column; pass the output of first_relevant_ranks")
     max_rank = check_positive_int(max_rank, "max_rank")
     k = None if k is None else check_positive_int(k)
-    positions = np.arange(1, max_rank + 2)
+    n = len(ranks)
+    positions = np.arange(1, max_rank + 3)  # ranks 1..max_rank, then "> max_rank", then "none"
     bar = 0.8 / len(retrievers)
-    fig, ax = plt.subplots(figsize=(9, 3.6))
+    fig, ax = plt.subplots(figsize=(9, 3.8))
     if k is not None:
-        ax.axvspan(0.5, min(k, max_rank) + 0.5, color="#fddbc7", alpha=0.6, lw=0,
-                   label=f"ranks 1 to {k}: inside the cut-off k = {k}")
+        inside = "the bars here add up to MRR@" + str(k) if as_mrr else f"inside the cut-off k = {k}"
+        ax.axvspan(0.5, min(k, max_rank) + 0.5, color="#fddbc7", alpha=0.6, lw=0, label=f"ranks 1 to {k}: {inside}")
     for i, name in enumerate(retrievers):
-        column = ranks[name]
-        counts = [int((column == r).sum()) for r in range(1, max_rank + 1)]
-        counts.append(int((column.isna() | (column > max_rank)).sum()))
-        ax.bar(positions - 0.4 + bar * (i + 0.5), counts, width=bar, label=name)
-    ax.set_xticks(positions, labels=[str(r) for r in range(1, max_rank + 1)] + [f">{max_rank}\nor none"])
-    ax.set_xlim(0.5, max_rank + 1.5)
+        found = ranks[name].dropna().astype(int)
+        counts = [int((found == r).sum()) for r in range(1, max_rank + 1)]
+        deep = found[found > max_rank]
+        if as_mrr:
+            heights = [c / r / n for r, c in enumerate(counts, start=1)] + [float((1 / deep).sum()) / n, 0.0]
+            label = f"{name}: MRR = {sum(heights):.3f}"
+        else:
+            heights = counts + [len(deep), n - len(found)]
+            label = name
+        ax.bar(positions - 0.4 + bar * (i + 0.5), heights, width=bar, label=label)
+    ax.set_xticks(positions, labels=[str(r) for r in range(1, max_rank + 1)] + [f">{max_rank}", "none"])
+    ax.set_xlim(0.5, max_rank + 2.5)
     ax.set_xlabel("rank of the first relevant chunk")
-    ax.set_ylabel(f"questions (of {len(ranks)})")
+    ax.set_ylabel(f"adds to MRR\n(questions × 1/rank ÷ {n})" if as_mrr else f"questions (of {n})")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     if show_rr:
         top = ax.twiny()
         top.set_xlim(ax.get_xlim())
-        labels = [f"{1 / r:.2f}" for r in range(1, max_rank + 1)] + [f"< {1 / max_rank:.2f}\nor 0"]
+        labels = [f"{1 / r:.2f}" for r in range(1, max_rank + 1)] + [f"<{1 / max_rank:.2f}", "0"]
         top.set_xticks(positions, labels=labels, fontsize=8)
         top.set_xlabel("reciprocal rank 1/rank")
+    if title:  # above the top axis when there is one
+        fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -139,8 +155,10 @@ def plot_precision_ceiling(
     ceiling = [precision_ceiling(qrels, k) for k in ks]
     fig, ax = plt.subplots(figsize=(7, 3.8))
     ax.fill_between(ks, ceiling, 1.05, color="grey", alpha=0.18, lw=0, label="unreachable with these labels")
-    ax.plot(ks, ceiling, "k-", lw=2.5, label="ceiling: a perfect ranking")
-    ax.plot(ks, [1 / each for each in ks], ":", color="#d6604d", lw=2, label="1/k: one relevant chunk")
+    ax.plot(ks, ceiling, "-", color="#444444", lw=5, alpha=0.6, label="ceiling: a perfect ranking", zorder=2)
+    # 1/k on top of the ceiling: with one relevant chunk for almost every question the two nearly coincide.
+    ax.plot(ks, [1 / each for each in ks], "--", color="#d6604d", lw=1.8, label="1/k: every question one relevant chunk",
+            zorder=4)
     if table is not None:
         for name, marker in zip(table.index, "osd^v"):
             ax.plot(ks, [table.loc[name, ("precision", each)] for each in ks], marker=marker, lw=1, label=name)
@@ -153,7 +171,7 @@ def plot_precision_ceiling(
     ax.set_xlabel("cut-off k")
     ax.set_ylabel("precision@k (mean over questions)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper right")  # the annotation of the ceiling sits left of it
     fig.tight_layout()
     return fig
 

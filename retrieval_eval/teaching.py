@@ -1,13 +1,19 @@
 """Teaching aids for the walkthrough notebooks: pictures of rankings and of the discount, random
-cases to test a reader's own metric code, the check-yourself checker, and the evidence highlight.
+cases to test a reader's own metric code, the evidence highlight, and the check-yourself checker.
 """
 
 from __future__ import annotations
 
 import html
+import math
+import numbers
 import platform
+import re
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from importlib.metadata import version
 
 import matplotlib.pyplot as plt
@@ -22,7 +28,7 @@ from .text import locate_evidence
 def print_versions() -> None:
     """Print the Python version and the versions of the packages whose behaviour the numbers depend on.
 
-    Taught in: every notebook from 00 to 08.
+    Taught in: every notebook from 00 to 10, in its last cell.
     """
 
     print("Python", platform.python_version())
@@ -90,7 +96,8 @@ def plot_rankings(
     Args:
         rankings: ``{column title: ranking}``; a ranking is a sequence of ids, best first.
         gains: ``{id: gain}`` for the judged items (the qrels of one question); gain > 0 is
-            relevant. With gains above 1 the colours tell grade 2 from grade 1.
+            relevant. With gains above 1 the colours tell grade 2 from grade 1. For one question
+            per column, give ``{column title: {id: gain}}`` with the titles of ``rankings``.
         k: when given, a line under rank k marks the cut-off.
         max_rank: how many ranks to draw, an integer >= 1.
         show: metric names from :data:`METRICS` ("recall", "precision", "MRR", "nDCG") to print
@@ -106,9 +113,8 @@ def plot_rankings(
             ``max_rank`` is not an integer >= 1, ``show`` names an unknown metric or is given
             without k.
 
-    Taught in: notebooks 00_start_here and 01_recall_at_k.
+    Taught in: notebooks 00_start_here, 01_recall_at_k and 10_convention_switchboard.
     """
-
 
     if not isinstance(rankings, Mapping) or not rankings:
         raise ValueError("rankings must be a non-empty {title: ranking} mapping")
@@ -120,41 +126,52 @@ def plot_rankings(
         raise ValueError(f"show names unknown metric(s) {unknown}; choose from {list(METRICS)}")
     if show and k is None:
         raise ValueError("show needs a cut-off k")
-    relevant = [d for d, g in gains.items() if g > 0]
-    graded = any(g > 1 for g in gains.values())
+    per_column = bool(gains) and all(isinstance(g, Mapping) for g in gains.values())
+    if per_column and set(gains) != set(columns):
+        raise ValueError(f"gains per column must name the columns {list(columns)}, not {list(gains)}")
+    judged = {label: gains[label] if per_column else gains for label in columns}
+    relevant = {label: [d for d, g in judged[label].items() if g > 0] for label in columns}
+    graded = any(g > 1 for each in judged.values() for g in each.values())
 
+    ids_shown = [str(d) for ranked in columns.values() for d in ranked[:max_rank]] + [str(d) for ids in relevant.values() for d in ids]
+    longest = max(map(len, ids_shown), default=0)
+    column_inches = max(1.6, 0.3 + 0.08 * longest)  # room for the longest id at 10 pt
     notes = {}
     for label, ranked in columns.items():
         lines = []
-        for doc_id in relevant:
+        for doc_id in relevant[label]:
             if doc_id not in ranked:
-                lines.append(f"not retrieved: {doc_id}")
+                lines.append(("not retrieved:", doc_id))
             elif ranked.index(doc_id) >= max_rank:
-                lines.append(f"rank {ranked.index(doc_id) + 1}: {doc_id}")
-        lines += [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, gains, k):.3f}" for m in show]
-        notes[label] = lines
+                lines.append((f"rank {ranked.index(doc_id) + 1}:", doc_id))
+        # a note too long for its column goes on two lines
+        fits = (column_inches - 0.2) / 0.08  # characters at 10 pt
+        lines = [[f"{a} {b}"] if len(a) + 1 + len(b) <= fits else [a, f"  {b}"] for a, b in lines]
+        notes[label] = sum(lines, []) + [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, judged[label], k):.3f}"
+                                         for m in show]
     n_notes = max(len(lines) for lines in notes.values())
 
     width, gap = 1.0, 0.12
-    fig, ax = plt.subplots(figsize=(max(6.5, 0.6 + 3.1 * len(columns)), 0.9 + 0.36 * (max_rank + n_notes)))
+    fig_width = max(5.5, 0.9 + column_inches * (len(columns) * (width + gap) + 0.45))
+    fig, ax = plt.subplots(figsize=(fig_width, 1.0 + 0.4 * (max_rank + n_notes)))
     for j, (label, ranked) in enumerate(columns.items()):
         x0 = j * (width + gap)
-        ax.text(x0 + width / 2, 0.25, label, ha="center", va="bottom", fontsize=10, weight="bold")
+        ax.text(x0 + width / 2, 0.25, label, ha="center", va="bottom", fontsize=11, weight="bold")
         for rank in range(1, max_rank + 1):
             y = -rank
             doc_id = ranked[rank - 1] if rank <= len(ranked) else None
-            gain = gains.get(doc_id, 0) if doc_id is not None else 0
+            gain = judged[label].get(doc_id, 0) if doc_id is not None else 0
             face = _gain_colour(gain, graded) if doc_id is not None else "white"
             ax.add_patch(Rectangle((x0, y + 0.08), width, 0.84, facecolor=face, edgecolor="#999999", lw=0.8))
             dark = gain > 0 and (not graded or gain >= 2)
             ax.text(x0 + 0.03, y + 0.5, doc_id if doc_id is not None else "(empty)", va="center",
-                    fontsize=7.5, color="white" if dark else ("#999999" if doc_id is None else "black"))
+                    fontsize=10, color="white" if dark else ("#999999" if doc_id is None else "black"))
         for i, line in enumerate(notes[label]):
-            ax.text(x0 + 0.03, -max_rank - 0.55 - 0.5 * i, line, va="center", fontsize=8.5)
+            ax.text(x0 + 0.03, -max_rank - 0.55 - 0.5 * i, line, va="center", fontsize=10)
     right = len(columns) * (width + gap) - gap
     if k is not None and k <= max_rank:
         ax.plot([-0.02, right + 0.02], [-k + 0.04, -k + 0.04], color="#d6604d", lw=2.2)
-        ax.text(right + 0.04, -k + 0.04, f"cut-off\nk = {k}", color="#d6604d", va="center", fontsize=8.5)
+        ax.text(right + 0.04, -k + 0.04, f"cut-off\nk = {k}", color="#d6604d", va="center", fontsize=10)
     ax.set_yticks([-r + 0.5 for r in range(1, max_rank + 1)], labels=[str(r) for r in range(1, max_rank + 1)])
     ax.set_ylabel("rank")
     ax.set_xticks([])
@@ -168,9 +185,9 @@ def plot_rankings(
     ]
     handles.append(Patch(facecolor=_gain_colour(0, graded), edgecolor="#999999", label="not relevant"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=len(handles),
-              fontsize=8, frameon=False)
+              fontsize=9.5, frameon=False)
     if title:
-        ax.set_title(textwrap.fill(title, 80), pad=22)
+        ax.set_title(textwrap.fill(title, int(fig_width * 10)), pad=24, fontsize=11.5)
     fig.tight_layout()
     return fig
 
@@ -178,7 +195,8 @@ def plot_rankings(
 def plot_discount(max_rank: int = 10, k: int | None = None):
     """How much a relevant item counts at each rank: nDCG's 1/log2(rank + 1) beside RR's 1/rank.
 
-    The nDCG discount (Järvelin & Kekäläinen 2002, as in trec_eval) falls slowly: rank 2 keeps 0.63,
+    The nDCG discount 1/log2(rank + 1) (the form of Burges et al. 2005 that trec_eval uses; Järvelin
+    & Kekäläinen 2002 discount by log_b(rank) only from rank b on) falls slowly: rank 2 keeps 0.63,
     rank 10 still 0.29. Reciprocal rank (Voorhees 1999) halves at rank 2.
 
     Args:
@@ -251,50 +269,232 @@ def random_cases(n: int = 1000, seed: int = 0, n_ids: int = 12, max_gain: int = 
     return cases
 
 
-def check_answers(answers: Mapping[str, object], solutions: Mapping[str, object], tolerance: float = 1e-3) -> None:
-    """Check a reader's answers to a "check yourself" section; print one line per question.
+# --- the check-yourself checker ----------------------------------------------------------------
+# Reads answers the way a learner types them and always answers with one friendly line per question.
 
-    An answer left as ``None`` prints "not answered yet", so a notebook runs headless with every
-    answer blank. Numbers match within ``tolerance`` (absolute); text matches ignoring case and
-    surrounding spaces; ``True``/``False`` must be given as booleans; anything else must be equal.
+_TRUE_WORDS, _FALSE_WORDS = {"true", "yes", "y", "t", "1"}, {"false", "no", "n", "f", "0"}
+_EXPECTED = {
+    "number": "a number (like 0.25, 1/4 or 25%)",
+    "bool": "True or False (yes / no also work)",
+    "text": "a word or short text in quotes",
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a check-yourself question expects, when a plain solution value is not enough.
 
     Args:
-        answers: ``{question: answer or None}``, e.g. ``{"1": 0.25, "2": None}``.
-        solutions: ``{question: solution}`` with the same questions.
-        tolerance: the largest accepted absolute difference for numbers.
-
-    Prints:
-        ``question <name>: right``, ``... not answered yet`` or ``... not right yet``, one line each.
+        value: the solution: a number (int, float, Fraction, NumPy scalar), a bool or a str.
+        kind: ``"number"``, ``"bool"`` or ``"text"``; by default taken from the type of ``value``.
+        decimals: the decimals the question asks for; a number is right within half a unit of the
+            last one (2 decimals: ±0.005, the default).
+        tolerance: an absolute tolerance to use instead of ``decimals``.
+        hint: one short line printed after a wrong answer; it must not give the solution away.
+        accept: other spellings accepted for a text answer.
 
     Raises:
-        ValueError: ``answers`` and ``solutions`` name different questions.
-        AssertionError: an answer is wrong; the message names each wrong question.
+        ValueError: ``kind`` is not one of the three, or a "number" solution is not a number.
 
-    Taught in: every notebook from 00 to 08.
+    Taught in: every notebook from 00 to 10 (the check-yourself sections).
     """
-    if set(answers) != set(solutions):
-        raise ValueError(f"answers name questions {sorted(answers)} but the solutions {sorted(solutions)}")
 
-    def same(given, expected) -> bool:
-        if isinstance(expected, bool) or isinstance(given, bool):
-            return given is expected
-        if isinstance(expected, (int, float, np.number)) and isinstance(given, (int, float, np.number)):
-            return abs(float(given) - float(expected)) <= tolerance
-        if isinstance(expected, str) and isinstance(given, str):
-            return given.strip().lower() == expected.strip().lower()
-        return given == expected
+    value: object
+    kind: str | None = None
+    decimals: int = 2
+    tolerance: float | None = None
+    hint: str = ""
+    accept: tuple[str, ...] = ()
 
-    wrong = []
-    for question in solutions:
-        given = answers[question]
-        if given is None:
-            verdict = "not answered yet"
-        elif same(given, solutions[question]):
-            verdict = "right"
-        else:
-            verdict = "not right yet"
-            wrong.append(f"question {question}: {given!r} is not right")
-        print(f"question {question}: {verdict}")
-    if wrong:
-        raise AssertionError("; ".join(wrong) + " (read the solution cell, then try again)")
+    def __post_init__(self):
+        if self.kind is None:
+            value = _unwrap(self.value)
+            kind = "bool" if isinstance(value, bool) else "text" if isinstance(value, str) else "number"
+            object.__setattr__(self, "kind", kind)
+        if self.kind not in _EXPECTED:
+            raise ValueError(f"kind must be 'number', 'bool' or 'text', not {self.kind!r}")
+        if self.kind == "number" and _as_number(self.value) is None:
+            raise ValueError(f"the solution {self.value!r} is not a number")
 
+
+@dataclass(frozen=True)
+class Verdict:
+    """One question's result: ``status`` is right, wrong, unreadable (not the kind of answer asked
+    for), unanswered or unknown (no such question); ``message`` is the line that was printed."""
+
+    question: str
+    status: str
+    message: str
+
+
+@dataclass(frozen=True, repr=False)
+class Report:
+    """What :func:`check_answers` found: one :class:`Verdict` per question, in the solutions' order.
+
+    Its text (what a notebook shows under the lines) is a one-line summary such as
+    "1 of 3 right, 2 not answered yet".
+    """
+
+    verdicts: dict[str, Verdict]
+
+    @property
+    def all_right(self) -> bool:
+        return all(v.status == "right" for v in self.verdicts.values())
+
+    def count(self, status: str) -> int:
+        return sum(v.status == status for v in self.verdicts.values())
+
+    def __repr__(self) -> str:
+        asked = len(self.verdicts) - self.count("unknown")
+        blank = self.count("unanswered")
+        return f"{self.count('right')} of {asked} right" + (f", {blank} not answered yet" if blank else "")
+
+
+def check_answers(
+    answers: Mapping[object, object], solutions: Mapping[object, object], *, show: Callable[[str], object] = print
+) -> Report:
+    """Check a reader's answers to a "check yourself" section: one printed line per question.
+
+    Answers are read the way people type them. Numbers: ``0.33``, ``"0.33"``, ``"1/3"``, ``"33%"``,
+    ``Fraction(1, 3)``, NumPy scalars; right within half a unit of the decimals asked for (±0.005
+    unless the solution is an :class:`Answer` saying otherwise), compared exactly as fractions.
+    Booleans: ``True``, ``"true"``, ``"yes"``, ``1``, ``numpy.True_``. Text: any case, surrounding
+    spaces, quotes and a final full stop ignored. ``None``, ``...`` or blank text means "not answered
+    yet". A wrong answer gets "not yet", a note when the format or the rounding looks like the
+    problem, and the question's hint; an answer of the wrong kind gets what kind was expected. The
+    solution is never printed, and nothing a reader types raises an exception.
+
+    Args:
+        answers: ``{question: answer}``, e.g. ``{"1": 0.25, "2": None}``; question names are compared
+            as text, so ``1`` and ``"1"`` are the same question.
+        solutions: ``{question: solution value or Answer}``.
+        show: where each line goes (``print`` by default).
+
+    Returns:
+        A :class:`Report`. A question missing from ``answers`` is "not answered yet"; an answer to a
+        question that does not exist gets its own line.
+
+    Raises:
+        ValueError: a solution that is not a valid :class:`Answer` (the notebook author's error).
+
+    Taught in: every notebook from 00 to 10 (the check-yourself sections).
+    """
+    specs = {str(q): s if isinstance(s, Answer) else Answer(s) for q, s in solutions.items()}
+    given = {str(q): a for q, a in answers.items()}
+    verdicts = {q: _verdict(q, given.get(q), spec) for q, spec in specs.items()}
+    for q in given.keys() - specs.keys():
+        verdicts[q] = Verdict(q, "unknown", f"question {q}: there is no question {q} (the questions are: {', '.join(specs)})")
+    for verdict in verdicts.values():
+        show(verdict.message)
+    return Report(verdicts)
+
+
+def _verdict(q: str, given, spec: Answer) -> Verdict:
+    line = f"question {q}: "
+    if given is None or given is Ellipsis or (isinstance(given, str) and not given.strip()):
+        return Verdict(q, "unanswered", line + "not answered yet")
+    try:
+        status, note = _judge(given, spec)
+    except Exception:  # noqa: BLE001 - whatever was typed, the reader gets a line, not a traceback
+        status, note = "unreadable", ""
+    if status == "right":
+        return Verdict(q, status, line + "right")
+    if status == "unreadable":
+        return Verdict(q, status, line + f"expected {_EXPECTED[spec.kind]}, got {_shown(given)}{note}")
+    hint = f" Hint: {spec.hint}" if spec.hint else ""
+    return Verdict(q, status, line + f"not yet: {_shown(given)} is not it{note}.{hint}")
+
+
+def _judge(given, spec: Answer) -> tuple[str, str]:
+    """``(status, note)`` for one answer."""
+    if spec.kind == "bool":
+        answer = _as_bool(given)
+        return ("unreadable", "") if answer is None else ("right" if answer == _as_bool(spec.value) else "wrong", "")
+    if spec.kind == "text":
+        answer = _as_text(given)
+        accepted = {_as_text(t) for t in (spec.value, *spec.accept)}
+        return ("unreadable", "") if answer is None else ("right" if answer in accepted else "wrong", "")
+    answer = _as_number(given)
+    if answer is None:
+        comma = isinstance(given, str) and re.fullmatch(r"\s*[-+]?\d+,\d+\s*", given)
+        return "unreadable", " (use a dot for decimals: 0.25, not 0,25)" if comma else ""
+    expected = _as_number(spec.value)
+    allowed = _as_number(spec.tolerance) if spec.tolerance is not None else Fraction(1, 2 * 10**spec.decimals)
+    if abs(answer - expected) <= allowed:
+        return "right", ""
+    places = next((p for p in range(13) if (answer * 10**p).denominator == 1), 13)
+    if spec.tolerance is None and places < spec.decimals and round(expected, places) == answer:
+        return "wrong", f" exactly (give {spec.decimals} decimals)"
+    if abs(answer - expected) <= 2 * allowed:
+        return "wrong", " (close: check the rounding)"
+    if expected and abs(answer / 100 - expected) <= allowed:
+        return "wrong", f" (it looks like a percentage: write {_shown(given)}% as {float(answer / 100):g})"
+    return "wrong", ""
+
+
+def _unwrap(value):
+    """NumPy scalars and 0-d arrays as Python values; anything else as it is."""
+    try:
+        return value.item() if getattr(value, "shape", None) == () and hasattr(value, "item") else value
+    except Exception:  # noqa: BLE001 - an odd object: read it as it is
+        return value
+
+
+def _as_number(value) -> Fraction | None:
+    """An exact number, or None. A float is read as the decimal it prints as (0.335 is 335/1000)."""
+    value = _unwrap(value)
+    try:
+        if isinstance(value, bool) or value is None:
+            return None
+        if isinstance(value, float):
+            return Fraction(repr(value)) if math.isfinite(value) else None
+        if isinstance(value, numbers.Rational):
+            return Fraction(value)
+        if isinstance(value, Decimal):
+            return _as_number(str(value))
+        if isinstance(value, numbers.Real):
+            return _as_number(float(value))
+        if isinstance(value, str):
+            text = value.strip().replace("\u2212", "-").replace("_", "")
+            number = r"[-+]?(?:\d+\.?\d*|\.\d+)"
+            if fraction := re.fullmatch(rf"({number})\s*/\s*({number})", text):  # "1/3", "0.8/3"
+                top, bottom = Fraction(Decimal(fraction[1])), Fraction(Decimal(fraction[2]))
+                return top / bottom if bottom else None
+            if text.endswith("%"):
+                inner = _as_number(text[:-1])
+                return None if inner is None else inner / 100
+            number = Decimal(text)
+            if not number.is_finite() or abs(number.adjusted()) > 100:  # "1e999999" would take ages
+                return None
+            return Fraction(number)
+    except (ValueError, ZeroDivisionError, InvalidOperation, OverflowError, TypeError):
+        return None
+    return None
+
+
+def _as_bool(value) -> bool | None:
+    value = _unwrap(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        return True if word in _TRUE_WORDS else False if word in _FALSE_WORDS else None
+    return None
+
+
+def _as_text(value) -> str | None:
+    value = _unwrap(value)
+    if not isinstance(value, str):
+        return None
+    return " ".join(value.strip().strip("\"'").rstrip(".").split()).casefold()
+
+
+def _shown(value) -> str:
+    """A short rendering of what the reader typed (at most 40 characters)."""
+    try:
+        text = repr(_unwrap(value))
+    except Exception:  # noqa: BLE001
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -15,16 +15,34 @@ pytestmark = pytest.mark.usefixtures("close_figures")
 # --- plot_first_relevant_ranks ----------------------------------------------------------------
 
 
-def test_first_relevant_rank_bars_count_questions():
-    ranks = pd.DataFrame({"question": ["?"] * 4, "n_relevant": [1] * 4,
-                          "A": pd.array([1, 1, 12, pd.NA], dtype="Int64"), "B": pd.array([2, 3, 3, 1], dtype="Int64")})
-    fig = h.plot_first_relevant_ranks(ranks, k=3, max_rank=10, show_rr=True)
+RANKS = pd.DataFrame({"question": ["?"] * 4, "n_relevant": [1] * 4,
+                      "A": pd.array([1, 1, 12, pd.NA], dtype="Int64"), "B": pd.array([2, 3, 3, 1], dtype="Int64")})
+
+
+def test_first_relevant_rank_bars_count_questions_and_keep_misses_apart():
+    fig = h.plot_first_relevant_ranks(RANKS, k=3, max_rank=10, show_rr=True, title="where the first hit lands")
     ax = fig.axes[0]
     heights = [[p.get_height() for p in container] for container in ax.containers]
-    assert heights[0] == [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]  # A: two at rank 1, rank 12 and a miss share the last bar
-    assert heights[1] == [1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0]
+    assert heights[0] == [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]  # A: two at rank 1; rank 12 in ">10", a miss in "none"
+    assert heights[1] == [1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    assert [t.get_text() for t in ax.get_xticklabels()][-2:] == [">10", "none"]
     rr_labels = [t.get_text() for t in fig.axes[1].get_xticklabels()]
-    assert rr_labels[:3] == ["1.00", "0.50", "0.33"] and rr_labels[-1] == "< 0.10\nor 0"
+    assert rr_labels[:3] == ["1.00", "0.50", "0.33"] and rr_labels[-2:] == ["<0.10", "0"]
+    assert fig._suptitle.get_text() == "where the first hit lands"
+
+
+def test_first_relevant_rank_bars_as_mrr_add_up_to_mrr_and_mrr_at_k():
+    fig = h.plot_first_relevant_ranks(RANKS, k=3, max_rank=10, as_mrr=True)
+    ax = fig.axes[0]
+    for name, container in zip(["A", "B"], ax.containers):
+        heights = [p.get_height() for p in container]
+        rankings = [["x0"] if rank is pd.NA else [f"x{i}" for i in range(1, int(rank))] + ["r"] for rank in RANKS[name]]
+        relevant = [{"r"}] * len(rankings)
+        assert sum(heights) == pytest.approx(h.mrr(rankings, relevant))
+        assert sum(heights[:3]) == pytest.approx(h.mrr(rankings, relevant, k=3))
+    assert heights[:3] == pytest.approx([1 / 4, 1 / 2 / 4, 2 / 3 / 4])  # B: count × 1/rank / n
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[1:] == [f"A: MRR = {(2 + 1 / 12) / 4:.3f}", f"B: MRR = {(1 + 1 / 2 + 2 / 3) / 4:.3f}"]
 
 
 def test_first_relevant_ranks_needs_a_retriever_column():
@@ -43,6 +61,7 @@ def test_precision_ceiling_curve_comes_from_the_labels():
     assert [t.get_text() for t in fig.axes[0].texts] == ["ceiling at k = 2: 0.750"]
     assert list(ceiling.get_ydata()) == [1.0, h.precision_ceiling(qrels, 2)] == [1.0, 0.75]
     assert list(one_over_k.get_ydata()) == [1.0, 0.5]
+    assert one_over_k.get_zorder() > ceiling.get_zorder()  # drawn on top: the two nearly coincide on our labels
     assert list(run.get_ydata()) == [0.5, 0.25]
     with pytest.raises(ValueError, match=r"no precision at k = \[3\]"):
         h.plot_precision_ceiling(qrels, ks=[1, 3], table=table)
