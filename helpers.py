@@ -30,9 +30,12 @@ lives, in teaching order:
                              random_cases, check_answers, print_versions
   statistics.py              bootstrap_ci, interval_table, sign_test,            08
                              permutation_p, paired_comparisons, rank_differences
-  widgets/playground.py      playground_widget, playground_scores                07
-  widgets/ceiling.py         ceiling_widget, ceiling_report, hypothetical_qrels  07
+  widgets/playground.py      playground_widget, playground_scores                01, 02, 04, 07
+  widgets/rank_slider.py     rank_slider_widget, rank_slider_scores              03
+  widgets/ceiling.py         ceiling_widget, ceiling_report, ceiling_by_k,       07
+                             hypothetical_qrels
   widgets/ranks.py           ranks_widget, question_view, filter_questions       07
+  widgets/rrf.py             rrf_widget, rrf_explanation, fusion_cases           07
   batch.py                   batch_scores (many questions at once, NumPy)        README
   trec.py                    write_trec_qrels, write_trec_run, export_trec       README
   paths.py                   ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH, CACHE_DIR, OUTPUT_DIR
@@ -81,7 +84,9 @@ from retrieval_eval.text import locate_evidence, normalise
 from retrieval_eval.trec import export_trec, write_trec_qrels, write_trec_run
 from retrieval_eval.widgets.ceiling import ceiling_by_k, ceiling_report, ceiling_widget, hypothetical_qrels
 from retrieval_eval.widgets.playground import playground_scores, playground_widget
+from retrieval_eval.widgets.rank_slider import rank_slider_scores, rank_slider_widget
 from retrieval_eval.widgets.ranks import filter_questions, question_view, ranks_widget
+from retrieval_eval.widgets.rrf import fusion_cases, rrf_explanation, rrf_widget
 
 __all__ = [
     # metrics (01-04)
@@ -106,9 +111,10 @@ __all__ = [
     # statistics (08)
     "bootstrap_ci", "interval_table", "sign_test", "permutation_p", "paired_comparisons", "rank_differences",
     "N_RESAMPLES", "SEED",
-    # widgets (07)
-    "playground_widget", "playground_scores", "ceiling_widget", "ceiling_report", "ceiling_by_k",
-    "hypothetical_qrels", "ranks_widget", "question_view", "filter_questions",
+    # widgets (01-04, 07)
+    "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",
+    "ceiling_widget", "ceiling_report", "ceiling_by_k", "hypothetical_qrels",
+    "ranks_widget", "question_view", "filter_questions", "rrf_widget", "rrf_explanation", "fusion_cases",
     # many questions, TREC files (README)
     "batch_scores", "write_trec_qrels", "write_trec_run", "export_trec",
     # paths

@@ -8,6 +8,7 @@ same way and saves it, with its outputs and without widget state (which GitHub m
 """
 
 import hashlib
+import re
 from pathlib import Path
 
 import nbformat
@@ -17,10 +18,12 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 TEXT_TYPES = ("text/plain", "text/markdown", "text/html")
+EMBEDDED_IMAGE = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]+")
 
 
 def key_outputs(nb) -> dict:
-    """``{cell id: [output texts]}`` for every cell tagged key-output (images left out)."""
+    """``{cell id: [output texts]}`` for every cell tagged key-output (images left out, also those
+    embedded in HTML, such as a widget's static copy)."""
     found = {}
     for cell in nb.cells:
         if cell.cell_type == "code" and "key-output" in cell.metadata.get("tags", []):
@@ -30,7 +33,7 @@ def key_outputs(nb) -> dict:
                     texts.append(output["text"])
                 for kind in TEXT_TYPES:
                     if kind in output.get("data", {}):
-                        texts.append(output["data"][kind])
+                        texts.append(EMBEDDED_IMAGE.sub("data:image/png;base64,…", output["data"][kind]))
             found[cell.id] = texts
     return found
 
