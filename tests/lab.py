@@ -109,19 +109,24 @@ def jupyterlab(tmp: Path, notebooks: Sequence[Path]) -> Iterator[tuple[str, str]
 
 
 @contextmanager
-def chromium(width: int = 1366, height: int = 768, scale: float = 1.0):
-    """A headless Chromium page of ``width`` × ``height`` CSS px (``scale`` = device pixels per CSS px:
-    150% browser zoom on a 1366×768 screen is 911×512 at scale 1.5)."""
+def chromium():
+    """Debian's headless Chromium, driven by Playwright (its own browser download does not work here)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=STEP_MS)
         try:
-            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
-            page.set_default_timeout(STEP_MS)
-            yield page
+            yield browser
         finally:
             browser.close()
+
+
+def new_page(browser, width: int = 1366, height: int = 768, scale: float = 1.0):
+    """A page of ``width`` × ``height`` CSS px; ``scale`` = device pixels per CSS px (150% browser zoom on
+    a 1366×768 screen lays out as a 911×512 page at scale 1.5)."""
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    page.set_default_timeout(STEP_MS)
+    return page
 
 
 def open_notebook(page, base: str, token: str, name: str) -> None:

@@ -50,11 +50,18 @@ STYLE = """
 .rw-widget button, .rw-widget input { font-size: 16px; }
 .rw-widget .widget-html-content { line-height: 1.35; }
 .rw-widget table { border-collapse: collapse; }
-.rw-widget .rw-heatmap th, .rw-widget .rw-heatmap td { padding: 1px 4px; line-height: 1.35; }
+.rw-widget .rw-heatmap th, .rw-widget .rw-heatmap td { padding: 1px 2px; line-height: 1.35; min-width: 2em; }
+.rw-widget .rw-heat-box { container-type: inline-size; overflow-x: auto; }
+.rw-widget .rw-heat-narrow { display: none; }
+@container (max-width: 880px) {
+  .rw-widget .rw-heat-wide { display: none; }
+  .rw-widget .rw-heat-narrow { display: block; }
+}
 .rw-widget th, .rw-widget td { padding: 2px 8px; }
 .rw-widget .rw-table th { text-align: left; border-bottom: 1px solid #888; }
-.rw-widget .rw-table td { text-align: right; }
-.rw-widget .rw-table td.rw-left { text-align: left; }
+.rw-widget .rw-table td { text-align: right; white-space: nowrap; }
+.rw-widget .rw-table td.rw-left { text-align: left; white-space: normal; }
+.rw-widget .rw-scroll th { position: sticky; top: 0; z-index: 1; background: var(--jp-layout-color0, #fff); }
 .rw-widget .rw-scroll { overscroll-behavior: contain; border: 1px solid #bbb; }
 .rw-widget .rw-num { display: inline-block; min-width: 3ch; position: relative; }
 .rw-widget.rw-concealed .rw-num { visibility: hidden; }

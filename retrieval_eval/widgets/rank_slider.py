@@ -62,7 +62,7 @@ def rank_bars_html(rank: int, k: int, n: int = 10) -> str:
                   if r > k else "")
         bars.append(
             "<div style='display:flex;flex-direction:column;justify-content:flex-end;align-items:center;width:56px'>"
-            f"<div style='font-size:14px'>1/{r}</div>"
+            f"<div>1/{r}</div>"
             f"<div style='width:40px;height:{BAR_PX / r:.0f}px;background:{colour}{past_k}'></div>"
             f"<div{' style=font-weight:bold' if r == rank else ''}>{r}</div></div>"
         )

@@ -17,6 +17,7 @@ from ._view import Debounce, WidgetView, busy_sign, scroll_panel
 
 ALL_SLICES = "all slices"  # the slice filter's "no filter" choice
 HEATMAP_COLUMNS = 24  # questions per block of the heat map: 47 questions make two blocks that fit 930 px
+NARROW_COLUMNS = 16  # per block where the widget is narrower than a 24-column block (e.g. at 150% zoom)
 FRAME = "3px solid #d00000"  # the picked question's frame in the heat map
 BELOW_K, NOT_FOUND = "#f1e4c8", "#ffffff"  # heat map cells: first relevant chunk below k, none ranked
 RELEVANT_BADGE = " <span style='background:#1b7837;color:#fff;padding:0 4px'>relevant</span>"
@@ -279,7 +280,7 @@ class RanksWidget(WidgetView):
         self.head.add_class("rw-sentence")
         self.frame.layout.display = "none"
         self._quiet = False
-        self.question.layout = w.Layout(flex="1 1 auto", width="auto")
+        self.question.layout = w.Layout(flex="1 1 auto", width="auto", min_width="0")
         self.ui = self._root([
             w.HBox([self.search, self.slice, self.k, self.disagree, busy_sign()],
                    layout=w.Layout(flex_flow="row wrap", align_items="center")),
@@ -296,9 +297,15 @@ class RanksWidget(WidgetView):
         self.question.observe(self._on_question, names="value")
 
     def _heatmap_html(self, k: int) -> str:
-        """The heat map at cut-off k (drawn once per k), with its legend."""
+        """The heat map at cut-off k (drawn once per k), with its legend: blocks of HEATMAP_COLUMNS
+        questions, or of NARROW_COLUMNS where the widget is narrower (150% zoom; a CSS container query)."""
         if k not in self._heatmaps:
-            self._heatmaps[k] = rank_heatmap_html(self.ranks, self.retrievers, k) + f"<div>{heatmap_legend(k)}</div>"
+            self._heatmaps[k] = (
+                "<div class='rw-heat-box'>"
+                f"<div class='rw-heat-wide'>{rank_heatmap_html(self.ranks, self.retrievers, k)}</div>"
+                f"<div class='rw-heat-narrow'>{rank_heatmap_html(self.ranks, self.retrievers, k, columns=NARROW_COLUMNS)}</div>"
+                f"</div><div>{heatmap_legend(k)}</div>"
+            )
         return self._heatmaps[k]
 
     def _found(self) -> list[str]:

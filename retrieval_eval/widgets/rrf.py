@@ -121,10 +121,11 @@ def _explain(names, table, metrics, depth, positions) -> tuple[str, str, list]:
     chunk = table.loc[fused_rank, "chunk"]
     terms = " + ".join(num(table.loc[fused_rank, f"{n} term"], 4) for n in names)
     parts = ", ".join(f"{n} {_rank_text(positions[n].get(chunk))}" for n in names)
+    placed = f"hybrid puts the first relevant chunk at rank {fused_rank}"
     head = {
-        "helps": f"<b>Fusion helps</b>: hybrid puts the first relevant chunk at rank {fused_rank}, above the best input ({best}, rank {best_rank}).",
+        "helps": f"<b>Fusion helps</b>: {placed}, above the best input ({best}, rank {best_rank}).",
         "same": f"<b>Fusion keeps</b> the best input's place: rank {fused_rank}, as {best}.",
-        "hurts": f"<b>Fusion hurts</b>: hybrid puts the first relevant chunk at rank {fused_rank}, below {best}'s rank {best_rank}.",
+        "hurts": f"<b>Fusion hurts</b>: {placed}, below {best}'s rank {best_rank}.",
     }[verdict]
     why = (f" <code>{html.escape(chunk)}</code> ({parts}) scores {terms} = "
            f"<b>{num(table.loc[fused_rank, 'fused score'], 4)}</b>.")
@@ -235,7 +236,7 @@ class RRFWidget(WidgetView):
         self.start, self.previous = (question, rrf_k, depth, k), None
         self.question = w.Dropdown(options=[(f"{q} · {questions[q]}", q) for q in qrels], value=question,
                                    description="question", style={"description_width": "75px"},
-                                   layout=w.Layout(width="100%"))
+                                   layout=w.Layout(flex="1 1 auto", width="auto", min_width="0"))
         self.rrf_k = w.IntSlider(value=rrf_k, min=0, max=RRF_K_MAX, description="RRF constant", continuous_update=False,
                                  style={"description_width": "125px"}, layout=w.Layout(width="360px"))
         self.depth = w.IntSlider(value=depth, min=1, max=DEPTH_MAX, description="depth (top n)", continuous_update=False,
@@ -249,14 +250,14 @@ class RRFWidget(WidgetView):
                              (self.fused_html, "rrf-fused")):
             widget.add_class(name)  # CSS classes: handles for the browser test and the benchmark
         self.sentence.add_class("rw-sentence")
-        self.sentence.layout = w.Layout(flex="1 1 300px", min_height="6.8em", margin="0 0 0 12px")
+        self.sentence.layout = w.Layout(flex="1 1 300px", min_width="300px", min_height="6.8em", margin="0 0 0 12px")
         for control in (self.question, self.rrf_k, self.depth, self.k):
             control.observe(self._update, names="value")
         self.ui = self._root([
-            self.question,
+            w.HBox([self.question], layout=w.Layout(width="100%")),
             w.HBox([self.rrf_k, self.depth, self.k], layout=w.Layout(flex_flow="row wrap")),
             w.HBox([self.reveal, self.reset_control, busy_sign()]),
-            w.HBox([self.metrics_html, self.sentence], layout=w.Layout(flex_flow="row nowrap")),
+            w.HBox([self.metrics_html, self.sentence], layout=w.Layout(flex_flow="row wrap")),
             scroll_panel(self.fused_html, 230),
         ], "rrf-widget")
         self._update()
