@@ -13,12 +13,16 @@ Needs /usr/bin/chromium (``make test`` installs Debian's chromium when it is mis
 """
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import helpers as h
 from lab import (
-    CHROMIUM, ROOT, chromium, jupyterlab, menu, new_page, notebook_area, notebook_state, open_and_run, show_at_top,
+    CHROMIUM, ROOT, chromium, jupyterlab, menu, new_page, notebook_area, notebook_state, open_and_run, open_notebook,
+    run_all, show_at_top,
 )
 
 SCREENSHOTS = ROOT / "output" / "screenshots"
@@ -42,13 +46,24 @@ def browser(tmp_path_factory):
         yield chrome, base, token
 
 
+STATIC_STATE = """() => ({
+  copies: [...document.querySelectorAll('.rw-static')].filter(e => e.offsetHeight > 0).length,
+  notes: [...document.querySelectorAll('.rw-kernel-note')].filter(e => e.offsetHeight > 0).length,
+  live: document.querySelectorAll('.rw-live').length})"""
+
+
 @pytest.fixture(scope="module")
 def page(browser):
-    """Notebook 07 at 1366×768, all cells run."""
+    """Notebook 07 at 1366×768, all cells run. Before that, ``page.committed`` records what the committed
+    notebook shows when opened (untrusted, as from a fresh clone): static copies and notes."""
     chrome, base, token = browser
     page = new_page(chrome, 1366, 768)
-    open_and_run(page, base, token, "07_widgets.ipynb", [f".{name}" for name in WIDGETS_07],
-                 SCREENSHOTS / "failed_run_all_07.png")
+    open_notebook(page, base, token, "07_widgets.ipynb")
+    page.wait_for_timeout(1000)
+    page.committed = page.evaluate(STATIC_STATE)
+    show_at_top(page, ".rw-static")
+    page.screenshot(path=SCREENSHOTS / "1366x768_committed_untrusted_static_copy.png")
+    run_all(page, [f".{name}" for name in WIDGETS_07], SCREENSHOTS / "failed_run_all_07.png")
     page.wait_for_selector(".rw-widget[data-key-guard]", state="attached")  # the key guard is installed
     yield page
     page.close()
@@ -125,6 +140,27 @@ def press_on(page, selector: str, key: str, times: int = 1) -> dict:
 def assert_notebook_did_not_move(moved: dict, what: str) -> None:
     before, after = moved["before"], moved["after"]
     assert (before["active"], before["scroll"]) == (after["active"], after["scroll"]), (what, before, after)
+
+
+def test_without_a_kernel_the_committed_notebook_shows_the_static_copies(page, browser, tmp_path):
+    """Opened from a fresh clone (untrusted) or exported with nbconvert (as GitHub renders notebooks):
+    each widget shows its static copy, and the note says it is not live."""
+    assert page.committed == {"copies": len(WIDGETS_07), "notes": len(WIDGETS_07), "live": 0}, page.committed
+    jupyter = str(Path(sys.executable).parent / "jupyter")
+    subprocess.run([jupyter, "nbconvert", "--to", "html", str(NOTEBOOKS[0]), "--output-dir", str(tmp_path)],
+                   check=True, capture_output=True, timeout=120)
+    exported = new_page(browser[0], 1366, 768)
+    try:
+        exported.goto((tmp_path / "07_widgets.html").as_uri())
+        assert exported.evaluate(STATIC_STATE) == {"copies": len(WIDGETS_07), "notes": len(WIDGETS_07), "live": 0}
+        exported.evaluate("() => document.querySelectorAll('.rw-static')[1].scrollIntoView({block: 'start'})")
+        exported.screenshot(path=SCREENSHOTS / "1366x768_nbconvert_html_static_copy.png")
+        details = exported.locator(".rw-static details").first
+        assert not details.locator("table").first.is_visible()  # folded: predict first
+        details.locator("summary").click()
+        assert details.locator("table").first.is_visible()
+    finally:
+        exported.close()
 
 
 @pytest.mark.parametrize("name", WIDGETS_07)

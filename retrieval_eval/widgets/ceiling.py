@@ -340,10 +340,10 @@ class CeilingWidget(WidgetView):
 
         k, retriever, what_if = self._settings()
         by_k = ceiling_by_k(self.qrels, self.table)
-        return (f"<p>{self.report['sentence']}</p>"
-                + png_html(self.png(k, retriever, what_if), round(FIGURE_SIZE[0] * PX_PER_INCH), "precision@k and its ceiling")
-                + reveal_details(self._numbers_html(retriever) + "<p>At every k:</p>"
-                                 + table_html(by_k.reset_index().set_index("k"), hide=False)))
+        width = round(FIGURE_SIZE[0] * PX_PER_INCH)
+        return (png_html(self.png(k, retriever, what_if), width, "precision@k and its ceiling")
+                + reveal_details(f"<p>{self.report['sentence']}</p>" + self._numbers_html(retriever)
+                                 + "<p>At every k:</p>" + table_html(by_k.reset_index().set_index("k"), hide=False)))
 
 
 def ceiling_widget(qrels: Mapping, runs: Mapping, k: int = 3) -> CeilingWidget:
