@@ -243,9 +243,12 @@ def test_ceiling_widget_follows_the_k_slider_and_the_what_if(page, qrels, runs):
 
 def test_ranks_widget_follows_the_picked_question_and_the_search(page, runs, qrels, golden):
     show_at_top(page, ".ranks-widget")
+    before = page.evaluate("() => ['.ranks-heatmap', '.ranks-chunks'].map(s => document.querySelector(s).getBoundingClientRect().top)")
     label = f"q02 · {golden.set_index('id').loc['q02', 'question']}"
     page.locator(".ranks-question select").select_option(label=label)
     wait_for_text(page, ".ranks-head", "q02 (")
+    after = page.evaluate("() => ['.ranks-heatmap', '.ranks-chunks'].map(s => document.querySelector(s).getBoundingClientRect().top)")
+    assert after == before  # the heat map and the chunks stay where they were
     frame = page.evaluate("() => [...document.querySelectorAll('.ranks-widget style')].map(s => s.textContent).join('')")
     assert "[data-q='q02'] { outline" in frame
     outlined = page.evaluate("() => getComputedStyle(document.querySelector(\".ranks-heatmap td[data-q='q02']\")).outlineStyle")

@@ -317,12 +317,20 @@ class CeilingWidget(WidgetView):
 
         Taught in: notebook 07_widgets.
         """
-        self.k.value, self.retriever.value, self.what_if.value = self.start
-        self.reveal.value = False
+        self._resetting = True
+        try:
+            self.k.value, self.retriever.value, self.what_if.value = self.start
+            self.reveal.value = False
+        finally:
+            self._resetting = False
         self.previous = None
         self._update()
 
+    _resetting = False
+
     def _update(self, change=None) -> None:
+        if self._resetting:
+            return
         k, retriever, what_if = self._settings()
         with self.busy():
             self.report = ceiling_report(self.qrels, self.table, k, retriever, what_if)

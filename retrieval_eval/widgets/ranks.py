@@ -277,7 +277,7 @@ class RanksWidget(WidgetView):
                              (self.heatmap, "ranks-heatmap"), (self.head, "ranks-head"),
                              (self.top_chunks, "ranks-chunks"), (self.matches, "ranks-matches")):
             widget.add_class(name)  # CSS classes: handles for the browser test and the benchmark
-        self.head.add_class("rw-sentence")
+        self.head.layout.min_height = "4.1em"  # three lines reserved: the chunks below do not jump between questions
         self.frame.layout.display = "none"
         self._quiet = False
         self.question.layout = w.Layout(flex="1 1 auto", width="auto", min_width="0")
@@ -285,7 +285,7 @@ class RanksWidget(WidgetView):
             w.HBox([self.search, self.slice, self.k, self.disagree, busy_sign()],
                    layout=w.Layout(flex_flow="row wrap", align_items="center")),
             w.HBox([self.question, self.reset_control], layout=w.Layout(width="100%")),
-            self.heatmap, self.frame, w.HBox([self.matches]), self.head, scroll_panel(self.top_chunks, 190),
+            self.heatmap, self.frame, w.HBox([self.matches]), self.head, scroll_panel(self.top_chunks, 180),
         ], "ranks-widget", concealed=False)
         self.scope = f"rw-heat-{self.ui.model_id[:12]}"
         self.heatmap.add_class(self.scope)
