@@ -33,10 +33,12 @@ lives, in teaching order:
                       check_answers, Answer, print_versions
   statistics.py       bootstrap_ci, interval_table, sign_test, permutation_p,        08
                       paired_comparisons, rank_differences, N_RESAMPLES, SEED
-  widgets/            playground_widget, playground_scores (playground.py);          07
+  widgets/            playground_widget, playground_scores (playground.py);          01-04, 07
+                      rank_slider_widget, rank_slider_scores (rank_slider.py);
                       ceiling_widget, ceiling_report, ceiling_by_k,
                       hypothetical_qrels (ceiling.py); ranks_widget,
-                      question_view, filter_questions (ranks.py)
+                      question_view, filter_questions (ranks.py); rrf_widget,
+                      rrf_explanation, fusion_cases (rrf.py)
   batch.py            batch_scores (many questions at once, with NumPy)              README
   trec.py             write_trec_qrels, write_trec_run, export_trec                  README
   reports.py          report folders under output/ (make evaluate)                   README
@@ -92,7 +94,9 @@ from retrieval_eval.text import locate_evidence, normalise
 from retrieval_eval.trec import export_trec, write_trec_qrels, write_trec_run
 from retrieval_eval.widgets.ceiling import ceiling_by_k, ceiling_report, ceiling_widget, hypothetical_qrels
 from retrieval_eval.widgets.playground import playground_scores, playground_widget
+from retrieval_eval.widgets.rank_slider import rank_slider_scores, rank_slider_widget
 from retrieval_eval.widgets.ranks import filter_questions, question_view, ranks_widget
+from retrieval_eval.widgets.rrf import fusion_cases, rrf_explanation, rrf_widget
 
 __all__ = [
     # metrics (01-04)
@@ -121,9 +125,10 @@ __all__ = [
     # statistics (08)
     "bootstrap_ci", "interval_table", "sign_test", "permutation_p", "paired_comparisons", "rank_differences",
     "N_RESAMPLES", "SEED",
-    # widgets (07)
-    "playground_widget", "playground_scores", "ceiling_widget", "ceiling_report", "ceiling_by_k",
-    "hypothetical_qrels", "ranks_widget", "question_view", "filter_questions",
+    # widgets (01-04, 07)
+    "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",
+    "ceiling_widget", "ceiling_report", "ceiling_by_k", "hypothetical_qrels",
+    "ranks_widget", "question_view", "filter_questions", "rrf_widget", "rrf_explanation", "fusion_cases",
     # many questions, TREC files (README)
     "batch_scores", "write_trec_qrels", "write_trec_run", "export_trec",
     # paths

@@ -32,8 +32,17 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    Kernel and Run All" costs) and the kernel's CPU time (``resource.getrusage`` read by a cell
    appended to the in-memory copy; user + system, all threads).
 
+6. Widgets (``python benchmarks/bench.py widgets``; not part of ``make bench``'s default run, it needs
+   /usr/bin/chromium): notebook 07 opened in JupyterLab in headless Chromium at 1366×768 (the start-up
+   of tests/test_browser.py, from tests/lab.py), all cells run, then each interaction repeated as a
+   class would do it, with keys on the focused control or clicks. Latency = from the input event
+   (``keydown`` or ``click``, seen by a capturing listener on the page) to the moment the watched part
+   of the widget shows the new state and the widget is no longer busy (a MutationObserver), in the
+   page's own clock (``performance.now``); median of the repeats after two warm-ups. The load average
+   and the number of cores are printed beside the figures: CPU-bound latency moves with the load.
+
 ``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
-``vector-search``) runs one section only.
+``vector-search``, ``widgets``) runs one section only.
 """
 
 from __future__ import annotations
@@ -269,14 +278,161 @@ def bench_notebooks():
           f"cell {widgets:.1f} s (target <= {WIDGETS_TARGET_S:.0f} s: {'met' if widgets <= WIDGETS_TARGET_S else 'MISSED'})")
 
 
+# --- 6. Widgets in the browser -------------------------------------------------------------------
+
+WIDGET_TARGETS_MS = {"playground": 100, "ceiling": 300, "ranks": 300}  # issue 14, median per interaction
+WIDGET_REPEATS = 15
+
+ARM = """([root, watch]) => {
+  const r = document.querySelector(root), w = document.querySelector(watch);
+  const state = () => (w.tagName === 'IMG' ? w.src : w.innerHTML);
+  const m = {t0: null, t1: null, before: state()};
+  window.__latency = m;
+  const start = () => { if (m.t0 === null) m.t0 = performance.now(); };
+  document.addEventListener('keydown', start, {capture: true, once: true});
+  document.addEventListener('click', start, {capture: true, once: true});
+  const check = () => {
+    if (m.t0 !== null && m.t1 === null && state() !== m.before && !r.classList.contains('rw-busy')) {
+      m.t1 = performance.now(); observer.disconnect();
+    }
+  };
+  const observer = new MutationObserver(check);
+  observer.observe(r, {subtree: true, childList: true, attributes: true, characterData: true});
+}"""
+
+
+def _latency_ms(page, root: str, watch: str, act) -> float:
+    """Milliseconds from the input event that ``act()`` causes to the updated, no longer busy widget."""
+    page.evaluate(ARM, [root, watch])
+    act()
+    page.wait_for_function("() => window.__latency.t1 !== null", timeout=30_000)
+    return page.evaluate("() => window.__latency.t1 - window.__latency.t0")
+
+
+def _median_latency(page, root: str, watch: str, acts, warm_up: int = 2) -> tuple[float, int]:
+    """Median latency of ``acts`` (callables, one interaction each) after ``warm_up`` of them; and the count."""
+    times = [_latency_ms(page, root, watch, act) for act in acts]
+    measured = times[warm_up:]
+    return statistics.median(measured), len(measured)
+
+
+def _key(page, selector: str, key: str):
+    def act():
+        page.locator(selector).first.focus()
+        page.keyboard.press(key)
+    return act
+
+
+def _bounce(start: int, low: int, high: int, n: int, keys=("ArrowLeft", "ArrowRight")) -> list[str]:
+    """n keys that move a control from ``start`` between ``low`` and ``high`` and back: every key changes it."""
+    position, step, out = start, 1, []
+    for _ in range(n):
+        if not low <= position + step <= high:
+            step = -step
+        position += step
+        out.append(keys[1] if step > 0 else keys[0])
+    return out
+
+
+def bench_widgets():
+    sys.path.insert(0, str(h.ROOT / "tests"))
+    import lab  # tests/lab.py: the browser test's JupyterLab and Chromium start-up
+
+    if not lab.CHROMIUM.exists():
+        raise SystemExit(f"6. Widgets: needs {lab.CHROMIUM} (Debian's chromium package)")
+    setup = h.evaluation_setup()
+    load_before = os.getloadavg()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, \
+            lab.jupyterlab(Path(tmp), [h.ROOT / "notebooks" / "07_widgets.ipynb"]) as (base, token), \
+            lab.chromium() as browser:
+        page = lab.new_page(browser, 1366, 768)
+        lab.open_and_run(page, base, token, "07_widgets.ipynb", [".rrf-widget"])
+        n = WIDGET_REPEATS + 2
+
+        def measure(widget, what, root, watch, acts, warm_up=2):
+            lab.show_at_top(page, root)
+            median, count = _median_latency(page, root, watch, acts, warm_up)
+            rows.append((widget, what, median, count))
+
+        def keys(selector, sequence):
+            return [_key(page, selector, key) for key in sequence]
+
+        measure("playground", "click a result (its gain cycles)", ".playground-widget", ".playground-scores",
+                [lambda i=i: page.locator(f".playground-rank-{1 + i % 10}").click() for i in range(n)])
+        measure("playground", "cut-off k, arrow key on the slider", ".playground-widget", ".playground-scores",
+                keys(".playground-k .noUi-handle", _bounce(5, 1, 10, n)))
+
+        # The ceiling figure is drawn once per setting and then reused: sweeping k from 1 to 10 for each
+        # retriever meets every setting for the first time; sweeping again meets each a second time.
+        lab.show_at_top(page, ".ceiling-widget")
+        page.locator(".ceiling-k .noUi-handle").first.focus()
+        page.keyboard.press("Home")  # k = 1
+        page.wait_for_timeout(1500)
+        first_visits, k = [], 1
+        for retriever in range(len(setup.runs)):
+            if retriever:
+                _latency_ms(page, ".ceiling-widget", ".ceiling-sentence",
+                            _key(page, ".ceiling-retriever button.mod-active", "ArrowRight"))
+            sweep = _bounce(k, 1, 10, 9)  # 1 → 10, or 10 → 1
+            k = 11 - k
+            first_visits.append(_median_latency(page, ".ceiling-widget", ".ceiling-sentence",
+                                                keys(".ceiling-k .noUi-handle", sweep), warm_up=0))
+        rows.append(("ceiling", "cut-off k, arrow key, a setting drawn for the first time",
+                     statistics.median(m for m, _ in first_visits), sum(c for _, c in first_visits)))
+        measure("ceiling", "cut-off k, arrow key, a setting seen before", ".ceiling-widget", ".ceiling-sentence",
+                keys(".ceiling-k .noUi-handle", _bounce(k, 1, 10, n)))
+        measure("ceiling", "retriever, arrow key on the buttons, settings seen before", ".ceiling-widget",
+                ".ceiling-sentence",
+                keys(".ceiling-retriever button.mod-active", _bounce(len(setup.runs) - 1, 0, len(setup.runs) - 1, n)))
+
+        ids = list(setup.golden["id"])
+        start = ids.index(page.locator(".ranks-question select").input_value().split(" · ")[0])
+        measure("ranks", "question, arrow key in the list", ".ranks-widget", ".ranks-head",
+                keys(".ranks-question select", _bounce(start, 0, len(ids) - 1, n, ("ArrowUp", "ArrowDown"))))
+        measure("ranks", "cut-off k, arrow key on the slider", ".ranks-widget", ".ranks-heatmap",
+                keys(".ranks-k .noUi-handle", _bounce(3, 1, 10, n)))
+        search = page.locator(".ranks-search input")
+        times = []
+        for word in ["frost", "battery", "theft", "invoice", "student", "frost", "warranty", "battery"]:
+            search.fill("")
+            page.wait_for_timeout(800)
+            search.press_sequentially(word[:-1], delay=80)
+            page.evaluate(ARM, [".ranks-widget", ".ranks-matches"])  # "n of 47 questions match"
+            search.press(word[-1])  # timed from the last key
+            page.wait_for_function("() => window.__latency.t1 !== null", timeout=30_000)
+            times.append(page.evaluate("() => window.__latency.t1 - window.__latency.t0"))
+        rows.append(("ranks", "search, from the last key (includes the 0.3 s pause it waits for)",
+                     statistics.median(times[2:]), len(times) - 2))
+        search.fill("")
+        page.wait_for_timeout(800)
+
+        measure("RRF explainer", "RRF constant, arrow key on the slider", ".rrf-widget", ".rrf-fused",
+                keys(".rrf-k .noUi-handle", _bounce(60, 0, 100, n)))
+        start = ids.index(page.locator(".rrf-question select").input_value().split(" · ")[0])
+        measure("RRF explainer", "question, arrow key in the list", ".rrf-widget", ".rrf-sentence",
+                keys(".rrf-question select", _bounce(start, 0, len(ids) - 1, n, ("ArrowUp", "ArrowDown"))))
+    load_after = os.getloadavg()
+    print(f"6. Widgets in JupyterLab, headless Chromium, 1366x768; {os.cpu_count()} cores, load average "
+          f"(1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after")
+    print(f"   {'widget':<14} {'interaction':<72} {'median':>8} {'n':>3}")
+    for widget, what, median, count in rows:
+        print(f"   {widget:<14} {what:<72} {median:6.0f} ms {count:>3}")
+    for widget, target in WIDGET_TARGETS_MS.items():
+        medians = [m for wd, what, m, _ in rows if wd == widget and "search" not in what]
+        worst = max(medians)
+        print(f"   {widget}: slowest median {worst:.0f} ms (target <= {target} ms: {'met' if worst <= target else 'MISSED'})")
+
+
 SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks")
+OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 
 
 def main():
     chosen = sys.argv[1:] or list(SECTIONS)
-    unknown = [name for name in chosen if name not in SECTIONS]
+    unknown = [name for name in chosen if name not in SECTIONS + OPTIONAL_SECTIONS]
     if unknown:
-        raise SystemExit(f"unknown section(s) {unknown}; choose from {list(SECTIONS)}")
+        raise SystemExit(f"unknown section(s) {unknown}; choose from {list(SECTIONS + OPTIONAL_SECTIONS)}")
     rng = np.random.default_rng(SEED)
     start = time.perf_counter()
     if "evaluation" in chosen:
@@ -298,6 +454,8 @@ def main():
         print(f"   embedding a corpus once at {throughput:.0f} chunks/s: 100,000 chunks take {100_000 / throughput / 3600:.1f} h")
     if "notebooks" in chosen:
         bench_notebooks()
+    if "widgets" in chosen:
+        bench_widgets()
     print(f"Total bench time {time.perf_counter() - start:.0f} s")
 
 

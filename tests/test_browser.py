@@ -1,271 +1,367 @@
-"""The three widgets in a real browser: JupyterLab 4 on localhost, headless Chromium via Playwright.
+"""The classroom widgets in a real browser: JupyterLab 4 on localhost, headless Chromium via Playwright.
 
-The test copies notebooks/07_widgets.ipynb to a temporary folder (nothing is written into the
-repository), starts JupyterLab there on a free 127.0.0.1 port with a random token, opens the
-notebook in Debian's Chromium, runs all cells, moves sliders, picks questions and clicks the
-playground, and checks what the page shows against values computed here with helpers.py.
-Screenshots go to output/screenshots/ (ignored by git). Every wait has a timeout, and the server,
-its kernel and the browser are stopped in the fixtures' teardown.
+Notebooks 07 (playground, ceiling, ranks, RRF explainer) and 03 (the 1/rank slider) are copied to a
+temporary folder and opened at 1366×768, a common projector, with the file browser folded (see
+tests/lab.py). After Run All, each widget is checked as a class would meet it: it fits the visible
+notebook area, its text is at least 16 px, it is the only copy of itself on screen, arrow keys act on
+the focused control and never move the notebook, its numbers follow the controls (compared with
+values computed here with helpers.py) and stay hidden until revealed without moving the layout; then
+at 150% zoom, at 1920×1080, and after a kernel restart (the "Not live" note). Screenshots of every
+widget go to output/screenshots/ (ignored by git).
 
-Needs /usr/bin/chromium (``make test`` installs Debian's chromium when it is missing; Playwright's
-own browser download is not used).
+Needs /usr/bin/chromium (``make test`` installs Debian's chromium when it is missing).
 """
 
-import json
-import os
 import re
-import secrets
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
-import pandas as pd
-import psutil
 import pytest
 
 import helpers as h
+from lab import (
+    CHROMIUM, ROOT, chromium, jupyterlab, menu, new_page, notebook_area, notebook_state, open_and_run, open_notebook,
+    run_all, show_at_top,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "07_widgets.ipynb"
 SCREENSHOTS = ROOT / "output" / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update"]
-SERVER_START_S = 90
-RUN_ALL_S = 300  # loading the embedding model and ranking 47 questions on a busy 2-core machine
-STEP_MS = 60_000  # any single page step
+NOTEBOOKS = [ROOT / "notebooks" / "07_widgets.ipynb", ROOT / "notebooks" / "03_mrr.ipynb"]
+WIDGETS_07 = ("playground-widget", "ceiling-widget", "ranks-widget", "rrf-widget")
+MAX_HEIGHT = 600  # CSS px: the notebook area at 1366×768 is about 647 px tall
+MIN_TEXT_PX = 16
+FIGURE_PT, FIGURE_DPI = 12, 200  # as retrieval_eval/widgets/_view.py draws figures
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
                                 "(make test installs it with apt-get)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop_server(process: subprocess.Popen, base: str, token: str) -> None:
-    """Shut JupyterLab down with its kernels; kill whatever is left (kernels run in their own session)."""
-    try:
-        children = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        children = []
-    try:
-        request = urllib.request.Request(f"{base}/api/shutdown", method="POST",
-                                         headers={"Authorization": f"token {token}"})
-        urllib.request.urlopen(request, timeout=10).close()
-    except OSError:
-        pass
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-    _, alive = psutil.wait_procs(children, timeout=10)
-    for child in alive:
-        child.kill()
-    psutil.wait_procs(alive, timeout=10)
-
-
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """JupyterLab serving a copy of the widgets notebook: yields (base URL, token)."""
-    tmp = tmp_path_factory.mktemp("lab")
-    root, state = tmp / "notebooks", tmp / "state"
-    root.mkdir()
-    shutil.copy(NOTEBOOK, root)
-    # User settings: no news or update checks (they would try the internet and put a toast over the
-    # page), and every cell kept rendered (JupyterLab skips rendering cells out of view by default).
-    for plugin, values in {"apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-                           "notebook-extension/tracker": {"windowingMode": "none"}}.items():
-        path = state / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_DATA_DIR=str(state / "data"),
-               JUPYTER_RUNTIME_DIR=str(state / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(state / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"), IPYTHONDIR=str(state / "ipython"),
-               MPLCONFIGDIR=str(state / "matplotlib"))
-    port, token = free_port(), secrets.token_hex(16)
-    base = f"http://127.0.0.1:{port}"
-    command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--allow-root",
-               f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    log = open(tmp / "jupyterlab.log", "w")
-    process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
-    try:
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not start; see {tmp / 'jupyterlab.log'}") from None
-                time.sleep(0.5)
-        yield base, token
-    finally:
-        stop_server(process, base, token)
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def page(lab):
-    """The widgets notebook open in headless Chromium, all cells run."""
-    from playwright.sync_api import sync_playwright
-
-    base, token = lab
+def browser(tmp_path_factory):
+    """JupyterLab serving copies of notebooks 07 and 03, and Chromium: yields (browser, base URL, token)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for old in SCREENSHOTS.glob("*.png"):
         old.unlink()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=STEP_MS)
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
-            page.set_default_timeout(STEP_MS)
-            try:
-                page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
-                kernel_idle = page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")
-                kernel_idle.wait_for()  # the kernel has started (Run All before that asks which kernel to use)
-                page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()  # fold the file browser
-                page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-                page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
-                # The widgets appear once the retrievers have run; then wait for the kernel to finish.
-                for selector in (".playground-widget", ".ceiling-widget", ".ranks-widget .ranks-table"):
-                    page.wait_for_selector(selector, state="attached", timeout=RUN_ALL_S * 1000)
-                page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=RUN_ALL_S * 1000)
-                kernel_idle.wait_for(timeout=RUN_ALL_S * 1000)
-            except Exception:
-                page.screenshot(path=SCREENSHOTS / "failed_run_all.png")
-                errors = page.locator(".jp-OutputArea-output[data-mime-type*='error'], "
-                                      ".jp-OutputArea-output[data-mime-type*='stderr']").all_inner_texts()
-                raise AssertionError(f"running all cells failed; errors on the page: {errors}") from None
-            page.screenshot(path=SCREENSHOTS / "00_run_all_done.png")
-            yield page
-        finally:
-            browser.close()
+    with jupyterlab(tmp_path_factory.mktemp("lab"), NOTEBOOKS) as (base, token), chromium() as chrome:
+        yield chrome, base, token
 
 
-def move_slider(page, slider_class: str, steps: int) -> None:
-    """Move an ipywidgets slider with the keyboard, as a reader would (arrow keys on its handle)."""
-    handle = page.locator(f".{slider_class} .noUi-handle").first
-    handle.click()
-    for _ in range(abs(steps)):
-        handle.press("ArrowRight" if steps > 0 else "ArrowLeft")
+STATIC_STATE = """() => ({
+  copies: [...document.querySelectorAll('.rw-static')].filter(e => e.offsetHeight > 0).length,
+  notes: [...document.querySelectorAll('.rw-kernel-note')].filter(e => e.offsetHeight > 0).length,
+  live: document.querySelectorAll('.rw-live').length})"""
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    """Notebook 07 at 1366×768, all cells run. Before that, ``page.committed`` records what the committed
+    notebook shows when opened (untrusted, as from a fresh clone): static copies and notes."""
+    chrome, base, token = browser
+    page = new_page(chrome, 1366, 768)
+    open_notebook(page, base, token, "07_widgets.ipynb")
+    page.wait_for_timeout(1000)
+    page.committed = page.evaluate(STATIC_STATE)
+    show_at_top(page, ".rw-static")
+    page.screenshot(path=SCREENSHOTS / "1366x768_committed_untrusted_static_copy.png")
+    run_all(page, [f".{name}" for name in WIDGETS_07], SCREENSHOTS / "failed_run_all_07.png")
+    page.wait_for_selector(".rw-widget[data-key-guard]", state="attached")  # the key guard is installed
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def page03(browser):
+    """Notebook 03 at 1366×768, all cells run."""
+    chrome, base, token = browser
+    page = new_page(chrome, 1366, 768)
+    open_and_run(page, base, token, "03_mrr.ipynb", [".rank-slider-widget"], SCREENSHOTS / "failed_run_all_03.png")
+    yield page
+    page.close()
+
+
+def widget_layout(page, name: str) -> dict:
+    """Where the widget sits once scrolled to the top of the notebook, and what its cell shows."""
+    show_at_top(page, f".{name}")
+    return page.evaluate("""name => {
+      const root = document.querySelector('.' + name);
+      const cell = root.closest('.jp-Cell');
+      const outputs = [...cell.querySelectorAll('.jp-OutputArea-child')].filter(o => o.offsetHeight > 0);
+      const texts = [...root.querySelectorAll('*')].filter(e => e.offsetParent &&
+          [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()));
+      const small = texts.filter(e => parseFloat(getComputedStyle(e).fontSize) < 16)
+          .map(e => e.tagName + ' ' + getComputedStyle(e).fontSize + ' ' + e.textContent.trim().slice(0, 40));
+      const r = root.getBoundingClientRect(), area = cell.querySelector('.jp-OutputArea').getBoundingClientRect();
+      return {top: r.top, height: r.height, right: r.right, area_right: area.right,
+              overflow: root.scrollWidth - root.clientWidth, visible_outputs: outputs.length,
+              static_copies: [...document.querySelectorAll('.rw-static')].filter(e => e.offsetHeight > 0).length,
+              note_visible: [...cell.querySelectorAll('.rw-kernel-note')].some(e => e.offsetHeight > 0),
+              n_texts: texts.length, small};
+    }""", name)
 
 
 def wait_for_text(page, selector: str, text: str) -> str:
     """Wait until the element shows ``text`` (the kernel answers asynchronously); return its text."""
     try:
-        page.wait_for_function("([selector, text]) => document.querySelector(selector).innerText.includes(text)",
-                               arg=[selector, text])
+        page.wait_for_function("([s, t]) => document.querySelector(s).innerText.includes(t)", arg=[selector, text])
     except Exception:
         raise AssertionError(f"{selector} never showed {text!r}; it shows {page.locator(selector).inner_text()!r}") from None
     return page.locator(selector).inner_text()
 
 
-def image_src(page, selector: str) -> str:
-    """The src (a data: URL) of the figure an Output widget shows, once it has loaded."""
-    page.wait_for_function("selector => { const img = document.querySelector(selector + ' img');"
-                           " return img !== null && img.complete && img.naturalWidth > 0; }", arg=selector)
-    return page.locator(f"{selector} img").first.get_attribute("src")
+def question_id(page, select: str) -> str:
+    """The question id picked in a question list (its options read "q13 · question text")."""
+    return page.locator(select).input_value().split(" · ")[0]
 
 
-def wait_for_new_image(page, selector: str, old_src: str) -> None:
-    """Wait until the Output widget shows another figure than ``old_src``, loaded and unchanged for 1 s.
-
-    The widgets send the figure before the text, so once the text is current this waits at most
-    for the browser to decode the image; the quiet second guards against a figure still on its way.
-    """
-    page.wait_for_function("([selector, old]) => { const img = document.querySelector(selector + ' img');"
-                           " return img !== null && img.src !== old && img.complete && img.naturalWidth > 0; }",
-                           arg=[selector, old_src])
-    src = image_src(page, selector)
-    for _ in range(30):
-        page.wait_for_timeout(1000)
-        latest = image_src(page, selector)
-        if latest == src:
-            return
-        src = latest
-    raise AssertionError(f"the figure in {selector} kept changing for 30 s")
+def wait_until_idle(page, name: str) -> None:
+    """Wait until the widget is no longer marked busy."""
+    page.wait_for_function("n => !document.querySelector('.' + n).classList.contains('rw-busy')", arg=name)
 
 
-def test_ceiling_widget_follows_the_k_slider_and_the_what_if(page, qrels):
-    sentence = page.locator(".ceiling-widget .ceiling-sentence")
-    sentence.scroll_into_view_if_needed()
-    assert f"At k = 3, no ranking can pass precision@3 = {h.precision_ceiling(qrels, 3):.3f}" in sentence.inner_text()
-    plot = image_src(page, ".ceiling-widget .ceiling-plot")
-    page.locator(".ceiling-widget").screenshot(path=SCREENSHOTS / "01_ceiling_k3.png")
+def reveal(page, name: str) -> None:
+    """Press "show the numbers" (if they are hidden) and wait for the numbers to show."""
+    if "rw-concealed" in (page.locator(f".{name}").get_attribute("class") or ""):
+        page.locator(f".{name} .rw-reveal").click()
+        page.wait_for_function("n => !document.querySelector('.' + n).classList.contains('rw-concealed')", arg=name)
 
-    move_slider(page, "ceiling-k", 2)
-    text = wait_for_text(page, ".ceiling-widget .ceiling-sentence",
-                         f"At k = 5, no ranking can pass precision@5 = {h.precision_ceiling(qrels, 5):.3f}")
-    assert "What if" not in text
-    assert f"{h.precision_ceiling(qrels, 5):.3f}" in page.locator(".ceiling-widget .ceiling-numbers").inner_text()
-    wait_for_new_image(page, ".ceiling-widget .ceiling-plot", plot)
-    plot = image_src(page, ".ceiling-widget .ceiling-plot")
 
-    move_slider(page, "ceiling-what-if", 3)  # "as labelled" → 1 → 2 → 3 relevant chunks per question
+def press_on(page, selector: str, key: str, times: int = 1) -> dict:
+    """Focus a control (which makes its cell the active one, as a click would), press a key, and return
+    the notebook's state before and after the key."""
+    page.locator(selector).first.focus()
+    page.wait_for_timeout(200)
+    before = notebook_state(page)
+    for _ in range(times):
+        page.keyboard.press(key)
+    page.wait_for_timeout(400)
+    return {"before": before, "after": notebook_state(page)}
+
+
+def assert_notebook_did_not_move(moved: dict, what: str) -> None:
+    before, after = moved["before"], moved["after"]
+    assert (before["active"], before["scroll"]) == (after["active"], after["scroll"]), (what, before, after)
+
+
+def test_without_a_kernel_the_committed_notebook_shows_the_static_copies(page, browser, tmp_path):
+    """Opened from a fresh clone (untrusted) or exported with nbconvert (as GitHub renders notebooks):
+    each widget shows its static copy, and the note says it is not live."""
+    assert page.committed == {"copies": len(WIDGETS_07), "notes": len(WIDGETS_07), "live": 0}, page.committed
+    jupyter = str(Path(sys.executable).parent / "jupyter")
+    subprocess.run([jupyter, "nbconvert", "--to", "html", str(NOTEBOOKS[0]), "--output-dir", str(tmp_path)],
+                   check=True, capture_output=True, timeout=120)
+    exported = new_page(browser[0], 1366, 768)
+    try:
+        exported.goto((tmp_path / "07_widgets.html").as_uri())
+        assert exported.evaluate(STATIC_STATE) == {"copies": len(WIDGETS_07), "notes": len(WIDGETS_07), "live": 0}
+        exported.evaluate("() => document.querySelectorAll('.rw-static')[1].scrollIntoView({block: 'start'})")
+        exported.screenshot(path=SCREENSHOTS / "1366x768_nbconvert_html_static_copy.png")
+        details = exported.locator(".rw-static details").first
+        assert not details.locator("table").first.is_visible()  # folded: predict first
+        details.locator("summary").click()
+        assert details.locator("table").first.is_visible()
+    finally:
+        exported.close()
+
+
+@pytest.mark.parametrize("name", WIDGETS_07)
+def test_each_widget_fits_reads_big_and_shows_once(page, name):
+    layout = widget_layout(page, name)
+    area = notebook_area(page)
+    page.screenshot(path=SCREENSHOTS / f"1366x768_{name}.png")
+    assert layout["height"] <= MAX_HEIGHT and layout["top"] + layout["height"] <= area["bottom"], (name, layout, area)
+    assert layout["overflow"] <= 1 and layout["right"] <= layout["area_right"] + 1, (name, layout)
+    assert layout["n_texts"] > 5 and not layout["small"], (name, layout["small"])
+    assert layout["visible_outputs"] == 1 and layout["static_copies"] == 0 and not layout["note_visible"], layout
+
+
+def test_figures_show_their_text_at_16_px(page):
+    show_at_top(page, ".ceiling-widget")
+    natural, shown = page.evaluate("() => { const i = document.querySelector('.ceiling-plot');"
+                                   " return [i.naturalWidth, i.getBoundingClientRect().width]; }")
+    assert FIGURE_PT / 72 * FIGURE_DPI * shown / natural >= MIN_TEXT_PX, (natural, shown)
+
+
+def test_arrow_keys_act_on_the_control_and_never_move_the_notebook(page, golden):
+    show_at_top(page, ".ranks-widget")
+    first = question_id(page, ".ranks-question select")
+    moved = press_on(page, ".ranks-question select", "ArrowDown")
+    assert_notebook_did_not_move(moved, "ArrowDown on the question list")
+    following = list(golden["id"])[list(golden["id"]).index(first) + 1]
+    wait_for_text(page, ".ranks-head", f"{following} (")
+
+    show_at_top(page, ".ceiling-widget")
+    moved = press_on(page, ".ceiling-retriever button.mod-active", "ArrowRight")
+    assert_notebook_did_not_move(moved, "ArrowRight on the retriever buttons")
+    assert page.locator(".ceiling-retriever button.mod-active").inner_text() == "vector"
+    moved = press_on(page, ".ceiling-retriever button.mod-active", "ArrowLeft")
+    assert page.locator(".ceiling-retriever button.mod-active").inner_text() == "BM25"
+    assert_notebook_did_not_move(moved, "ArrowLeft on the retriever buttons")
+    wait_for_text(page, ".ceiling-sentence", "BM25 reaches")
+
+    show_at_top(page, ".playground-widget")
+    moved = press_on(page, ".playground-widget .rw-reveal", "ArrowDown")  # a button: nothing may scroll
+    assert_notebook_did_not_move(moved, "ArrowDown on a button")
+
+    show_at_top(page, ".rrf-widget")
+    moved = press_on(page, ".rrf-question select", "ArrowUp")
+    assert_notebook_did_not_move(moved, "ArrowUp on the RRF question list")
+    page.locator(".rrf-widget .rw-reset").click()
+    wait_until_idle(page, "rrf-widget")
+
+
+def test_numbers_stay_hidden_until_shown_and_the_layout_does_not_move(page, qrels):
+    show_at_top(page, ".ceiling-widget")
+    value = page.locator(".ceiling-numbers .rw-num").first
+    assert value.text_content() == f"{h.precision_ceiling(qrels, 3):.3f}" and not value.is_visible()  # "?" shows
+    height = page.locator(".ceiling-widget").bounding_box()["height"]
+    page.screenshot(path=SCREENSHOTS / "1366x768_ceiling_hidden_numbers.png")
+    reveal(page, "ceiling-widget")
+    assert value.is_visible()
+    assert page.locator(".ceiling-widget").bounding_box()["height"] == height
+
+
+def test_ceiling_widget_follows_the_k_slider_and_the_what_if(page, qrels, runs):
+    show_at_top(page, ".ceiling-widget")
+    reveal(page, "ceiling-widget")
+    sentence = ".ceiling-widget .ceiling-sentence"
+    wait_for_text(page, sentence, f"At k = 3, no ranking can pass precision@3 = {h.precision_ceiling(qrels, 3):.3f}")
+    plot = page.locator(".ceiling-plot").get_attribute("src")
+    page.screenshot(path=SCREENSHOTS / "1366x768_ceiling_k3_shown.png")
+
+    press_on(page, ".ceiling-k .noUi-handle", "ArrowRight", times=2)
+    text = wait_for_text(page, sentence, f"At k = 5, no ranking can pass precision@5 = {h.precision_ceiling(qrels, 5):.3f}")
+    assert f"Changed: ceiling {h.precision_ceiling(qrels, 4):.3f} → {h.precision_ceiling(qrels, 5):.3f}" in text
+    assert f"{h.precision_ceiling(qrels, 5):.3f}" in page.locator(".ceiling-numbers").inner_text()
+    page.wait_for_function("old => document.querySelector('.ceiling-plot').src !== old", arg=plot)
+
+    press_on(page, ".ceiling-what-if .noUi-handle", "ArrowRight", times=3)  # "as labelled" → 1 → 2 → 3
     hypothetical = h.precision_ceiling(h.hypothetical_qrels(qrels, 3), 5)
-    wait_for_text(page, ".ceiling-widget .ceiling-sentence",
-                  f"every question had 3 relevant chunks? Then the ceiling at k = 5 would be {hypothetical:.3f}")
-    wait_for_new_image(page, ".ceiling-widget .ceiling-plot", plot)
-    page.locator(".ceiling-widget").screenshot(path=SCREENSHOTS / "02_ceiling_k5_what_if_3.png")
+    wait_for_text(page, sentence, f"every question had 3 relevant chunks? Then the ceiling at k = 5 would be {hypothetical:.3f}")
+    wait_until_idle(page, "ceiling-widget")
+    page.screenshot(path=SCREENSHOTS / "1366x768_ceiling_k5_what_if_3.png")
 
 
-def rank_cells(ranks, qid, retrievers):
-    return [str(ranks.loc[qid, r]) if not pd.isna(ranks.loc[qid, r]) else "not found" for r in retrievers]
-
-
-def test_ranks_widget_follows_the_picked_question(page, runs, qrels, golden):
+def test_ranks_widget_follows_the_picked_question_and_the_search(page, runs, qrels, golden):
+    show_at_top(page, ".ranks-widget")
+    before = page.evaluate("() => ['.ranks-heatmap', '.ranks-chunks'].map(s => document.querySelector(s).getBoundingClientRect().top)")
+    label = f"q02 · {golden.set_index('id').loc['q02', 'question']}"
+    page.locator(".ranks-question select").select_option(label=label)
+    wait_for_text(page, ".ranks-head", "q02 (")
+    after = page.evaluate("() => ['.ranks-heatmap', '.ranks-chunks'].map(s => document.querySelector(s).getBoundingClientRect().top)")
+    assert after == before  # the heat map and the chunks stay where they were
+    frame = page.evaluate("() => [...document.querySelectorAll('.ranks-widget style')].map(s => s.textContent).join('')")
+    assert "[data-q='q02'] { outline" in frame
+    outlined = page.evaluate("() => getComputedStyle(document.querySelector(\".ranks-heatmap td[data-q='q02']\")).outlineStyle")
+    assert outlined == "solid"
     ranks = h.first_relevant_ranks(runs, qrels, golden)
-    table = page.locator(".ranks-widget .ranks-table")
-    table.scroll_into_view_if_needed()
-    first = table.inner_text()
-    overview = image_src(page, ".ranks-widget .ranks-overview")
+    shown = page.locator(".ranks-chunks").inner_text()
+    for retriever in runs:
+        rank = ranks.loc["q02", retriever]
+        assert f"{retriever}: first relevant at rank {rank}" in shown or f"{retriever}: no relevant chunk ranked" in shown
+    page.screenshot(path=SCREENSHOTS / "1366x768_ranks_q02.png")
 
-    # Pick a question from the dropdown.
-    target = "q02"
-    label = f"{target} · {golden.set_index('id').loc[target, 'question']}"
-    page.locator(".ranks-widget .ranks-question select").select_option(label=label)
-    shown = wait_for_text(page, ".ranks-widget .ranks-table", f"{target} (")
-    assert shown != first
-    for retriever, cell in zip(runs, rank_cells(ranks, target, runs)):
-        assert f"{retriever}\t{cell}\t" in shown, (retriever, cell, shown)
-    wait_for_new_image(page, ".ranks-widget .ranks-overview", overview)  # the heat map frames q02 now
-    overview = image_src(page, ".ranks-widget .ranks-overview")
-    page.locator(".ranks-widget").screenshot(path=SCREENSHOTS / "03_ranks_q02.png")
-
-    # Search by words: only q13 mentions frost, so it is picked.
-    page.locator(".ranks-widget .ranks-search input").fill("frost")
-    shown = wait_for_text(page, ".ranks-widget .ranks-table", "q13 (")
-    for retriever, cell in zip(runs, rank_cells(ranks, "q13", runs)):
-        assert f"{retriever}\t{cell}\t" in shown, (retriever, cell, shown)
-    chunks_html = page.locator(".ranks-widget .ranks-chunks").inner_html()
-    assert "<mark>" in chunks_html  # the evidence string is marked in a relevant chunk
-    wait_for_new_image(page, ".ranks-widget .ranks-overview", overview)
-    page.locator(".ranks-widget").screenshot(path=SCREENSHOTS / "04_ranks_search_frost.png")
+    page.locator(".ranks-search input").press_sequentially("frost", delay=80)  # one search after the pause
+    wait_for_text(page, ".ranks-head", "q13 (")
+    assert page.locator(".ranks-matches").inner_text() == f"1 of {len(golden)} questions match"
+    assert "<mark>" in page.locator(".ranks-chunks").inner_html()  # the evidence string is marked
+    faded = page.evaluate("() => getComputedStyle(document.querySelector(\".ranks-heatmap td[data-q='q01']\")).opacity")
+    assert float(faded) < 0.5
+    page.screenshot(path=SCREENSHOTS / "1366x768_ranks_search_frost.png")
+    page.locator(".ranks-widget .rw-reset").click()
+    wait_for_text(page, ".ranks-matches", f"{len(golden)} of {len(golden)}")
 
 
-def test_playground_follows_clicks_and_k(page):
-    scores = page.locator(".playground-widget .playground-scores")
-    scores.scroll_into_view_if_needed()
+def test_playground_follows_clicks_and_k_and_marks_the_change(page):
+    show_at_top(page, ".playground-widget")
     gains = [0, 2, 0, 1, 0, 0, 1, 0, 0, 0]  # the notebook's starting ranking
-    expected = h.playground_scores(gains, 5)["arithmetic"]["nDCG"]
-    assert expected in scores.inner_text()
-
-    page.locator(".playground-widget .playground-rank-1").click()  # 0 → 1
-    page.locator(".playground-widget .playground-rank-1").click()  # 1 → 2
+    page.locator(".playground-rank-1").click()  # 0 → 1
+    page.locator(".playground-rank-1").click()  # 1 → 2
     gains[0] = 2
-    move_slider(page, "playground-k", -2)  # k = 3
+    press_on(page, ".playground-k .noUi-handle", "ArrowLeft", times=2)  # k = 3
+    reveal(page, "playground-widget")
     result = h.playground_scores(gains, 3)
     for line in result["arithmetic"].values():
-        wait_for_text(page, ".playground-widget .playground-scores", line)
-    page.locator(".playground-widget").screenshot(path=SCREENSHOTS / "05_playground_rank1_fully_k3.png")
+        wait_for_text(page, ".playground-scores", line)
+    before = h.playground_scores(gains, 4)["scores"]["precision"]
+    assert f"{before:.3f} → {result['scores']['precision']:.3f}" in page.locator(".playground-scores").inner_text()
+    page.screenshot(path=SCREENSHOTS / "1366x768_playground_rank1_fully_k3_shown.png")
+    page.locator(".playground-widget .rw-reset").click()
+    wait_for_text(page, ".playground-rank-1", "#1 · 0")
+
+
+def test_rrf_explainer_follows_the_rrf_constant(page, runs, qrels):
+    show_at_top(page, ".rrf-widget")
+    reveal(page, "rrf-widget")
+    qid = question_id(page, ".rrf-question select")
+    inputs = {"BM25": runs["BM25"][qid], "vector": runs["vector"][qid]}
+    expected = h.rrf_explanation(inputs, qrels[qid], 60, 10, 3)
+    rows = page.locator(".rrf-fused tr").all_inner_texts()[1:]
+    assert [re.split(r"\s+", r.strip())[1] for r in rows] == expected["fused"]
+    page.screenshot(path=SCREENSHOTS / "1366x768_rrf_shown.png")
+    press_on(page, ".rrf-k .noUi-handle", "Home")  # RRF constant 0: rank 1 weighs 1/1
+    expected = h.rrf_explanation(inputs, qrels[qid], 0, 10, 3)
+    wait_for_text(page, ".rrf-fused", "1/(0 + rank)")
+    wait_until_idle(page, "rrf-widget")
+    rows = page.locator(".rrf-fused tr").all_inner_texts()[1:]
+    assert [re.split(r"\s+", r.strip())[1] for r in rows] == expected["fused"]
+    page.screenshot(path=SCREENSHOTS / "1366x768_rrf_constant_0.png")
+    page.locator(".rrf-widget .rw-reset").click()
+    wait_for_text(page, ".rrf-fused", "1/(60 + rank)")
+
+
+def test_rank_slider_in_notebook_03(page03):
+    layout = widget_layout(page03, "rank-slider-widget")
+    page03.screenshot(path=SCREENSHOTS / "1366x768_rank-slider-widget.png")
+    assert layout["height"] <= MAX_HEIGHT and layout["overflow"] <= 1 and not layout["small"], layout
+    assert layout["visible_outputs"] == 1 and layout["static_copies"] == 0, layout
+    moved = press_on(page03, ".rank-slider-rank .noUi-handle", "ArrowRight")  # rank 3 → 4
+    assert_notebook_did_not_move(moved, "ArrowRight on the rank slider")
+    reveal(page03, "rank-slider-widget")
+    text = wait_for_text(page03, ".rank-slider-readout", "1 / rank = 1 / 4 = 0.250")
+    assert "RR 0.333 → 0.250" in text and "RR@3 0.333 → 0.000" in text
+    page03.screenshot(path=SCREENSHOTS / "1366x768_rank-slider_rank4_shown.png")
+
+
+def test_at_150_percent_zoom_the_plot_stays_beside_the_controls(page):
+    """150% zoom on a 1366×768 screen lays the page out at 911×512 CSS px."""
+    page.set_viewport_size({"width": 911, "height": 512})
+    try:
+        page.wait_for_timeout(1500)  # JupyterLab lays itself out again
+        show_at_top(page, ".ceiling-widget")
+        boxes = page.evaluate("""() => ['.ceiling-k', '.ceiling-plot', '.ceiling-widget'].map(s => {
+            const r = document.querySelector(s).getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; })""")
+        (k_left, k_right, k_top, _), (plot_left, _, plot_top, _), _ = boxes
+        area = notebook_area(page)
+        page.screenshot(path=SCREENSHOTS / "911x512_zoom150_ceiling-widget.png")
+        assert plot_left >= k_right and plot_top < area["bottom"] - 200, (boxes, area)  # beside, mostly in view
+        for name in WIDGETS_07:
+            layout = widget_layout(page, name)
+            page.screenshot(path=SCREENSHOTS / f"911x512_zoom150_{name}.png")
+            assert layout["overflow"] <= 1, (name, layout)
+    finally:
+        page.set_viewport_size({"width": 1366, "height": 768})
+
+
+def test_screenshots_at_1920x1080(page):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    try:
+        page.wait_for_timeout(1500)
+        for name in WIDGETS_07:
+            layout = widget_layout(page, name)
+            page.screenshot(path=SCREENSHOTS / f"1920x1080_{name}.png")
+            assert layout["height"] <= MAX_HEIGHT and layout["overflow"] <= 1, (name, layout)
+    finally:
+        page.set_viewport_size({"width": 1366, "height": 768})
+
+
+def test_after_a_kernel_restart_each_widget_says_it_is_not_live(page):
+    menu(page, "Kernel", "Restart Kernel…")
+    page.locator(".jp-Dialog button", has_text=re.compile(r"^Restart$")).click()
+    page.wait_for_selector(".rw-widget.jupyter-widgets-disconnected", state="attached")
+    for name in WIDGETS_07:
+        layout = widget_layout(page, name)
+        assert layout["note_visible"], name
+    show_at_top(page, ".ceiling-widget")
+    page.evaluate("() => document.querySelector('.ceiling-widget').closest('.jp-Cell')"
+                  ".querySelector('.rw-kernel-note').scrollIntoView({block: 'end'})")
+    page.screenshot(path=SCREENSHOTS / "1366x768_after_restart_ceiling.png")

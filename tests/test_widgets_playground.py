@@ -1,4 +1,4 @@
-"""retrieval_eval/widgets/playground.py: the ranking playground; click the gains, check the four metrics it shows."""
+"""retrieval_eval/widgets/playground.py: the ranking playground; click the gains, check the metrics it shows and marks."""
 
 import pytest
 
@@ -48,7 +48,7 @@ def test_playground_numbers_equal_the_helpers_metrics():
                 assert widget.result["scores"] == pytest.approx(expected), (gains, k, missed)
                 for metric, value in expected.items():
                     assert widget.result["arithmetic"][metric].endswith(f"{value:.3f}" if value else "0")
-                    assert f"<td>{value:.3f}</td>" in widget.scores_html.value
+                    assert f"<td><span class='rw-num'>{value:.3f}</span></td>" in widget.scores_html.value
 
 
 def test_playground_arithmetic_adds_up():
@@ -88,5 +88,47 @@ def test_playground_refuses_bad_gains():
     widget = h.playground_widget()
     with pytest.raises(ValueError, match="rank must be 1 to 10, got 0"):
         widget.set_gain(0, 1)
-    with pytest.raises(ValueError, match="gain must be 0, 1 or 2, got 3"):
+    with pytest.raises(ValueError, match="gain must be 0 to 2, got 3"):
         widget.set_gain(1, 3)
+    with pytest.raises(ValueError, match="gain at rank 2 is 2, above max_gain = 1"):
+        h.playground_widget([0, 2, 1], k=2, max_gain=1)
+    with pytest.raises(ValueError, match="max_gain must be 1"):
+        h.playground_widget(max_gain=3)
+    with pytest.raises(ValueError, match="metrics must be a non-empty selection"):
+        h.playground_widget(metrics=["MAP"])
+
+
+def test_a_change_is_marked_old_to_new_and_reset_restores_the_start():
+    widget = h.playground_widget(gains=[0, 2, 0, 1, 0, 0, 1, 0, 0, 0], k=5)
+    assert "rw-changed" not in widget.scores_html.value  # nothing changed yet
+    before = h.playground_scores([0, 2, 0, 1, 0, 0, 1, 0, 0, 0], 5)["scores"]
+    widget.buttons[0].click()  # rank 1: 0 → 1
+    after = h.playground_scores([1, 2, 0, 1, 0, 0, 1, 0, 0, 0], 5)["scores"]
+    shown = widget.scores_html.value
+    for metric in h.playground_scores([1], 1)["scores"]:
+        mark = f"{before[metric]:.3f} → {after[metric]:.3f}"
+        assert (mark in shown) == (f"{before[metric]:.3f}" != f"{after[metric]:.3f}"), metric
+    assert "0.500 → 1.000" in shown  # the reciprocal rank doubles
+    widget.k.value, widget.missed.value, widget.reveal.value = 2, 1, True
+    widget.reset()
+    assert widget.gains == [0, 2, 0, 1, 0, 0, 1, 0, 0, 0] and widget.k.value == 5 and widget.missed.value == 0
+    assert widget.reveal.value is False and "rw-concealed" in widget.ui._dom_classes
+    assert widget.result["scores"] == before and "rw-changed" not in widget.scores_html.value
+
+
+def test_a_binary_playground_with_the_metrics_taught_so_far():
+    widget = h.playground_widget(gains=[0, 0, 1, 0, 0, 1], k=3, metrics=["recall", "precision"], max_gain=1)
+    shown = widget.scores_html.value
+    assert "recall@3" in shown and "precision@3" in shown and "nDCG" not in shown and "RR@" not in shown
+    button = widget.buttons[0]
+    for expected in (1, 0, 1):  # a click toggles relevant / not relevant
+        button.click()
+        assert widget.gains[0] == expected
+    assert widget.result["scores"]["recall"] == h.recall_at_k(["a", "b", "c", "d", "e", "f"], {"a", "c", "f"}, 3)
+
+
+def test_the_top_k_is_framed_and_the_legend_says_so():
+    widget = h.playground_widget(k=4)
+    assert [b.layout.border for b in widget.buttons].count("3px solid #111") == 4
+    assert all(b.layout.border == "3px solid #111" for b in widget.buttons[:4])
+    assert "framed = in the top k" in widget.ui.children[0].value

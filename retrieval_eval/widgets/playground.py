@@ -1,4 +1,4 @@
-"""The toy ranking playground: the pure scoring function, then the ipywidgets view."""
+"""The toy ranking playground: the pure scoring function and its HTML, then the ipywidgets view."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ from collections.abc import Mapping, Sequence
 
 import ipywidgets as w
 import pandas as pd
-from IPython.display import HTML
 
 from ..checks import check_positive_int
 from ..metrics import dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
-from ._view import WidgetView
+from ._view import WidgetView, changes, hidden, reveal_details
 
 PLAYGROUND_START = (0, 2, 0, 1, 0, 0, 1, 0, 0, 0)  # the playground's first ranking: gains at ranks 1-10
 PLAYGROUND_GAINS = {0: "not relevant", 1: "partly relevant (1)", 2: "fully relevant (2)"}
+METRIC_NAMES = ("recall", "precision", "reciprocal rank", "nDCG")  # the keys of playground_scores()["scores"]
+GAIN_LOOK = {0: ("#e9ecef", "#000"), 1: ("#a6dba0", "#000"), 2: ("#1b7837", "#fff")}  # as h.plot_rankings
+TOP_K_FRAME = "3px solid #111"  # the frame of a result in the top k (the legend says so)
 
 
 def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) -> dict:
@@ -99,112 +101,193 @@ def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) 
     return {"scores": scores, "arithmetic": arithmetic, "table": table}
 
 
-def playground_html(result: Mapping, k: int) -> str:
-    """HTML table of a :func:`playground_scores` result: metric, value, arithmetic.
+def metric_label(metric: str, k: int) -> str:
+    """How the widgets name a metric at cut-off k, e.g. "recall@3" or "reciprocal rank (RR@3)".
 
     Taught in: notebook 07_widgets.
     """
+    return {"recall": f"recall@{k}", "precision": f"precision@{k}", "reciprocal rank": f"reciprocal rank (RR@{k})",
+            "nDCG": f"nDCG@{k}"}[metric]
 
-    names = {"recall": f"recall@{k}", "precision": f"precision@{k}", "reciprocal rank": f"reciprocal rank (RR@{k})",
-             "nDCG": f"nDCG@{k}"}
-    rows = "".join(
-        f"<tr><td style='text-align:left'><b>{names[m]}</b></td><td>{v:.3f}</td>"
-        f"<td style='text-align:left'><code>{html.escape(result['arithmetic'][m])}</code></td></tr>"
-        for m, v in result["scores"].items()
+
+def playground_html(result: Mapping, k: int, metrics: Sequence[str] = METRIC_NAMES,
+                    before: Mapping[str, float] | None = None) -> str:
+    """HTML table of a :func:`playground_scores` result: metric, value, change, arithmetic.
+
+    Values, changes and arithmetic are hidden until "show the numbers" (:func:`hidden`); the rows
+    whose value changed since ``before`` (scores of the previous state) are marked "old → new".
+
+    Taught in: notebook 07_widgets.
+    """
+    marked = changes(before, {m: result["scores"][m] for m in metrics})
+    rows = []
+    for m in metrics:
+        value, arithmetic = f"{result['scores'][m]:.3f}", html.escape(result["arithmetic"][m])
+        rows.append(
+            f"<tr{' class=rw-changed' if m in marked else ''}><td class='rw-left'><b>{metric_label(m, k)}</b></td>"
+            f"<td>{hidden(value)}</td><td>{hidden(marked[m]) if m in marked else ''}</td>"
+            f"<td class='rw-left'>{hidden(f'<code>{arithmetic}</code>')}</td></tr>"
+        )
+    rows = "".join(rows)
+    return ("<table class='rw-table'><tr><th>metric</th><th>value</th><th>change</th><th>arithmetic</th></tr>"
+            f"{rows}</table>")
+
+
+def gain_legend_html(max_gain: int = 2) -> str:
+    """The playground's legend: the colour of each gain and the frame that marks the top k.
+
+    Taught in: notebook 07_widgets.
+    """
+    names = PLAYGROUND_GAINS if max_gain == 2 else {0: "not relevant", 1: "relevant"}
+    looks = {g: GAIN_LOOK[2 if (max_gain == 1 and g == 1) else g] for g in names}
+    swatches = " ".join(
+        f"<span style='background:{looks[g][0]};color:{looks[g][1]};padding:1px 6px'>{g} = {name}</span>"
+        for g, name in names.items()
     )
-    return ("<div class='jp-RenderedHTMLCommon'><table style='margin-left:0'><tr><th>metric</th><th>value</th>"
-            f"<th style='text-align:left'>arithmetic</th></tr>{rows}</table></div>")
+    return (f"Click a result to change its gain: {swatches} "
+            f"<span style='border:{TOP_K_FRAME};padding:0 6px'>framed = in the top k</span>")
+
+
+def ranking_html(gains: Sequence[int], k: int, max_gain: int = 2) -> str:
+    """The toy ranking as a row of boxes (rank and gain, coloured by gain, the top k framed): the static copy's picture.
+
+    Taught in: notebook 07_widgets.
+    """
+    boxes = []
+    for rank, gain in enumerate(gains, start=1):
+        background, colour = GAIN_LOOK[2 if (max_gain == 1 and gain == 1) else gain]
+        frame = TOP_K_FRAME if rank <= k else "3px solid transparent"
+        boxes.append(f"<span style='display:inline-block;width:64px;text-align:center;margin:2px;padding:4px 0;"
+                     f"background:{background};color:{colour};border:{frame}'>#{rank} · {gain}</span>")
+    return "<div>" + "".join(boxes) + "</div>"
 
 
 class PlaygroundWidget(WidgetView):
     """The toy ranking playground; build it with :func:`playground_widget`.
 
-    Controls: ``buttons`` (one per rank; a click cycles its gain 0 → 1 → 2 → 0), ``k`` and
-    ``missed`` (IntSliders). Shown: ``scores_html`` (HTML). ``gains`` is the current ranking and
-    ``result`` the current :func:`playground_scores` (``None`` while nothing is relevant).
+    Controls: ``buttons`` (one per rank; a click cycles its gain 0 → 1 → … → ``max_gain`` → 0),
+    ``k`` and ``missed`` (IntSliders), ``reveal`` (show the numbers) and ``reset_control``. Shown:
+    ``scores_html`` (HTML). ``gains`` is the current ranking and ``result`` the current
+    :func:`playground_scores` (``None`` while nothing is relevant).
 
     Taught in: notebook 07_widgets.
     """
 
     label = "ranking playground"
-    LOOK = {0: ("#e9ecef", "black"), 1: ("#b7e4c7", "black"), 2: ("#2d6a4f", "white")}
 
-    def __init__(self, gains: Sequence[int] = PLAYGROUND_START, k: int = 5):
+    def __init__(self, gains: Sequence[int] = PLAYGROUND_START, k: int = 5, metrics: Sequence[str] = METRIC_NAMES,
+                 max_gain: int = 2):
 
-        self.gains = list(gains)
-        playground_scores(self.gains, k)  # refuse a bad start early
+        if max_gain not in (1, 2):
+            raise ValueError(f"max_gain must be 1 (relevant or not) or 2 (graded), got {max_gain!r}")
+        unknown = [m for m in metrics if m not in METRIC_NAMES]
+        if unknown or not metrics:
+            raise ValueError(f"metrics must be a non-empty selection of {list(METRIC_NAMES)}, got {list(metrics)}")
+        too_high = [(rank, g) for rank, g in enumerate(gains, start=1) if not isinstance(g, bool) and g in (1, 2) and g > max_gain]
+        if too_high:
+            raise ValueError(f"gain at rank {too_high[0][0]} is {too_high[0][1]}, above max_gain = {max_gain}")
+        playground_scores(gains, k)  # refuse a bad start early
+        self.start, self.start_k = list(gains), k
+        self.gains, self.metrics, self.max_gain = list(gains), list(metrics), max_gain
+        self.previous, self._resetting = None, False
         n = len(self.gains)
-        self.buttons = [w.Button(tooltip="click: not relevant → partly (1) → fully (2)",
-                                 layout=w.Layout(width="76px")) for _ in range(n)]
+        self.buttons = [w.Button(tooltip=f"click: gain 0 → … → {max_gain} → 0", layout=w.Layout(width="86px"))
+                        for _ in range(n)]
         for i, button in enumerate(self.buttons):
             button.add_class(f"playground-rank-{i + 1}")
-            button.on_click(lambda _button, i=i: self.set_gain(i + 1, (self.gains[i] + 1) % 3))
-        self.k = w.IntSlider(value=k, min=1, max=n, description="cut-off k", continuous_update=False)
-        self.missed = w.IntSlider(value=0, min=0, max=3, description="relevant, not retrieved (gain 1)",
-                                  style={"description_width": "initial"}, layout=w.Layout(width="420px"),
-                                  continuous_update=False)
+            button.on_click(lambda _button, i=i: self.set_gain(i + 1, (self.gains[i] + 1) % (self.max_gain + 1)))
+        self.k = w.IntSlider(value=k, min=1, max=n, description="cut-off k", continuous_update=True)
+        self.missed = w.IntSlider(value=0, min=0, max=3, description="relevant, not retrieved",
+                                  style={"description_width": "initial"}, continuous_update=True)
+        self.reveal, self.reset_control = self.reveal_toggle(), self.reset_button()
         self.scores_html = w.HTML()
         self.scores_html.add_class("playground-scores")
+        self.k.add_class("playground-k")
+        self.missed.add_class("playground-missed")
         self.k.observe(self._update, names="value")
         self.missed.observe(self._update, names="value")
-        legend = w.HTML("Click a result to change its gain: " + ", ".join(
-            f"<span style='background:{self.LOOK[g][0]};color:{self.LOOK[g][1]};padding:0 4px'>{g} = {name}</span>"
-            for g, name in PLAYGROUND_GAINS.items()))
-        self.ui = w.VBox([legend, w.HBox(self.buttons), w.HBox([self.k, self.missed]), self.scores_html])
-        self.ui.add_class("playground-widget")
-        self.k.add_class("playground-k")
+        legend = w.HTML(gain_legend_html(max_gain))
+        self.ui = self._root([legend, w.HBox(self.buttons, layout=w.Layout(flex_flow="row wrap")),
+                              w.HBox([self.k, self.missed], layout=w.Layout(flex_flow="row wrap")),
+                              w.HBox([self.reveal, self.reset_control]), self.scores_html], "playground-widget")
         self._update()
 
     def set_gain(self, rank: int, gain: int) -> None:
-        """Set the gain (0, 1 or 2) at a rank (1 = top), as a click on its button does.
+        """Set the gain (0 to ``max_gain``) at a rank (1 = top), as clicks on its button do.
 
         Raises:
-            ValueError: the rank is not 1..number of results, or the gain is not 0, 1 or 2.
+            ValueError: the rank is not 1..number of results, or the gain is not 0..``max_gain``.
 
         Taught in: notebook 07_widgets.
         """
         if isinstance(rank, bool) or rank not in range(1, len(self.gains) + 1):
             raise ValueError(f"rank must be 1 to {len(self.gains)}, got {rank!r}")
-        if isinstance(gain, bool) or gain not in PLAYGROUND_GAINS:
-            raise ValueError(f"gain must be 0, 1 or 2, got {gain!r}")
+        if isinstance(gain, bool) or gain not in range(self.max_gain + 1):
+            raise ValueError(f"gain must be 0 to {self.max_gain}, got {gain!r}")
         self.gains[rank - 1] = gain
         self._update()
 
+    def reset(self) -> None:
+        """Back to the starting ranking, k = the starting k, no missed chunk, numbers hidden.
+
+        Taught in: notebook 07_widgets.
+        """
+        self._resetting = True
+        try:
+            self.gains = list(self.start)
+            self.k.value, self.missed.value, self.reveal.value = self.start_k, 0, False
+        finally:
+            self._resetting = False
+        self.previous = None
+        self._update()
+
     def _update(self, change=None) -> None:
+        if self._resetting:
+            return
         for rank, (button, gain) in enumerate(zip(self.buttons, self.gains), start=1):
             button.description = f"#{rank} · {gain}"
-            button.style.button_color, button.style.text_color = self.LOOK[gain]
-            button.layout.border = "2px solid #333" if rank <= self.k.value else "2px solid transparent"
+            button.style.button_color, button.style.text_color = GAIN_LOOK[2 if (self.max_gain == 1 and gain) else gain]
+            button.layout.border = TOP_K_FRAME if rank <= self.k.value else "3px solid transparent"
         try:
             self.result = playground_scores(self.gains, self.k.value, [1] * self.missed.value)
         except ValueError as exc:
             self.result = None
-            self.scores_html.value = f"<p><b>{exc}</b></p>"
+            self.scores_html.value = f"<p><b>{html.escape(str(exc))}</b></p>"
+            self.previous = None
             return
-        self.scores_html.value = playground_html(self.result, self.k.value)
+        self.scores_html.value = playground_html(self.result, self.k.value, self.metrics, self.previous)
+        self.previous = self.result["scores"]
 
-    def static_fallback(self) -> list:
+    def static_html(self) -> str:
 
+        picture = gain_legend_html(self.max_gain) + ranking_html(self.gains, self.k.value, self.max_gain)
         if self.result is None:
-            return [HTML(self.scores_html.value)]
-        return [HTML(playground_html(self.result, self.k.value)), self.result["table"]]
+            return picture + self.scores_html.value
+        return picture + reveal_details(playground_html(self.result, self.k.value, self.metrics))
 
 
-def playground_widget(gains: Sequence[int] = PLAYGROUND_START, k: int = 5) -> PlaygroundWidget:
-    """The toy ranking playground: click results to set their gain (0/1/2), move k, read the arithmetic.
+def playground_widget(gains: Sequence[int] = PLAYGROUND_START, k: int = 5, metrics: Sequence[str] = METRIC_NAMES,
+                      max_gain: int = 2) -> PlaygroundWidget:
+    """The toy ranking playground: click results to set their gain, move k, read the metrics and their arithmetic.
+
+    The numbers stay hidden ("?") until "show the numbers": predict first. After each change the
+    metrics that moved are marked "old → new"; "reset" returns to the start.
 
     Args:
-        gains: the starting gains at ranks 1, 2, ... (each 0, 1 or 2); ten by default.
+        gains: the starting gains at ranks 1, 2, ... (each 0 to ``max_gain``); ten by default.
         k: the starting cut-off.
+        metrics: which of ``"recall"``, ``"precision"``, ``"reciprocal rank"``, ``"nDCG"`` to show
+            (a notebook shows the ones taught so far).
+        max_gain: 1 for relevant / not relevant (a click toggles), 2 for graded gains (0 → 1 → 2 → 0).
 
     Returns:
-        A :class:`PlaygroundWidget`; display it to show the widget and its static fallback (the
-        four metrics with their arithmetic and the per-rank table for the starting ranking).
+        A :class:`PlaygroundWidget`; display it (or end a cell with it) to show the widget, with
+        its static copy for GitHub and nbviewer in the same output.
 
     Raises:
-        ValueError: as :func:`playground_scores` for the starting ranking (e.g. nothing relevant).
+        ValueError: as :func:`playground_scores` for the starting ranking (e.g. nothing relevant), a
+            gain above ``max_gain``, ``max_gain`` not 1 or 2, or an unknown metric.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets.
     """
-    return PlaygroundWidget(gains, k)
-
+    return PlaygroundWidget(gains, k, metrics, max_gain)

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import ipywidgets as w
-import matplotlib.pyplot as plt
-import numpy as np
+import matplotlib as mpl
 import pandas as pd
-from IPython.display import HTML
-from matplotlib.colors import to_rgba
-from matplotlib.patches import Rectangle
 
 from ..checks import check_positive_int
 from ..evaluation import disagree_at_k, first_relevant_ranks
 from ..metrics import relevant_ids
 from ..teaching import evidence_html
-from ._view import WidgetView, redraw, table_html
+from ._view import Debounce, WidgetView, busy_sign, scroll_panel
 
 ALL_SLICES = "all slices"  # the slice filter's "no filter" choice
+HEATMAP_COLUMNS = 24  # questions per block of the heat map: 47 questions make two blocks that fit 930 px
+NARROW_COLUMNS = 16  # per block where the widget is narrower than a 24-column block (e.g. at 150% zoom)
+FRAME = "3px solid #d00000"  # the picked question's frame in the heat map
+BELOW_K, NOT_FOUND = "#f1e4c8", "#ffffff"  # heat map cells: first relevant chunk below k, none ranked
+RELEVANT_BADGE = " <span style='background:#1b7837;color:#fff;padding:0 4px'>relevant</span>"
 
 
 def filter_questions(ranks: pd.DataFrame, retrievers: Sequence[str], text: str = "", slice_name: str | None = None,
@@ -69,7 +70,7 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
         ranks: the output of :func:`first_relevant_ranks` (computed when ``None``).
 
     Returns:
-        A dict: ``id``, ``question``, ``evidence``, ``slice``, ``n_relevant``, ``ranks``
+        A dict: ``id``, ``question``, ``evidence``, ``slice``, ``n_relevant``, ``k``, ``ranks``
         (``{retriever: rank of the first relevant chunk, or None}``), ``rank_table`` (a DataFrame
         indexed by retriever: first relevant rank, and whether it is in the top k) and ``top``
         (``{retriever: [{"rank", "chunk_id", "relevant", "html"}]}`` for the top k, the evidence
@@ -107,91 +108,141 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
             if hit:
                 shown = evidence_html(text, row["evidence"], max_chars=320)
             else:
-                shown = f"<pre style='white-space:pre-wrap'>{html.escape(text[:200])}{'…' * (len(text) > 200)}</pre>"
+                shown = f"<pre>{html.escape(text[:200])}{'…' * (len(text) > 200)}</pre>"
             top[name].append({"rank": rank, "chunk_id": chunk_id, "relevant": hit, "html": shown})
     return {
         "id": question_id, "question": row["question"], "evidence": row["evidence"], "slice": row["slice"],
-        "n_relevant": len(relevant), "ranks": first, "rank_table": rank_table, "top": top,
+        "n_relevant": len(relevant), "k": k, "ranks": first, "rank_table": rank_table, "top": top,
     }
 
 
+def _rank_phrase(rank: int | None, k: int) -> str:
+    if rank is None:
+        return "no relevant chunk ranked"
+    return f"first relevant at rank {rank}" + (" ✔" if rank <= k else f" (below k = {k})")
+
+
 def question_html(view: Mapping) -> tuple[str, str]:
-    """HTML of a :func:`question_view`: (the question with its rank table, the top-k chunks side by side).
+    """HTML of a :func:`question_view`: (the question and its evidence string, the top-k chunks side by side).
+
+    Each retriever's column is headed by the rank of its first relevant chunk.
 
     Taught in: notebook 07_widgets.
     """
 
     head = (
-        f"<p><b>{html.escape(view['id'])}</b> ({html.escape(view['slice'])}): "
-        f"<i>{html.escape(view['question'])}</i><br>"
-        f"Evidence string: <code>{html.escape(view['evidence'])}</code> — {view['n_relevant']} relevant "
-        f"chunk{'s' if view['n_relevant'] > 1 else ''}</p>" + table_html(view["rank_table"])
+        f"<b>{html.escape(view['id'])}</b> ({html.escape(view['slice'])}): <i>{html.escape(view['question'])}</i><br>"
+        f"Evidence string: “{html.escape(view['evidence'])}” · {view['n_relevant']} relevant "
+        f"chunk{'s' if view['n_relevant'] > 1 else ''}"
     )
     cells = []
     for name, rows in view["top"].items():
         items = "".join(
-            f"<p style='margin:4px 0 0 0'><b>{r['rank']}. {html.escape(r['chunk_id'])}</b>"
-            f"{' ✔ relevant' if r['relevant'] else ''}</p>{r['html']}"
+            f"<div style='margin:4px 0 0 0'><b>{r['rank']}. {html.escape(r['chunk_id'])}</b>"
+            f"{RELEVANT_BADGE if r['relevant'] else ''}"
+            f"</div>{r['html']}"
             for r in rows
         )
-        cells.append(f"<td style='vertical-align:top;text-align:left;width:33%;font-size:12px'>"
-                     f"<b>{html.escape(name)}</b>{items}</td>")
-    style = "<style>.question-chunks pre {word-break: normal; overflow-wrap: anywhere}</style>"
-    return head, (f"{style}<table class='question-chunks' style='width:100%;table-layout:fixed'><tr>"
+        cells.append(f"<td style='vertical-align:top;text-align:left;width:33%'>"
+                     f"<b>{html.escape(name)}</b>: {_rank_phrase(view['ranks'][name], view['k'])}{items}</td>")
+    return head, ("<table class='question-chunks' style='width:100%;table-layout:fixed'><tr>"
                   + "".join(cells) + "</tr></table>")
 
 
-def plot_rank_overview(ranks: pd.DataFrame, retrievers: Sequence[str], selected: str | None = None, k: int = 3):
-    """Heat map of the first relevant rank, retrievers × questions, with one question marked.
+def _cell_colours(rank: float, k: int) -> tuple[str, str]:
+    """(background, text colour) of a heat-map cell: blue in the top k (darker = higher), sand below, white none."""
+    if pd.isna(rank):
+        return NOT_FOUND, "#000"
+    if rank <= k:
+        background = mpl.colors.to_hex(mpl.colormaps["Blues"](0.95 - 0.35 * (rank - 1) / max(k - 1, 1)))
+        return background, "#fff"
+    return BELOW_K, "#000"
 
-    Each cell shows the rank. Blue cells are in the top k (darker = higher up), sand cells are
-    below k, white cells ("–") have no relevant chunk in the ranking. The selected question's
-    column is framed in red.
 
-    Returns:
-        The matplotlib Figure.
+def rank_heatmap_html(ranks: pd.DataFrame, retrievers: Sequence[str], k: int, selected: str | None = None,
+                      matches: Collection[str] | None = None, columns: int = HEATMAP_COLUMNS) -> str:
+    """Heat map of the first relevant rank, retrievers × questions, as an HTML table in blocks of ``columns`` questions.
+
+    Each cell shows the rank and carries ``data-q="<question id>"``. Blue cells are in the top k
+    (darker = higher up), sand cells below k, white cells ("–") have no relevant chunk in the
+    ranking. Text is HTML, so it is as large as the page's text and crisp at any zoom.
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks`.
+        retrievers: its retriever columns, one row each.
+        k: the cut-off that colours the cells, an integer >= 1.
+        selected: a question id to frame (the static copy; the live widget frames with :func:`heatmap_frame_css`).
+        matches: question ids to show at full strength, the others faded; ``None`` for all.
+        columns: questions per block, an integer >= 1.
+
+    Raises:
+        ValueError: k or columns is not an integer >= 1, or ``selected`` is not a question.
 
     Taught in: notebook 07_widgets.
     """
+    k, columns = check_positive_int(k), check_positive_int(columns, "columns")
+    ids = list(ranks.index)
+    if selected is not None and selected not in ids:
+        raise ValueError(f"question {selected!r} is not in the ranks table")
+    faded = set() if matches is None else set(ids) - set(matches)
+    blocks = []
+    for start in range(0, len(ids), columns):
+        block = ids[start:start + columns]
 
-    k = check_positive_int(k)
-    values = ranks[list(retrievers)].astype("float").to_numpy().T  # retrievers × questions, NaN = not found
-    colours = np.empty(values.shape + (4,))
-    for (i, j), v in np.ndenumerate(values):
-        if np.isnan(v):
-            colours[i, j] = to_rgba("white")
-        elif v <= k:
-            colours[i, j] = plt.get_cmap("Blues")(0.95 - 0.35 * (v - 1) / max(k - 1, 1))
-        else:
-            colours[i, j] = to_rgba("#f1e4c8")
-    fig, ax = plt.subplots(figsize=(14, 2.3), constrained_layout=True)
-    ax.imshow(colours, aspect="auto")
-    for (i, j), v in np.ndenumerate(values):
-        ax.text(j, i, "–" if np.isnan(v) else str(int(v)), ha="center", va="center", fontsize=7,
-                color="white" if not np.isnan(v) and v <= k else "black")
-    ax.set_yticks(range(len(retrievers)), list(retrievers))
-    ax.set_xticks(range(len(ranks)), list(ranks.index), rotation=90, fontsize=7)
-    ax.set_xticks(np.arange(len(ranks) + 1) - 0.5, minor=True)
-    ax.set_yticks(np.arange(len(retrievers) + 1) - 0.5, minor=True)
-    ax.grid(which="minor", color="white", lw=1)
-    ax.tick_params(which="minor", length=0)
+        def style(qid: str, extra: str = "") -> str:
+            frame = f"outline:{FRAME};outline-offset:-3px;" if qid == selected else ""
+            fade = "opacity:0.25;" if qid in faded else ""
+            return f" data-q='{html.escape(qid)}' style='{extra}{frame}{fade}'"
+
+        head = "".join(f"<th{style(q, 'text-align:center;font-weight:normal;')}>{html.escape(q)}</th>" for q in block)
+        rows = [f"<tr><th></th>{head}</tr>"]
+        for name in retrievers:
+            cells = []
+            for qid in block:
+                rank = ranks.loc[qid, name]
+                background, colour = _cell_colours(rank, k)
+                text = "–" if pd.isna(rank) else str(int(rank))
+                cells.append(f"<td{style(qid, f'background:{background};color:{colour};text-align:center;')}>{text}</td>")
+            rows.append(f"<tr><th style='text-align:right'>{html.escape(name)}</th>{''.join(cells)}</tr>")
+        blocks.append("<table class='rw-heatmap' style='border-collapse:collapse;margin-bottom:4px'>" + "".join(rows) + "</table>")
+    return "".join(blocks)
+
+
+def heatmap_legend(k: int) -> str:
+    """The heat map's legend line.
+
+    Taught in: notebook 07_widgets.
+    """
+    top, _ = _cell_colours(1, k)
+    swatch = "padding:0 6px;border:1px solid #999"
+    return (f"Rank of the first relevant chunk: <span style='background:{top};color:#fff;{swatch}'>in the top {k}</span> "
+            f"(darker = higher) · <span style='background:{BELOW_K};{swatch}'>below k</span> · "
+            f"<span style='{swatch}'>–</span> none ranked · <span style='outline:{FRAME};padding:0 6px'>picked</span> · "
+            "faded = filtered out")
+
+
+def heatmap_frame_css(scope: str, selected: str | None, faded: Collection[str] = ()) -> str:
+    """A ``<style>`` that frames one question's column and fades others in the heat map under ``.scope``:
+    what moves in the live widget, a few hundred bytes, while the heat map itself stays.
+
+    Taught in: notebook 07_widgets.
+    """
+    rules = []
     if selected is not None:
-        j = list(ranks.index).index(selected)
-        ax.add_patch(Rectangle((j - 0.5, -0.5), 1, len(retrievers), fill=False, edgecolor="red", lw=2.5))
-        ax.get_xticklabels()[j].set(color="red", fontweight="bold")
-    ax.set_title(f"rank of the first relevant chunk, every question: blue = in the top {k} (darker = higher), "
-                 "sand = below, – = not found" + (f"; framed: {selected}" if selected is not None else ""),
-                 fontsize=9)
-    return fig
+        rules.append(f".{scope} [data-q='{html.escape(selected)}'] {{ outline: {FRAME}; outline-offset: -3px; }}")
+    if faded:
+        rules.append(", ".join(f".{scope} [data-q='{html.escape(q)}']" for q in sorted(faded)) + " { opacity: 0.25; }")
+    return "<style>" + "\n".join(rules) + "</style>"
 
 
 class RanksWidget(WidgetView):
     """The per-question ranks widget; build it with :func:`ranks_widget`.
 
-    Controls: ``search`` (Text), ``slice`` (Dropdown), ``disagree`` (Checkbox), ``question``
-    (Dropdown of the matching questions), ``k`` (IntSlider). Shown: ``matches``, ``rank_table``
-    and ``top_chunks`` (HTML) and ``overview`` (Output, the heat map). ``view`` holds the current
-    :func:`question_view`.
+    Controls: ``search`` (Text; updates on a pause in typing), ``slice`` (Dropdown), ``disagree``
+    (Checkbox), ``question`` (Dropdown of the matching questions), ``k`` (IntSlider) and
+    ``reset_control``. Shown: ``heatmap`` (HTML, redrawn only when k changes), ``frame`` (the
+    picked question's frame, a small style), ``head`` and ``top_chunks`` (HTML). ``view`` holds the
+    current :func:`question_view`.
 
     Taught in: notebook 07_widgets.
     """
@@ -207,75 +258,127 @@ class RanksWidget(WidgetView):
         if question is None:
             disagreeing = filter_questions(self.ranks, self.retrievers, disagree_k=k)
             question = (disagreeing or list(self.ranks.index))[0]
-        self.search = w.Text(description="search", placeholder="id or words, e.g. q13 or battery")
-        self.slice = w.Dropdown(options=[ALL_SLICES, *sorted(set(self.ranks["slice"]))], description="slice")
-        self.disagree = w.Checkbox(description="only where the retrievers disagree at k", indent=False)
-        self.k = w.IntSlider(value=k, min=1, max=10, description="cut-off k", continuous_update=False)
-        self.question = w.Dropdown(description="question", layout=w.Layout(width="95%"))
-        self.matches, self.rank_table, self.top_chunks, self.overview = w.HTML(), w.HTML(), w.HTML(), w.Output()
+        self.start = (k, question)
+        self._heatmaps = {}
+        self.search = w.Text(description="search", placeholder="id or words: q13, battery",
+                             continuous_update=True, style={"description_width": "60px"},
+                             layout=w.Layout(width="260px"))
+        self.slice = w.Dropdown(options=[ALL_SLICES, *sorted(set(self.ranks["slice"]))], description="slice",
+                                style={"description_width": "45px"}, layout=w.Layout(width="210px"))
+        self.k = w.IntSlider(value=k, min=1, max=10, description="cut-off k", continuous_update=False,
+                             style={"description_width": "75px"}, layout=w.Layout(width="270px"))
+        self.disagree = w.Checkbox(description="disagree at k", indent=False, layout=w.Layout(width="max-content"),
+                                   tooltip="only the questions where the retrievers disagree about a relevant chunk in the top k")
+        self.question = w.Dropdown(description="question", style={"description_width": "75px"})
+        self.matches, self.heatmap, self.frame, self.head, self.top_chunks = (w.HTML() for _ in range(5))
+        self.reset_control = self.reset_button()
         for widget, name in ((self.search, "ranks-search"), (self.slice, "ranks-slice"), (self.k, "ranks-k"),
-                             (self.question, "ranks-question"), (self.rank_table, "ranks-table"),
-                             (self.top_chunks, "ranks-chunks"), (self.overview, "ranks-overview")):
-            widget.add_class(name)  # CSS classes: handles for the browser test
-        self._busy = False
+                             (self.disagree, "ranks-disagree"), (self.question, "ranks-question"),
+                             (self.heatmap, "ranks-heatmap"), (self.head, "ranks-head"),
+                             (self.top_chunks, "ranks-chunks"), (self.matches, "ranks-matches")):
+            widget.add_class(name)  # CSS classes: handles for the browser test and the benchmark
+        self.head.layout.min_height = "4.1em"  # three lines reserved: the chunks below do not jump between questions
+        self.frame.layout.display = "none"
+        self._quiet = False
+        self.question.layout = w.Layout(flex="1 1 auto", width="auto", min_width="0")
+        self.ui = self._root([
+            w.HBox([self.search, self.slice, self.k, self.disagree, busy_sign()],
+                   layout=w.Layout(flex_flow="row wrap", align_items="center")),
+            w.HBox([self.question, self.reset_control], layout=w.Layout(width="100%")),
+            self.heatmap, self.frame, w.HBox([self.matches]), self.head, scroll_panel(self.top_chunks, 180),
+        ], "ranks-widget", concealed=False)
+        self.scope = f"rw-heat-{self.ui.model_id[:12]}"
+        self.heatmap.add_class(self.scope)
         self._refilter(select=question)
-        for control in (self.search, self.slice, self.disagree):
+        self.search.observe(Debounce(lambda _text: self._refilter()), names="value")
+        for control in (self.slice, self.disagree):
             control.observe(self._refilter, names="value")
         self.k.observe(self._on_k, names="value")
         self.question.observe(self._on_question, names="value")
-        self.ui = w.VBox([w.HBox([self.search, self.slice, self.k]), w.HBox([self.disagree, self.matches]),
-                          self.question, self.rank_table, self.overview, self.top_chunks])
-        self.ui.add_class("ranks-widget")
+
+    def _heatmap_html(self, k: int) -> str:
+        """The heat map at cut-off k (drawn once per k), with its legend: blocks of HEATMAP_COLUMNS
+        questions, or of NARROW_COLUMNS where the widget is narrower (150% zoom; a CSS container query)."""
+        if k not in self._heatmaps:
+            self._heatmaps[k] = (
+                "<div class='rw-heat-box'>"
+                f"<div class='rw-heat-wide'>{rank_heatmap_html(self.ranks, self.retrievers, k)}</div>"
+                f"<div class='rw-heat-narrow'>{rank_heatmap_html(self.ranks, self.retrievers, k, columns=NARROW_COLUMNS)}</div>"
+                f"</div><div>{heatmap_legend(k)}</div>"
+            )
+        return self._heatmaps[k]
+
+    def _found(self) -> list[str]:
+        return filter_questions(self.ranks, self.retrievers, self.search.value,
+                                None if self.slice.value == ALL_SLICES else self.slice.value,
+                                self.k.value if self.disagree.value else None)
 
     def _refilter(self, change=None, select: str | None = None) -> None:
-        found = filter_questions(self.ranks, self.retrievers, self.search.value,
-                                 None if self.slice.value == ALL_SLICES else self.slice.value,
-                                 self.k.value if self.disagree.value else None)
-        select = select or self.question.value
-        self._busy = True
-        try:
-            self.question.options = [(f"{qid} · {self.ranks.loc[qid, 'question']}", qid) for qid in found]
-            self.question.value = select if select in found else (found[0] if found else None)
-        finally:
-            self._busy = False
-        self.matches.value = f"{len(found)} of {len(self.ranks)} questions match"
-        self._show()
+        if self._quiet:
+            return
+        with self.busy():
+            found = self._found()
+            select = select or self.question.value
+            self._quiet = True
+            try:
+                self.question.options = [(f"{qid} · {self.ranks.loc[qid, 'question']}", qid) for qid in found]
+                self.question.value = select if select in found else (found[0] if found else None)
+            finally:
+                self._quiet = False
+            self.matches.value = f"{len(found)} of {len(self.ranks)} questions match"
+            self._show(found)
 
     def _on_k(self, change) -> None:
         if self.disagree.value:
             self._refilter()
         else:
-            self._show()
+            with self.busy():
+                self._show(self._found())
 
     def _on_question(self, change) -> None:
-        if not self._busy:
-            self._show()
+        if not self._quiet:
+            with self.busy():
+                self._show(self._found())
 
-    def _show(self) -> None:
+    def _show(self, found: list[str]) -> None:
         qid = self.question.value
-        # The figure first: once the table shows the new question, the heat map already does.
-        redraw(self.overview, plot_rank_overview(self.ranks, self.retrievers, qid, self.k.value))
+        self.heatmap.value = self._heatmap_html(self.k.value)
+        self.frame.value = heatmap_frame_css(self.scope, qid, set(self.ranks.index) - set(found))
         if qid is None:
             self.view = None
-            self.rank_table.value, self.top_chunks.value = "<p><b>No question matches.</b></p>", ""
+            self.head.value, self.top_chunks.value = "<b>No question matches.</b>", ""
         else:
             self.view = question_view(qid, self.runs, self.qrels, self.golden, self.chunks, self.k.value, self.ranks)
-            self.rank_table.value, self.top_chunks.value = question_html(self.view)
+            self.head.value, self.top_chunks.value = question_html(self.view)
 
-    def static_fallback(self) -> list:
+    def reset(self) -> None:
+        """Back to the starting question and k, no search, every slice, no disagreement filter.
 
-        items = [plot_rank_overview(self.ranks, self.retrievers, self.question.value, self.k.value)]
-        if self.view is not None:
-            head, top = question_html(self.view)
-            items += [HTML(head), HTML(top)]
-        return items
+        Taught in: notebook 07_widgets.
+        """
+        self._quiet = True
+        try:
+            self.search.value, self.slice.value, self.disagree.value = "", ALL_SLICES, False
+            self.k.value = self.start[0]
+        finally:
+            self._quiet = False
+        self._refilter(select=self.start[1])
+
+    def static_html(self) -> str:
+
+        found = self._found()
+        picture = rank_heatmap_html(self.ranks, self.retrievers, self.k.value, self.question.value, found)
+        if self.view is None:
+            return picture + heatmap_legend(self.k.value)
+        head, top = question_html(self.view)
+        return picture + f"<p>{heatmap_legend(self.k.value)}</p><p>{head}</p>" + top
 
 
 def ranks_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
                  question: str | None = None) -> RanksWidget:
     """The per-question ranks widget: search and filter questions, see each retriever's top k.
 
-    Ranks come from :func:`first_relevant_ranks`; the overview is :func:`plot_rank_overview`.
+    Ranks come from :func:`first_relevant_ranks`; the overview is :func:`rank_heatmap_html`.
 
     Args:
         runs, qrels, golden, chunks: as for :func:`question_view`.
@@ -283,8 +386,8 @@ def ranks_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Se
         question: the question shown first; ``None`` for the first one where the retrievers disagree at k.
 
     Returns:
-        A :class:`RanksWidget`; display it to show the widget and its static fallback (the heat
-        map and the starting question's ranks and top-k chunks).
+        A :class:`RanksWidget`; display it to show the widget, with its static copy (the heat map
+        and the starting question's top-k chunks) in the same output.
 
     Taught in: notebook 07_widgets.
     """

@@ -1,0 +1,198 @@
+"""JupyterLab in headless Chromium, for the browser test (tests/test_browser.py) and the widget benchmark
+(``python benchmarks/bench.py widgets``).
+
+:func:`jupyterlab` copies notebooks into a temporary folder (nothing is written into the repository) and
+starts JupyterLab there on a free 127.0.0.1 port with a random token, its settings and state in that
+folder; :func:`chromium` opens Debian's Chromium through Playwright (its own browser download does not
+work here); :func:`open_and_run` opens a notebook and runs all its cells. Every wait has a timeout, and
+the server, its kernels and the browser are stopped when the ``with`` blocks end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update"]
+SERVER_START_S = 90
+RUN_ALL_S = 300  # loading the embedding model and ranking 47 questions on a busy 2-core machine
+STEP_MS = 60_000  # any single page step
+KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop_server(process: subprocess.Popen, base: str, token: str) -> None:
+    """Shut JupyterLab down with its kernels; kill whatever is left (kernels run in their own session)."""
+    try:
+        children = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        children = []
+    try:
+        request = urllib.request.Request(f"{base}/api/shutdown", method="POST",
+                                         headers={"Authorization": f"token {token}"})
+        urllib.request.urlopen(request, timeout=10).close()
+    except OSError:
+        pass
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    _, alive = psutil.wait_procs(children, timeout=10)
+    for child in alive:
+        child.kill()
+    psutil.wait_procs(alive, timeout=10)
+
+
+@contextmanager
+def jupyterlab(tmp: Path, notebooks: Sequence[Path]) -> Iterator[tuple[str, str]]:
+    """JupyterLab serving copies of ``notebooks`` from ``tmp/notebooks``: yields (base URL, token)."""
+    root, state = tmp / "notebooks", tmp / "state"
+    root.mkdir(parents=True)
+    for notebook in notebooks:
+        shutil.copy(notebook, root)
+    # User settings: no news or update checks (they would try the internet and put a toast over the
+    # page), and every cell kept rendered (JupyterLab skips rendering cells out of view by default).
+    for plugin, values in {"apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+                           "notebook-extension/tracker": {"windowingMode": "none"}}.items():
+        path = state / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_DATA_DIR=str(state / "data"),
+               JUPYTER_RUNTIME_DIR=str(state / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(state / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"), IPYTHONDIR=str(state / "ipython"),
+               MPLCONFIGDIR=str(state / "matplotlib"))
+    port, token = free_port(), secrets.token_hex(16)
+    base = f"http://127.0.0.1:{port}"
+    command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--allow-root",
+               f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+               "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    with open(tmp / "jupyterlab.log", "w") as log:
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        try:
+            deadline = time.monotonic() + SERVER_START_S
+            while True:
+                try:
+                    urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5).close()
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"JupyterLab did not start; see {tmp / 'jupyterlab.log'}") from None
+                    time.sleep(0.5)
+            yield base, token
+        finally:
+            stop_server(process, base, token)
+
+
+@contextmanager
+def chromium():
+    """Debian's headless Chromium, driven by Playwright (its own browser download does not work here)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=STEP_MS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def new_page(browser, width: int = 1366, height: int = 768, scale: float = 1.0):
+    """A page of ``width`` × ``height`` CSS px; ``scale`` = device pixels per CSS px (150% browser zoom on
+    a 1366×768 screen lays out as a 911×512 page at scale 1.5)."""
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    page.set_default_timeout(STEP_MS)
+    return page
+
+
+def open_notebook(page, base: str, token: str, name: str) -> None:
+    """Open a notebook, wait for its kernel, fold the file browser (as a teacher presenting would)."""
+    page.goto(f"{base}/lab/tree/{name}?token={token}&reset")
+    page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).wait_for()
+    tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+    if tab.count():
+        tab.click()
+
+
+def menu(page, top: str, item: str) -> None:
+    """Choose a menu item, e.g. ``menu(page, "Run", "Run All Cells")``."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{re.escape(top)}$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}")).first.click()
+
+
+def run_all(page, wait_for: Sequence[str] = (), screenshot: Path | None = None) -> None:
+    """Run all cells; wait until the selectors in ``wait_for`` are on the page and the kernel is idle.
+
+    On failure, saves ``screenshot`` and raises AssertionError with the errors shown on the page.
+    """
+    try:
+        menu(page, "Run", "Run All Cells")
+        for selector in wait_for:
+            page.wait_for_selector(selector, state="attached", timeout=RUN_ALL_S * 1000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached",
+                               timeout=RUN_ALL_S * 1000)
+        page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).wait_for(timeout=RUN_ALL_S * 1000)
+    except Exception:
+        if screenshot is not None:
+            page.screenshot(path=screenshot)
+        errors = page.locator(".jp-OutputArea-output[data-mime-type*='error'], "
+                              ".jp-OutputArea-output[data-mime-type*='stderr']").all_inner_texts()
+        raise AssertionError(f"running all cells failed; errors on the page: {errors}") from None
+
+
+def open_and_run(page, base: str, token: str, name: str, wait_for: Sequence[str] = (),
+                 screenshot: Path | None = None) -> None:
+    """:func:`open_notebook`, then :func:`run_all`."""
+    open_notebook(page, base, token, name)
+    run_all(page, wait_for, screenshot)
+
+
+def show_at_top(page, selector: str) -> None:
+    """Scroll the notebook so the element's top is at the top of the notebook area (as a teacher would)."""
+    page.evaluate("s => document.querySelector(s).scrollIntoView({block: 'start'})", selector)
+    page.wait_for_timeout(300)
+
+
+def notebook_area(page) -> dict:
+    """The visible notebook area's box in CSS px: ``{top, bottom, left, right, height}``."""
+    return page.evaluate("""() => {
+      const r = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')
+                .getBoundingClientRect();
+      return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height};
+    }""")
+
+
+def notebook_state(page) -> dict:
+    """The active cell's index, the notebook's scroll position and the focused element."""
+    return page.evaluate("""() => {
+      const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+      const cells = [...nb.querySelectorAll('.jp-Cell')];
+      const outer = nb.closest('.jp-WindowedPanel-outer') || nb.querySelector('.jp-WindowedPanel-outer');
+      const a = document.activeElement;
+      return {active: cells.findIndex(c => c.classList.contains('jp-mod-active')),
+              scroll: outer ? outer.scrollTop : null, focus: a ? a.tagName + '.' + a.className : null};
+    }""")
