@@ -7,7 +7,8 @@ lives, in teaching order:
   module (retrieval_eval/)   names                                               taught in
   -------------------------  --------------------------------------------------  ----------
   metrics.py                 recall_at_k, precision_at_k, reciprocal_rank, mrr,  01-04
-                             dcg_at_k, ndcg_at_k, relevant_ids
+                             dcg_at_k, ndcg_at_k, relevant_ids; success_at_k,    README
+                             r_precision, average_precision
   checks.py                  the input checks behind every metric                01
   text.py                    normalise, locate_evidence                          00
   corpus.py                  load_corpus, split_into_chunks, stored_or_split_    00, 05
@@ -34,7 +35,9 @@ lives, in teaching order:
   widgets/ceiling.py         ceiling_widget, ceiling_report, hypothetical_qrels  07
   widgets/ranks.py           ranks_widget, question_view, filter_questions       07
   batch.py                   batch_scores (many questions at once, NumPy)        README
-  trec.py                    write_trec_qrels, write_trec_run, export_trec       README
+  trec.py                    write_trec_qrels, write_trec_run, export_trec,      README
+                             read_qrels, read_run, Run, trec_order, align_run,
+                             Coverage, find_line, TrecFormatError
   paths.py                   ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH, CACHE_DIR, OUTPUT_DIR
 
 Terms used throughout (the field's standard ones): a *chunk* is the unit that is retrieved, with an
@@ -60,7 +63,8 @@ from retrieval_eval.golden import (
     read_golden_csv,
 )
 from retrieval_eval.metrics import (
-    dcg_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids,
+    average_precision, dcg_at_k, mrr, ndcg_at_k, precision_at_k, r_precision, recall_at_k, reciprocal_rank,
+    relevant_ids, success_at_k,
 )
 from retrieval_eval.models import load_tokenizer, model_fingerprint
 from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
@@ -78,7 +82,10 @@ from retrieval_eval.teaching import (
     check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
 )
 from retrieval_eval.text import locate_evidence, normalise
-from retrieval_eval.trec import export_trec, write_trec_qrels, write_trec_run
+from retrieval_eval.trec import (
+    Coverage, Run, TrecFormatError, align_run, export_trec, find_line, read_qrels, read_run, trec_order,
+    write_trec_qrels, write_trec_run,
+)
 from retrieval_eval.widgets.ceiling import ceiling_by_k, ceiling_report, ceiling_widget, hypothetical_qrels
 from retrieval_eval.widgets.playground import playground_scores, playground_widget
 from retrieval_eval.widgets.ranks import filter_questions, question_view, ranks_widget
@@ -111,6 +118,8 @@ __all__ = [
     "hypothetical_qrels", "ranks_widget", "question_view", "filter_questions",
     # many questions, TREC files (README)
     "batch_scores", "write_trec_qrels", "write_trec_run", "export_trec",
+    "read_qrels", "read_run", "Run", "trec_order", "align_run", "Coverage", "find_line", "TrecFormatError",
+    "success_at_k", "r_precision", "average_precision",
     # paths
     "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

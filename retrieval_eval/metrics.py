@@ -1,4 +1,5 @@
-"""The four metrics of the series: recall@k, precision@k, reciprocal rank / MRR and nDCG@k.
+"""The four metrics of the series: recall@k, precision@k, reciprocal rank / MRR and nDCG@k, and
+three more that engines' reports use: success@k, R-precision and average precision.
 
 The file to read in one sitting: each function is the definition, with its formula and source in
 the docstring. Conventions follow trec_eval (NIST) unless a docstring says otherwise. Input checks
@@ -186,6 +187,82 @@ def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> floa
     if ideal <= 0:
         raise ValueError("no gain > 0 in gains: a question with no relevant item cannot be scored")
     return dcg_at_k([gains.get(doc_id, 0.0) for doc_id in ranked], k) / ideal
+
+
+def success_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
+    """Success@k: 1 when at least one relevant item is in the top k, else 0.
+
+    success@k = 1 if |top-k ∩ relevant| >= 1 else 0. With one relevant item it equals recall@k
+    (the "hit rate"); with several, recall@k counts how many were found and success@k only whether
+    one was. Same as trec_eval's ``success_k`` (``-m success.k``).
+
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        relevant: ids of the relevant items (any collection of str, non-empty).
+        k: the cut-off, an integer >= 1.
+
+    Returns:
+        0.0 or 1.0.
+
+    Raises:
+        ValueError: k is not an integer >= 1, ``relevant`` is empty, or ``ranked`` repeats an id.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    k, relevant, ranked = check_positive_int(k), check_relevant(relevant), check_ranking(ranked)
+    return 1.0 if relevant.intersection(ranked[:k]) else 0.0
+
+
+def r_precision(ranked: Sequence[str], relevant: Collection[str]) -> float:
+    """R-precision: precision at rank R, where R is the number of relevant items.
+
+    R-precision = |top-R ∩ relevant| / R. The cut-off adapts to each question, so a perfect ranking
+    scores 1 whatever R is (precision@k cannot pass R/k). Manning, Raghavan & Schütze (2008),
+    *Introduction to Information Retrieval*, §8.4. Same as trec_eval's ``Rprec``.
+
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than R or empty (scores 0).
+        relevant: ids of the relevant items (any collection of str, non-empty).
+
+    Returns:
+        A float in [0, 1].
+
+    Raises:
+        ValueError: ``relevant`` is empty or ``ranked`` repeats an id.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    relevant, ranked = check_relevant(relevant), check_ranking(ranked)
+    return len(relevant.intersection(ranked[: len(relevant)])) / len(relevant)
+
+
+def average_precision(ranked: Sequence[str], relevant: Collection[str]) -> float:
+    """Average precision: the mean of precision@r over the ranks r of the relevant items.
+
+    AP = (1 / |relevant|) × Σ precision@r over every rank r that holds a relevant item. A relevant
+    item that is never retrieved adds 0, so AP rewards finding all of them, high up. Its mean over
+    questions is MAP (Manning, Raghavan & Schütze 2008, §8.4). Same as trec_eval's ``map`` (no
+    cut-off). RAG tools' "context precision" is a variant of this rank-weighted measure, not precision@k.
+
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be empty (scores 0).
+        relevant: ids of the relevant items (any collection of str, non-empty).
+
+    Returns:
+        A float in [0, 1].
+
+    Raises:
+        ValueError: ``relevant`` is empty or ``ranked`` repeats an id.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    relevant, ranked = check_relevant(relevant), check_ranking(ranked)
+    hits, total = 0, 0.0
+    for rank, doc_id in enumerate(ranked, start=1):
+        if doc_id in relevant:
+            hits += 1
+            total += hits / rank
+    return total / len(relevant)
 
 
 def relevant_ids(gains: Mapping[str, float]) -> set:
