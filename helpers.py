@@ -38,6 +38,8 @@ lives, in teaching order:
   trec.py                    write_trec_qrels, write_trec_run, export_trec,      README
                              read_qrels, read_run, Run, trec_order, align_run,
                              Coverage, find_line, TrecFormatError
+  evaluate_runs.py           load_runs, RunsEvaluation, scores_table (`make        README
+                             evaluate-runs`: your engine's TREC runs)
   paths.py                   ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH, CACHE_DIR, OUTPUT_DIR
 
 Terms used throughout (the field's standard ones): a *chunk* is the unit that is retrieved, with an
@@ -62,6 +64,7 @@ from retrieval_eval.golden import (
     GOLDEN_COLUMNS, MIN_EVIDENCE_CHARS, GoldenSetError, graded_labels, label_chunks, load_golden_with_qrels,
     read_golden_csv,
 )
+from retrieval_eval.evaluate_runs import RunsEvaluation, load_runs, scores_table
 from retrieval_eval.metrics import (
     average_precision, dcg_at_k, mrr, ndcg_at_k, precision_at_k, r_precision, recall_at_k, reciprocal_rank,
     relevant_ids, success_at_k,
@@ -116,10 +119,10 @@ __all__ = [
     # widgets (07)
     "playground_widget", "playground_scores", "ceiling_widget", "ceiling_report", "ceiling_by_k",
     "hypothetical_qrels", "ranks_widget", "question_view", "filter_questions",
-    # many questions, TREC files (README)
+    # many questions, TREC files, your engine's runs (README)
     "batch_scores", "write_trec_qrels", "write_trec_run", "export_trec",
     "read_qrels", "read_run", "Run", "trec_order", "align_run", "Coverage", "find_line", "TrecFormatError",
-    "success_at_k", "r_precision", "average_precision",
+    "load_runs", "RunsEvaluation", "scores_table", "success_at_k", "r_precision", "average_precision",
     # paths
     "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]
