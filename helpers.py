@@ -40,6 +40,8 @@ lives, in teaching order:
                              Coverage, find_line, TrecFormatError
   evaluate_runs.py           load_runs, RunsEvaluation, scores_table (`make        README
                              evaluate-runs`: your engine's TREC runs)
+  audit.py                   golden_set_audit, Audit, near_duplicate_chunks,     README
+                             content_words, best_case_detectable_difference
   paths.py                   ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH, CACHE_DIR, OUTPUT_DIR
 
 Terms used throughout (the field's standard ones): a *chunk* is the unit that is retrieved, with an
@@ -51,6 +53,9 @@ the question's evidence string (see ``normalise``). Conventions follow trec_eval
 docstring says otherwise.
 """
 
+from retrieval_eval.audit import (
+    Audit, best_case_detectable_difference, content_words, golden_set_audit, near_duplicate_chunks,
+)
 from retrieval_eval.batch import batch_scores
 from retrieval_eval.corpus import (
     CHUNK_SIZE, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks, write_chunks,
@@ -123,6 +128,8 @@ __all__ = [
     "batch_scores", "write_trec_qrels", "write_trec_run", "export_trec",
     "read_qrels", "read_run", "Run", "trec_order", "align_run", "Coverage", "find_line", "TrecFormatError",
     "load_runs", "RunsEvaluation", "scores_table", "success_at_k", "r_precision", "average_precision",
+    # the golden-set audit (README)
+    "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words", "best_case_detectable_difference",
     # paths
     "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

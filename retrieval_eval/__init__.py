@@ -4,7 +4,7 @@ Notebooks, tests and the Makefile import ``helpers`` (the face that hands these 
 module here to see how a concept is computed. Imports run one way, from the bottom up:
 
 ``paths``, ``checks`` → ``metrics`` → ``fusion`` → ``text`` → ``models`` → ``corpus`` → ``golden``
-→ ``retrievers`` → ``evaluation`` → ``batch``, ``statistics``, ``trec`` → ``pipeline``,
+→ ``retrievers`` → ``evaluation`` → ``batch``, ``statistics``, ``trec``, ``audit`` → ``pipeline``,
 ``evaluate_runs`` (``make evaluate-runs``) → ``plots``, ``teaching`` → ``widgets``.
 """
 
