@@ -37,7 +37,7 @@ from .metrics import (
     success_at_k,
 )
 from .paths import OUTPUT_DIR
-from .trec import Coverage, Run, TrecFormatError, align_run, find_line, read_qrels, read_run
+from .trec import Run, TrecFormatError, _check_trec_id, align_run, find_line, read_qrels, read_run
 
 TEMPLATE = Path(__file__).parent / "templates" / "runs_report.ipynb"
 K = 3  # the cut-off of the report's intervals and paired tests unless K is given
@@ -101,7 +101,8 @@ def load_runs(
 
     Raises:
         ValueError: no run file, the same file or file name twice, both or neither of ``qrels`` and
-            ``golden``/``corpus``, or no judged question with a relevant document.
+            ``golden``/``corpus``, no judged question with a relevant document, or (golden set) a
+            question or chunk id with whitespace, which a TREC file cannot hold.
         TrecFormatError: a file cannot be read or holds a bad line, or (golden set) a run names a
             document that is not a chunk id; the message starts with ``file:line:``.
         GoldenSetError, FileNotFoundError: as the golden-set and corpus loaders.
@@ -128,6 +129,13 @@ def load_runs(
         chunks = stored_or_split_chunks(docs, corpus, model_name, check_positive_int(chunk_size, "chunk_size"), False)
         _, judged = load_golden_with_qrels(golden, chunks, docs)
         chunk_ids = {c["id"] for c in chunks}
+        for kind, ids in (("question", judged), ("chunk", [c["id"] for c in chunks])):  # in order: the first is named
+            for name in ids:
+                try:
+                    _check_trec_id(name)
+                except ValueError:
+                    raise ValueError(f"{kind} id {name!r} contains whitespace, so no TREC run can name it (fields are "
+                                     "separated by whitespace): rename the question or document") from None
         judgements = (f"the golden set {golden} over the corpus {corpus}, {len(chunks)} chunks of at most {chunk_size} "
                       "word pieces, a chunk relevant when it contains the evidence string")
     runs, rankings, coverage = {}, {}, {}

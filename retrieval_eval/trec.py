@@ -245,8 +245,9 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
     n_lines = 0
     for number, line, fields in _lines(path):
         if len(fields) != 4:
-            raise TrecFormatError(path, number, f"a qrels line needs 4 fields (qid iter docid rel), found {len(fields)}",
-                                  line)
+            hint = " (it looks like a run line: is this a run file?)" if len(fields) == 6 else ""
+            raise TrecFormatError(path, number,
+                                  f"a qrels line needs 4 fields (qid iter docid rel), found {len(fields)}{hint}", line)
         gain = _integer(fields[3])
         if gain is None:
             raise TrecFormatError(path, number, f"relevance {fields[3]!r} is not an integer", line)
@@ -306,8 +307,9 @@ def read_run(path: str | os.PathLike) -> Run:
     tag = None
     for number, line, fields in _lines(path):
         if len(fields) < 6:
+            hint = " (it looks like a qrels line: is this the qrels file?)" if len(fields) == 4 else ""
             raise TrecFormatError(path, number,
-                                  f"a run line needs 6 fields (qid Q0 docid rank score tag), found {len(fields)}", line)
+                                  f"a run line needs 6 fields (qid Q0 docid rank score tag), found {len(fields)}{hint}", line)
         raw = fields[4]
         try:
             score = float(raw)

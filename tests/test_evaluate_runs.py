@@ -225,3 +225,19 @@ def test_golden_set_runs_must_rank_our_chunk_ids(tmp_path):
 def test_the_template_is_package_data():
     assert evaluate_runs.TEMPLATE.is_file()
     assert "templates/*.ipynb" in (h.ROOT / "pyproject.toml").read_text()
+
+
+@pytest.mark.parametrize("what", ["document", "question"])
+def test_ids_a_trec_file_cannot_hold_are_refused(tmp_path, example_dir, example_chunk_size, what):
+    corpus = shutil.copytree(example_dir / "corpus", tmp_path / "corpus")
+    golden = pd.read_csv(example_dir / "golden.csv", dtype=str, keep_default_na=False)
+    if what == "document":  # a file name with a space gives chunk ids with a space
+        (corpus / "02_borrowing.md").rename(corpus / "02 borrowing.md")
+        message = "chunk id '02 borrowing#00' contains whitespace"
+    else:
+        golden.loc[0, "id"] = "lh 01"
+        message = "question id 'lh 01' contains whitespace"
+    golden.to_csv(tmp_path / "golden.csv", index=False)
+    (tmp_path / "run.trec").write_text("lh02 Q0 01_opening_hours#00 1 2 t\n")
+    with pytest.raises(ValueError, match=message):
+        h.load_runs([tmp_path / "run.trec"], golden=tmp_path / "golden.csv", corpus=corpus, chunk_size=example_chunk_size)

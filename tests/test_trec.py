@@ -188,6 +188,7 @@ def test_the_tag_is_the_last_lines_and_the_rank_column_is_ignored(tmp_path):
     ("q 0 a 1_0\n", 1, "is not an integer"),
     ("q 0 a ٣\n", 1, "is not an integer"),  # an Arabic-Indic digit: int() would take it
     ("q 0 a 1\nq 0 b 0\nq 0 a 0\n", 3, "judged twice for question 'q' (first on line 1)"),
+    ("q Q0 a 1 2.5 run\n", 1, "found 6 (it looks like a run line: is this a run file?)"),
 ])
 def test_bad_qrels_lines(tmp_path, text, line, words):
     path = write(tmp_path, "my qrels é.txt", text)
@@ -199,6 +200,7 @@ def test_bad_qrels_lines(tmp_path, text, line, words):
 
 @pytest.mark.parametrize("text, line, words", [
     ("q Q0 a 1 0.5\n", 1, "needs 6 fields"),
+    ("q 0 a 1\n", 1, "found 4 (it looks like a qrels line: is this the qrels file?)"),
     ("q Q0 a 1 high t\n", 1, "score 'high' is not a number"),
     ("q Q0 a 1 nan t\n", 1, "score 'nan' is not a number"),
     ("q Q0 a 1 1_0 t\n", 1, "score '1_0' is not a number"),
