@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab test notebooks trec chunks evaluate bench clean
+.PHONY: lab test notebooks trec chunks evaluate evaluate-runs bench clean
 
 # (Re)install only when a requirements file or the project file changes.
 $(STAMP): requirements.txt requirements-test.txt pyproject.toml
@@ -61,6 +61,20 @@ evaluate: $(STAMP)
 	  $(if $(MODEL_NAME),-p MODEL_NAME "$(MODEL_NAME)")
 	$(VENV)/bin/jupyter nbconvert --to html output/$(REPORT).ipynb
 	@echo "Report: output/$(REPORT).html"
+
+# `make evaluate-runs QRELS=qrels.txt RUNS="run1.trec run2.trec" [KS="1 3 5 10"] [K=3] [REPORT=name]`, or GOLDEN=file.csv
+# CORPUS=folder [CHUNK_SIZE=512] [MODEL_NAME=...] instead of QRELS: score TREC runs from any engine. Writes
+# output/REPORT/ (scores.csv, report.ipynb, report.html). Every variable reaches the Python runner unchanged through
+# the environment (no make path functions); RUNS is split like a shell command line: quote a path with spaces.
+# For this target only: no default golden set, corpus or report name (those of `make evaluate` are cleared; values
+# given on the command line still win), and K and CHUNK_SIZE are exported with their defaults.
+evaluate-runs: export GOLDEN =
+evaluate-runs: export CORPUS =
+evaluate-runs: export REPORT =
+evaluate-runs: export K := $(K)
+evaluate-runs: export CHUNK_SIZE := $(CHUNK_SIZE)
+evaluate-runs: $(STAMP)
+	$(PY) -m retrieval_eval.evaluate_runs
 
 # Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
 bench: $(STAMP)

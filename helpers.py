@@ -9,11 +9,12 @@ lives, in teaching order:
   metrics.py          recall_at_k, precision_at_k, reciprocal_rank, mrr, dcg_at_k,   01-04
                       ndcg_at_k, relevant_ids
   checks.py           the input checks behind every metric                           01
+  more_metrics.py     success_at_k, r_precision, average_precision                   01-03, 10
   conventions.py      hit_rate, capped_recall, precision_of_returned, f1_at_k,       01-04, 10
-                      r_precision, average_precision, context_precision,
-                      exponential_gains, ndcg_retrieved_ideal, macro_mean,
-                      micro_recall, share_of_ceiling, switchboard, trec_eval_means,
-                      VARIANTS, Variant
+                      ap_at_k, context_precision, exponential_gains,
+                      ndcg_retrieved_ideal, macro_mean, micro_recall,
+                      share_of_ceiling, switchboard, trec_eval_means, VARIANTS,
+                      Variant
   text.py             normalise, locate_evidence                                     00
   corpus.py           load_corpus, load_chunks, split_into_chunks, write_chunks,     00, 05
                       stored_or_split_chunks, check_chunks, CHUNK_SIZE
@@ -40,7 +41,12 @@ lives, in teaching order:
                       question_view, filter_questions (ranks.py); rrf_widget,
                       rrf_explanation, fusion_cases (rrf.py)
   batch.py            batch_scores (many questions at once, with NumPy)              README
-  trec.py             write_trec_qrels, write_trec_run, export_trec                  README
+  trec.py             write_trec_qrels, write_trec_run, export_trec, read_qrels,     README
+                      read_run, Run, trec_order, align_run, Coverage, find_line,
+                      TrecFormatError
+  evaluate_runs.py    load_runs, RunsEvaluation, scores_table (make evaluate-runs)   README
+  audit.py            golden_set_audit, Audit, near_duplicate_chunks,                README
+                      content_words, best_case_detectable_difference
   reports.py          report folders under output/ (make evaluate)                   README
   paths.py            ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH,          -
                       CACHE_DIR, OUTPUT_DIR
@@ -54,11 +60,13 @@ the question's evidence string (see ``normalise``). Conventions follow trec_eval
 docstring says otherwise.
 """
 
+from retrieval_eval.audit import (
+    Audit, best_case_detectable_difference, content_words, golden_set_audit, near_duplicate_chunks,
+)
 from retrieval_eval.batch import batch_scores
 from retrieval_eval.conventions import (
-    VARIANTS, Variant, average_precision, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate,
-    macro_mean, micro_recall, ndcg_retrieved_ideal, precision_of_returned, r_precision, share_of_ceiling, switchboard,
-    trec_eval_means,
+    VARIANTS, Variant, ap_at_k, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean,
+    micro_recall, ndcg_retrieved_ideal, precision_of_returned, share_of_ceiling, switchboard, trec_eval_means,
 )
 from retrieval_eval.corpus import (
     CHUNK_SIZE, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks, write_chunks,
@@ -72,9 +80,11 @@ from retrieval_eval.golden import (
     GOLDEN_COLUMNS, MIN_EVIDENCE_CHARS, GoldenSetError, graded_labels, label_chunks, load_golden_with_qrels,
     read_golden_csv,
 )
+from retrieval_eval.evaluate_runs import RunsEvaluation, load_runs, scores_table
 from retrieval_eval.metrics import (
     dcg_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids,
 )
+from retrieval_eval.more_metrics import average_precision, r_precision, success_at_k
 from retrieval_eval.models import load_tokenizer, model_fingerprint
 from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
 from retrieval_eval.pipeline import Setup, evaluation_setup
@@ -91,7 +101,10 @@ from retrieval_eval.teaching import (
     Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
 )
 from retrieval_eval.text import locate_evidence, normalise
-from retrieval_eval.trec import export_trec, write_trec_qrels, write_trec_run
+from retrieval_eval.trec import (
+    Coverage, Run, TrecFormatError, align_run, export_trec, find_line, read_qrels, read_run, trec_order,
+    write_trec_qrels, write_trec_run,
+)
 from retrieval_eval.widgets.ceiling import ceiling_by_k, ceiling_report, ceiling_widget, hypothetical_qrels
 from retrieval_eval.widgets.playground import playground_scores, playground_widget
 from retrieval_eval.widgets.rank_slider import rank_slider_scores, rank_slider_widget
@@ -99,11 +112,12 @@ from retrieval_eval.widgets.ranks import filter_questions, question_view, ranks_
 from retrieval_eval.widgets.rrf import fusion_cases, rrf_explanation, rrf_widget
 
 __all__ = [
-    # metrics (01-04)
+    # metrics (01-04), and three more trec_eval reports (01-03, 10)
     "recall_at_k", "precision_at_k", "reciprocal_rank", "mrr", "dcg_at_k", "ndcg_at_k", "relevant_ids",
+    "success_at_k", "r_precision", "average_precision",
     # conventions: the variants other tools choose (01-04, 10)
-    "hit_rate", "capped_recall", "precision_of_returned", "f1_at_k", "r_precision", "average_precision",
-    "context_precision", "exponential_gains", "ndcg_retrieved_ideal", "macro_mean", "micro_recall",
+    "hit_rate", "capped_recall", "precision_of_returned", "f1_at_k", "ap_at_k", "context_precision", "exponential_gains",
+    "ndcg_retrieved_ideal", "macro_mean", "micro_recall",
     "share_of_ceiling", "switchboard", "trec_eval_means", "VARIANTS", "Variant",
     # text, corpus, golden set and labels (00, 05)
     "normalise", "locate_evidence",
@@ -129,8 +143,12 @@ __all__ = [
     "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",
     "ceiling_widget", "ceiling_report", "ceiling_by_k", "hypothetical_qrels",
     "ranks_widget", "question_view", "filter_questions", "rrf_widget", "rrf_explanation", "fusion_cases",
-    # many questions, TREC files (README)
+    # many questions, TREC files, your engine's runs (README)
     "batch_scores", "write_trec_qrels", "write_trec_run", "export_trec",
+    "read_qrels", "read_run", "Run", "trec_order", "align_run", "Coverage", "find_line", "TrecFormatError",
+    "load_runs", "RunsEvaluation", "scores_table",
+    # the golden-set audit (README)
+    "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words", "best_case_detectable_difference",
     # paths
     "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

@@ -1,4 +1,4 @@
-"""Benchmark: the batch evaluator against trec_eval, and retrieval on a large synthetic corpus.
+"""Benchmark: the batch evaluator against trec_eval, retrieval on a large synthetic corpus, and a real engine.
 
 Run with ``make bench`` (a few minutes on 2 cores). Every figure is printed; the only check is that
 the batch evaluator and pytrec_eval give the same values. Wall-clock times (``time.perf_counter``);
@@ -41,14 +41,26 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    page's own clock (``performance.now``); median of the repeats after two warm-ups. The load average
    and the number of cores are printed beside the figures: CPU-bound latency moves with the load.
 
+7. A real engine: bm25s (method "lucene", Lucene's English stop words, the Snowball English stemmer)
+   tokenizes and indexes 100,000 synthetic chunks (the generator of section 2) and ranks the top 100
+   chunks for 5,000 questions (4 distinct words of one chunk, its only relevant chunk, and one random
+   word), on one thread. Its TREC run (bm25s's own scores; results scoring 0 left out, since bm25s pads
+   its top k with them) is scored by ``make evaluate-runs`` (the whole target: reading, scores.csv,
+   the report notebook and its HTML; reading and scoring are also timed alone, in this process). The
+   files go to ``output/bench-engine/``, the report to ``output/bench-engine-report/``.
+   Then rank-bm25's BM25Okapi on the same tokens: its index build, and per question scoring every
+   chunk and taking the top 100 (``argpartition``) on the first 50 questions, against bm25s on the
+   same 50 questions. The load average is printed at the start and the end: the machine is shared.
+
 ``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
-``vector-search``, ``widgets``) runs one section only.
+``vector-search``, ``engine``, ``widgets``) runs one section only.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -151,10 +163,15 @@ def synthetic_chunks(rng, n, vocabulary):
     ]
 
 
-def bench_bm25(rng):
+def synthetic_vocabulary(rng):
+    """50,000 distinct random letter strings of 3–9 letters, in random order (word 0 is the most frequent)."""
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
     vocabulary = sorted({"".join(rng.choice(letters, rng.integers(3, 10))) for _ in range(60_000)})[:50_000]
-    vocabulary = [vocabulary[i] for i in rng.permutation(len(vocabulary))]
+    return [vocabulary[i] for i in rng.permutation(len(vocabulary))]
+
+
+def bench_bm25(rng):
+    vocabulary = synthetic_vocabulary(rng)
     chunks = synthetic_chunks(rng, 100_000, vocabulary)
     queries = [" ".join(rng.choice(vocabulary[100:5_000], 4)) for _ in range(20)]
     print("2. BM25 (rank-bm25 BM25Okapi through h.BM25Retriever), synthetic chunks of 60-140 words")
@@ -215,6 +232,111 @@ def bench_vector_search(rng):
     print(f"4. Exact vector search, {n:,} normalised {dim}-d float32 vectors ({embeddings.nbytes / 2**20:.0f} MiB)")
     print(f"   one query, cosine with every vector and its top 10: {search_ms:.1f} ms (median of {len(queries)})")
     return search_ms
+
+
+# --- 7. A real engine: bm25s at 100,000 chunks, scored with `make evaluate-runs` -----------------
+
+ENGINE_CHUNKS, ENGINE_QUESTIONS, ENGINE_DEPTH, ENGINE_K1, ENGINE_B = 100_000, 5_000, 100, 1.5, 0.75
+RANK_BM25_QUESTIONS = 50  # rank-bm25 scores every chunk in Python: a sample of the questions is enough
+ENGINE_DIR = h.OUTPUT_DIR / "bench-engine"  # the run and qrels files; the report goes to output/bench-engine-report
+
+
+def synthetic_questions(rng, chunks, vocabulary, n):
+    """``{qid: text}`` and qrels ``{qid: {chunk id: 1}}``: 4 distinct words of a random chunk (its only relevant
+    chunk) and one random word of the vocabulary."""
+    questions, qrels = {}, {}
+    for i, c in enumerate(rng.choice(len(chunks), size=n, replace=False)):
+        words = sorted(set(chunks[c]["text"].split()))
+        chosen = [*rng.choice(words, size=4, replace=False), vocabulary[rng.integers(len(vocabulary))]]
+        questions[f"q{i:05d}"], qrels[f"q{i:05d}"] = " ".join(chosen), {chunks[c]["id"]: 1}
+    return questions, qrels
+
+
+def write_engine_run(path, qids, chunk_ids, docs, scores, tag):
+    """A TREC run with the engine's own scores; results scoring 0 are left out (bm25s pads its top k with them
+    when fewer chunks match). Returns how many were left out."""
+    left_out = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for qid, row, row_scores in zip(qids, docs, scores):
+            rank = 0
+            for d, score in zip(row, row_scores):
+                if score <= 0:
+                    left_out += 1
+                    continue
+                rank += 1
+                f.write(f"{qid} Q0 {chunk_ids[d]} {rank} {float(score)!r} {tag}\n")
+    return left_out
+
+
+def bench_engine():
+    """bm25s indexes 100,000 synthetic chunks and ranks 5,000 questions; `make evaluate-runs` scores its TREC run;
+    rank-bm25's BM25Okapi on the same tokens for comparison. Times are single wall-clock runs."""
+    import bm25s
+    import Stemmer
+    from rank_bm25 import BM25Okapi
+
+    rng = np.random.default_rng(SEED)  # its own generator: the same data whichever sections run
+    load = os.getloadavg()
+    vocabulary = synthetic_vocabulary(rng)
+    chunks = synthetic_chunks(rng, ENGINE_CHUNKS, vocabulary)
+    questions, qrels = synthetic_questions(rng, chunks, vocabulary, ENGINE_QUESTIONS)
+    qids, ids = list(questions), [c["id"] for c in chunks]
+    print(f"6. A real engine: bm25s {bm25s.__version__} (method \"lucene\", k1 {ENGINE_K1}, b {ENGINE_B}; Lucene's "
+          f"English stop words, Snowball stemmer), {ENGINE_CHUNKS:,} synthetic chunks, {ENGINE_QUESTIONS:,} questions "
+          f"of 5 words (4 from the one relevant chunk); {os.cpu_count()} cores, no GPU; load average "
+          f"{load[0]:.1f} at the start")
+    stemmer = Stemmer.Stemmer("english")
+    t_tokens, tokens = best_of(lambda: bm25s.tokenize([c["text"] for c in chunks], stopwords="en", stemmer=stemmer,
+                                                       show_progress=False), repeat=1)
+    engine = bm25s.BM25(k1=ENGINE_K1, b=ENGINE_B)
+    t_index, _ = best_of(lambda: engine.index(tokens, show_progress=False), repeat=1)
+    query_tokens = bm25s.tokenize([questions[q] for q in qids], stopwords="en", stemmer=stemmer, return_ids=False,
+                                  show_progress=False)
+    t_retrieve, (docs, scores) = best_of(lambda: engine.retrieve(query_tokens, k=ENGINE_DEPTH, n_threads=1,
+                                                                 show_progress=False), repeat=1)
+    ENGINE_DIR.mkdir(parents=True, exist_ok=True)
+    run_path, qrels_path = ENGINE_DIR / "run.bm25s.trec", ENGINE_DIR / "qrels.txt"
+    left_out = write_engine_run(run_path, qids, ids, docs, scores, "bm25s")
+    h.write_trec_qrels(qrels, qrels_path)
+    print(f"   bm25s: tokenize {t_tokens:.1f} s, index {t_index:.1f} s; top {ENGINE_DEPTH} of {len(qids):,} questions "
+          f"(1 thread) {t_retrieve:.1f} s = {len(qids) / t_retrieve:,.0f} questions/s; run file "
+          f"{run_path.stat().st_size / 2**20:.1f} MiB, {left_out:,} zero-score results left out")
+
+    t_read, loaded = best_of(lambda: _loaded(run_path, qrels_path), repeat=1)
+    t_score, table = best_of(lambda: h.scores_table(*loaded), repeat=1)
+    start = time.perf_counter()
+    # -o: never time a re-install of .venv (`make bench` has just checked it)
+    subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "evaluate-runs", f"QRELS={qrels_path}",
+                    f"RUNS={shlex.quote(str(run_path))}", "REPORT=bench-engine-report"],
+                   cwd=h.ROOT, check=True, capture_output=True, text=True)
+    t_make = time.perf_counter() - start
+    means = table.groupby(["metric", "k"])["value"].mean()
+    print(f"   make evaluate-runs: {t_make:.1f} s in all (read and match {t_read:.1f} s, score {t_score:.1f} s, the rest "
+          f"the report notebook and its HTML); recall@10 {means['recall', 10]:.4f}, MRR@10 "
+          f"{means['reciprocal_rank', 10]:.4f}, nDCG@10 {means['ndcg', 10]:.4f}")
+
+    sample = query_tokens[:RANK_BM25_QUESTIONS]
+    token_strings = {i: t for t, i in tokens.vocab.items()}
+    t_okapi_index, okapi = best_of(lambda: BM25Okapi([[token_strings[i] for i in doc] for doc in tokens.ids],
+                                                     k1=ENGINE_K1, b=ENGINE_B), repeat=1)
+
+    def okapi_top(query):
+        values = okapi.get_scores(query)
+        top = np.argpartition(-values, ENGINE_DEPTH)[:ENGINE_DEPTH]
+        return top[np.argsort(-values[top], kind="stable")]
+
+    t_okapi, _ = best_of(lambda: [okapi_top(q) for q in sample], repeat=1)
+    t_sample, _ = best_of(lambda: engine.retrieve(sample, k=ENGINE_DEPTH, n_threads=1, show_progress=False), repeat=1)
+    per_okapi, per_engine = 1000 * t_okapi / len(sample), 1000 * t_sample / len(sample)
+    print(f"   rank-bm25 BM25Okapi on the same tokens: index {t_okapi_index:.1f} s; per question (score every chunk, "
+          f"top {ENGINE_DEPTH}, {len(sample)} questions) {per_okapi:.0f} ms against bm25s {per_engine:.1f} ms: "
+          f"bm25s is {per_okapi / per_engine:.0f}x faster; load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def _loaded(run_path, qrels_path):
+    """The run read and matched to the qrels, as ``make evaluate-runs`` does: (rankings, qrels)."""
+    evaluation = h.load_runs([run_path], qrels=qrels_path)
+    return evaluation.rankings, evaluation.qrels
 
 
 # --- 5. Notebooks --------------------------------------------------------------------------------
@@ -424,7 +546,7 @@ def bench_widgets():
         print(f"   {widget}: slowest median {worst:.0f} ms (target <= {target} ms: {'met' if worst <= target else 'MISSED'})")
 
 
-SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks")
+SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine")
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 
 
@@ -456,6 +578,8 @@ def main():
         bench_notebooks()
     if "widgets" in chosen:
         bench_widgets()
+    if "engine" in chosen:
+        bench_engine()
     print(f"Total bench time {time.perf_counter() - start:.0f} s")
 
 

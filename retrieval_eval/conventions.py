@@ -29,6 +29,7 @@ import pandas as pd
 
 from .checks import check_positive_int, check_ranking, check_relevant
 from .metrics import dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
+from .more_metrics import average_precision, r_precision, success_at_k
 
 
 def _question(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> tuple[list, set, int]:
@@ -46,9 +47,10 @@ def _hits(ranked: list, relevant: set, k: int) -> int:
 def hit_rate(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
     """Hit rate (success@k): 1 when at least one relevant id is in the top k, else 0.
 
-    success@k = 1[hits@k > 0]. Its mean is the share of questions with a hit. It equals recall@k
-    for a question with one relevant id and exceeds it when a question has several and only some
-    are found — which is why a tool that calls it "recall" reports more.
+    success@k = 1[hits@k > 0] (:func:`~retrieval_eval.more_metrics.success_at_k`, taking the
+    question's gains like every variant here). Its mean is the share of questions with a hit. It
+    equals recall@k for a question with one relevant id and exceeds it when a question has several
+    and only some are found — which is why a tool that calls it "recall" reports more.
     trec_eval: ``success.k`` (m_success.c).
 
     Raises:
@@ -56,8 +58,7 @@ def hit_rate(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float
 
     Taught in: notebooks 01_recall_at_k and 10_convention_switchboard.
     """
-    ranked, relevant, k = _question(ranked, gains, k)
-    return float(_hits(ranked, relevant, k) > 0)
+    return success_at_k(ranked, relevant_ids(gains), k)
 
 
 def capped_recall(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
@@ -113,51 +114,21 @@ def f1_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def r_precision(ranked: Sequence[str], gains: Mapping[str, float]) -> float:
-    """R-precision: precision at rank |R|, a cut-off chosen per question (hits@|R| / |R|).
-
-    It has no ceiling below 1: a perfect ranking always scores 1. With one relevant id it is
-    precision@1 (and hit rate@1). trec_eval: ``Rprec`` (m_Rprec.c); it divides by |R| even when
-    fewer than |R| ids were returned.
-
-    Raises:
-        ValueError: no gain is > 0, or ``ranked`` repeats an id.
-
-    Taught in: notebooks 02_precision_at_k and 10_convention_switchboard.
-    """
-    ranked, relevant, _ = _question(ranked, gains, 1)
-    return _hits(ranked, relevant, len(relevant)) / len(relevant)
+# --- rank-aware: AP@k and its RAG-tool cousin ---------------------------------------------------
 
 
-# --- rank-aware: average precision and its RAG-tool cousin -------------------------------------
+def ap_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
+    """AP@k from the question's gains: :func:`~retrieval_eval.more_metrics.average_precision` cut at k.
 
-
-def average_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int | None = None) -> float:
-    """Average precision (AP): the mean, over all relevant ids, of precision@r at the rank r of each.
-
-    AP = (1/|R|) · Σ over relevant ids found at rank r ≤ k of P@r; a relevant id never found (or
-    below k) adds 0. Its mean over questions is MAP. With one relevant id, AP equals reciprocal
-    rank. trec_eval: ``map`` without a cut-off (m_map.c), ``map_cut.k`` with one (m_map_cut.c);
-    the denominator stays |R| either way. Source: C. Manning, P. Raghavan & H. Schütze,
-    *Introduction to Information Retrieval* (2008), §8.4.
-
-    Args:
-        k: ``None`` (the whole ranking) or a cut-off, an integer >= 1.
+    The per-question form every variant here has (``(ranked, gains, k)``), for :func:`macro_mean`
+    and the switchboard; its mean over questions is MAP@k. trec_eval: ``map_cut.k`` (m_map_cut.c).
 
     Raises:
         ValueError: as :func:`hit_rate`.
 
     Taught in: notebooks 03_mrr and 10_convention_switchboard.
     """
-    ranked, relevant, _ = _question(ranked, gains, 1)
-    if k is not None:
-        ranked = ranked[: check_positive_int(k)]
-    found, total = 0, 0.0
-    for rank, doc_id in enumerate(ranked, start=1):
-        if doc_id in relevant:
-            found += 1
-            total += found / rank
-    return total / len(relevant)
+    return average_precision(ranked, relevant_ids(gains), k)
 
 
 def context_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
@@ -175,7 +146,7 @@ def context_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int)
     """
     ranked, relevant, k = _question(ranked, gains, k)
     hits = _hits(ranked, relevant, k)
-    return average_precision(ranked, gains, k) * len(relevant) / hits if hits else 0.0
+    return average_precision(ranked, relevant, k) * len(relevant) / hits if hits else 0.0
 
 
 # --- nDCG: where the ideal comes from, which gain ----------------------------------------------
@@ -337,13 +308,14 @@ VARIANTS = [
     Variant("precision@k", "hits@k / k", lambda r, g, k: precision_at_k(r, relevant_ids(g), k), "P.{k}"),
     Variant("precision of returned", "hits@k / min(k, returned)", precision_of_returned, "set_P", cut_run=True),
     Variant("F1@k", "2·P@k·R@k / (P@k + R@k)", f1_at_k),
-    Variant("R-precision", "hits@|R| / |R|", lambda r, g, k: r_precision(r, g), "Rprec"),
+    Variant("R-precision", "hits@|R| / |R|", lambda r, g, k: r_precision(r, relevant_ids(g)), "Rprec"),
     Variant("RR (no cut-off)", "1 / first relevant rank", lambda r, g, k: reciprocal_rank(r, relevant_ids(g)),
             "recip_rank"),
     Variant("RR@k", "RR if that rank ≤ k, else 0", lambda r, g, k: reciprocal_rank(r, relevant_ids(g), k),
             "recip_rank", cut_run=True),
-    Variant("AP (no cut-off)", "Σ P@r over relevant r / |R|", lambda r, g, k: average_precision(r, g), "map"),
-    Variant("AP@k", "Σ P@r over relevant r ≤ k / |R|", average_precision, "map_cut.{k}"),
+    Variant("AP (no cut-off)", "Σ P@r over relevant r / |R|", lambda r, g, k: average_precision(r, relevant_ids(g)),
+            "map"),
+    Variant("AP@k", "Σ P@r over relevant r ≤ k / |R|", ap_at_k, "map_cut.{k}"),
     Variant("context precision (RAG tools)", "Σ P@r over relevant r ≤ k / hits@k", context_precision),
     Variant("nDCG@k", "DCG@k / IDCG@k from all judged", ndcg_at_k, "ndcg_cut.{k}"),
     Variant("nDCG@k, gain 2^g − 1", "the same, gains 2^g − 1", lambda r, g, k: ndcg_at_k(r, exponential_gains(g), k),

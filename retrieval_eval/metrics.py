@@ -3,7 +3,8 @@
 The file to read in one sitting: each function is the definition, with its formula and source in
 the docstring. Conventions follow trec_eval (NIST) unless a docstring says otherwise. Input checks
 live in :mod:`retrieval_eval.checks`; the NumPy version for many questions at once is
-:func:`retrieval_eval.batch.batch_scores`.
+:func:`retrieval_eval.batch.batch_scores`; success@k, R-precision and average precision, which
+trec_eval and engines' reports add, are in :mod:`retrieval_eval.more_metrics`.
 
 Terms: a *ranking* is a sequence of chunk ids, best first (rank 1 is the first element); the
 *relevant* ids are those with gain > 0 in the qrels; the *cut-off k* is how many ranks are read.

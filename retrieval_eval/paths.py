@@ -11,7 +11,8 @@ CHUNKS_PATH = DATA_DIR / "chunks.jsonl"
 GOLDEN_PATH = DATA_DIR / "golden.csv"
 # Embeddings and rankings, rebuilt when missing; RETRIEVAL_EVAL_CACHE moves it (the benchmark's cold runs).
 CACHE_DIR = Path(os.environ.get("RETRIEVAL_EVAL_CACHE", ROOT / ".cache"))
-OUTPUT_DIR = ROOT / "output"  # everything the project writes besides the cache
+# Everything the project writes besides the cache; RETRIEVAL_EVAL_OUTPUT moves it (the tests of the make targets).
+OUTPUT_DIR = Path(os.environ.get("RETRIEVAL_EVAL_OUTPUT", ROOT / "output"))
 
 
 def write_atomically(path: Path, data: bytes) -> None:

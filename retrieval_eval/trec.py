@@ -1,12 +1,43 @@
-"""TREC qrels and run files, for trec_eval, ranx and ir_measures."""
+"""TREC qrels and run files: written for trec_eval, ranx and ir_measures, and read the way trec_eval reads them.
+
+A *qrels* file judges documents, one line ``qid iter docid rel`` per judgement; a *run* file is one
+engine's rankings, one line ``qid Q0 docid rank score tag`` per retrieved document. Pyserini,
+Anserini, Elasticsearch/OpenSearch exports, Vespa, Terrier and bm25s all write them.
+
+What the readers take from trec_eval 10.0 (usnistgov/trec_eval, the files named):
+
+* Fields are separated by runs of C's ``isspace`` characters (space, tab, CR, LF, VT, FF), so
+  tabs, repeated spaces, trailing blanks and CRLF line ends read the same (``get_qrels.c``,
+  ``get_trec_results.c``). A non-breaking space is part of a field, as in C.
+* A qrels line has exactly 4 fields; ``iter`` is not read. A run line has at least 6 fields; fields
+  after the tag are ignored. The ``Q0`` and ``rank`` columns are not read at all.
+* Each question's documents are re-sorted by score, highest first; equal scores by docid
+  *descending* as byte strings (``form_res_rels.c``, ``comp_sim_docno``). The rank column is ignored.
+* A document listed twice for one question is refused ("duplicate docs"), in runs and qrels alike.
+* Lines starting with ``#`` are comments.
+
+Where they are stricter than trec_eval, which reads nonsense silently: trec_eval reads a label with
+C ``atol`` and a score with ``atof``, so a label ``1.5`` is read as 1, ``abc`` as 0 and a score
+``abc`` as 0.0. Here a label must be an integer and a score a decimal number (a sign, scientific
+notation and ``inf`` are fine; ``nan`` is refused: trec_eval's order is then undefined). Every
+question is checked for duplicates (trec_eval checks only the questions it scores, within ``-M``).
+Blank lines are skipped, a line whose first non-blank character is ``#`` is a comment, a UTF-8
+byte-order mark is dropped and a lone CR ends a line (trec_eval would refuse the blank line and
+read the others into the first field or line). Every error names the file and its line, 1-based.
+"""
 
 from __future__ import annotations
 
+import math
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .checks import check_ranking
+from .metrics import relevant_ids
 from .paths import OUTPUT_DIR
 
 
@@ -87,3 +118,298 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
     paths = [write_trec_qrels(qrels, folder / "qrels.txt")]
     paths += [write_trec_run(run, folder / f"run.{name}.txt", name) for name, run in runs.items()]
     return paths
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+_BOM = b"\xef\xbb\xbf"
+_QUOTE_LIMIT = 120  # characters of a bad line quoted in an error message
+# Characters that Python's str.split() takes as whitespace but C's isspace() does not.
+_NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_C_SPACE = re.compile("[ \t\n\r\x0b\x0c]+")
+
+
+class TrecFormatError(ValueError):
+    """A qrels or run file that cannot be read; ``path`` and ``line`` (1-based, or None) say where.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+
+    def __init__(self, path: str | os.PathLike, line: int | None, problem: str, text: str | bytes | None = None):
+        self.path, self.line, self.problem = str(path), line, problem
+        message = f"{self.path}:{line}: {problem}" if line is not None else f"{self.path}: {problem}"
+        if text is not None:
+            shown = (text.decode("utf-8", "replace") if isinstance(text, bytes) else text).rstrip("\r\n")
+            if len(shown) > _QUOTE_LIMIT:
+                shown = shown[:_QUOTE_LIMIT] + "…"
+            message += f" (the line reads {shown!r})"
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run file, read by :func:`read_run`.
+
+    Attributes:
+        rankings: ``{question_id: [docid, ...]}``, best first in trec_eval's order (score descending,
+            ties by docid descending), questions in the order they first appear in the file.
+        scores: ``{question_id: [score, ...]}`` (floats), aligned with ``rankings``.
+        tag: the run tag of the file's last line (what trec_eval prints as ``runid``).
+        tags: every distinct tag, in order of first appearance.
+        reordered: the questions whose lines were not already in trec_eval's order (the rank column
+            or the line order disagrees with the scores, or tied scores are in another order).
+        path: the file read.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+
+    rankings: dict
+    scores: dict
+    tag: str
+    tags: tuple
+    reordered: tuple = ()
+    path: str = ""
+
+    @property
+    def n_documents(self) -> int:
+        """How many (question, document) lines the run holds.
+
+        Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+        """
+        return sum(map(len, self.rankings.values()))
+
+
+def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, line, fields) for each line of the file that is neither blank nor a comment."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise TrecFormatError(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    data = data.removeprefix(_BOM)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        line = data[: exc.end].rsplit(b"\n", 1)[-1] + data[exc.end :].split(b"\n", 1)[0]
+        raise TrecFormatError(path, before.count(b"\n") + 1, f"is not valid UTF-8 (byte {data[exc.start]:#04x})",
+                              line) from None
+    # Lines end at LF, CRLF and a lone CR (old Mac tools; trec_eval would read one long line).
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    split = str.split if not _NOT_C_SPACE.search(text) else (lambda line: _C_SPACE.split(line.strip(" \t\n\r\x0b\x0c")))
+    for number, line in enumerate(lines, start=1):
+        fields = split(line)
+        if fields and fields != [""] and not fields[0].startswith("#"):
+            yield number, line, fields
+
+
+def _integer(raw: str) -> int | None:
+    """``raw`` as an int when it is a plain ASCII integer (int() also takes "1_0" and other scripts' digits)."""
+    if raw.isascii() and "_" not in raw:
+        try:
+            return int(raw)
+        except ValueError:
+            pass
+    return None
+
+
+def _raise_first_duplicate(path: str | os.PathLike, verb: str) -> None:
+    """Read the file again to find the first (question, docid) seen before; raise naming both lines."""
+    first_line: dict[tuple[str, str], int] = {}
+    for number, line, fields in _lines(path):
+        key = (fields[0], fields[2])
+        if key in first_line:
+            raise TrecFormatError(path, number, f"document {key[1]!r} is {verb} twice for question {key[0]!r} "
+                                  f"(first on line {first_line[key]}); trec_eval refuses duplicate docs", line)
+        first_line[key] = number
+
+
+def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file: lines ``qid iter docid rel``, whitespace-separated.
+
+    Args:
+        path: the file (UTF-8; blank lines and ``#`` comment lines are skipped).
+
+    Returns:
+        ``{question_id: {docid: gain}}`` with integer gains as written, 0 and negative labels
+        included (a document is relevant when its gain is >= 1, trec_eval's default relevance
+        level; negative labels are judged, not relevant). Questions and documents in file order.
+
+    Raises:
+        TrecFormatError: the file cannot be read, is not UTF-8, holds no judgement, or a line does
+            not have 4 fields, has a label that is not an integer, or judges a document a second
+            time for the same question (both lines named). The message starts with ``file:line:``.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    n_lines = 0
+    for number, line, fields in _lines(path):
+        if len(fields) != 4:
+            hint = " (it looks like a run line: is this a run file?)" if len(fields) == 6 else ""
+            raise TrecFormatError(path, number,
+                                  f"a qrels line needs 4 fields (qid iter docid rel), found {len(fields)}{hint}", line)
+        gain = _integer(fields[3])
+        if gain is None:
+            raise TrecFormatError(path, number, f"relevance {fields[3]!r} is not an integer", line)
+        qrels.setdefault(fields[0], {})[fields[2]] = gain
+        n_lines += 1
+    if sum(map(len, qrels.values())) != n_lines:
+        _raise_first_duplicate(path, "judged")
+    if not qrels:
+        raise TrecFormatError(path, None, "holds no judgement (empty, or only blank and comment lines)")
+    return qrels
+
+
+def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
+    """Positions of ``docids`` in trec_eval's order: score descending, then docid descending.
+
+    trec_eval compares docids with ``strcmp`` (bytes); for UTF-8 text that orders as Python
+    compares strings (by code point). Compare :func:`~retrieval_eval.retrievers.rank_by_score`, which
+    breaks ties by id *ascending*.
+
+    Args:
+        docids: the documents of one question (str), in file order.
+        scores: one float per document.
+
+    Returns:
+        The positions, best first.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    order = sorted(range(len(docids)), key=docids.__getitem__, reverse=True)
+    order.sort(key=scores.__getitem__, reverse=True)  # stable: equal scores keep docid descending
+    return order
+
+
+def read_run(path: str | os.PathLike) -> Run:
+    """Read a TREC run file: lines ``qid Q0 docid rank score tag``, whitespace-separated.
+
+    Each question's documents are put in trec_eval's order (:func:`trec_order`): score descending,
+    ties by docid descending; the ``Q0`` and ``rank`` columns and fields after the tag are ignored.
+
+    Args:
+        path: the file (UTF-8; blank lines and ``#`` comment lines are skipped).
+
+    Returns:
+        A :class:`Run`: ``rankings`` best first, ``scores``, the ``tag`` trec_eval would print,
+        all ``tags``, and the questions whose lines were ``reordered``.
+
+    Raises:
+        TrecFormatError: the file cannot be read, is not UTF-8 or holds no result, or a line has
+            fewer than 6 fields, a score that is not a number (or is NaN), or lists a document a
+            second time for the same question (both lines named). The message starts with ``file:line:``.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    docs: dict[str, list[str]] = {}
+    sims: dict[str, list[float]] = {}
+    tags: dict[str, None] = {}
+    tag = None
+    for number, line, fields in _lines(path):
+        if len(fields) < 6:
+            hint = " (it looks like a qrels line: is this the qrels file?)" if len(fields) == 4 else ""
+            raise TrecFormatError(path, number,
+                                  f"a run line needs 6 fields (qid Q0 docid rank score tag), found {len(fields)}{hint}", line)
+        raw = fields[4]
+        try:
+            score = float(raw)
+        except ValueError:
+            score = math.nan
+        # float() also takes "1_0" and other scripts' digits, which C atof reads differently
+        if math.isnan(score) or "_" in raw or not raw.isascii():
+            raise TrecFormatError(path, number, f"score {raw!r} is not a number", line)
+        qid, tag = fields[0], fields[5]
+        if qid not in docs:
+            docs[qid], sims[qid] = [], []
+        docs[qid].append(fields[2])
+        sims[qid].append(score)
+        tags[tag] = None
+    if any(len(set(ids)) != len(ids) for ids in docs.values()):
+        _raise_first_duplicate(path, "listed")
+    if tag is None:
+        raise TrecFormatError(path, None, "holds no result (empty, or only blank and comment lines)")
+    rankings, scores, reordered = {}, {}, []
+    for qid, ids in docs.items():
+        order = trec_order(ids, sims[qid])
+        if order != list(range(len(ids))):
+            reordered.append(qid)
+        rankings[qid] = [ids[i] for i in order]
+        scores[qid] = [sims[qid][i] for i in order]
+    return Run(rankings, scores, tag, tuple(tags), tuple(reordered), str(path))
+
+
+def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | None:
+    """The line number (1-based) of the first line of a TREC file for this question and document, or None.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    return next((number for number, _, fields in _lines(path) if fields[0] == question_id and fields[2] == docid), None)
+
+
+# --- which questions meet -----------------------------------------------------------------------
+
+
+class Coverage(NamedTuple):
+    """Which questions of a run and of the qrels meet (:func:`align_run`); each field a tuple of question ids.
+
+    Attributes:
+        scored: the qrels' questions that have a relevant document, in qrels order: a mean is taken over these.
+        run_only: in the run but not in the qrels: ignored (as by trec_eval).
+        missing: scored, but not in the run: scored with an empty ranking, so 0 on every metric
+            (as ``trec_eval -c``; trec_eval 10.0 without ``-c`` stops with an error, older versions and
+            pytrec_eval leave them out of the mean).
+        no_relevant: in the qrels with no document of gain >= 1: not scorable (recall has no
+            denominator) and left out; trec_eval scores them 0 and counts them in its means.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+
+    scored: tuple
+    run_only: tuple
+    missing: tuple
+    no_relevant: tuple
+
+    def summary(self) -> str:
+        """One sentence with the counts and the first five question ids of each group.
+
+        Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+        """
+
+        def some(qids):
+            return ", ".join(map(repr, qids[:5])) + (f" and {len(qids) - 5} more" if len(qids) > 5 else "")
+
+        parts = [f"{len(self.scored)} questions scored"]
+        if self.run_only:
+            parts.append(f"{len(self.run_only)} in the run but not in the qrels, ignored ({some(self.run_only)})")
+        if self.missing:
+            parts.append(f"{len(self.missing)} in the qrels but not in the run, scored 0 ({some(self.missing)})")
+        if self.no_relevant:
+            parts.append(f"{len(self.no_relevant)} with no relevant document in the qrels, left out "
+                         f"({some(self.no_relevant)})")
+        return "; ".join(parts)
+
+
+def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> tuple[dict, Coverage]:
+    """Match a run's questions to the qrels' questions, as ``trec_eval -c`` does (see :class:`Coverage`).
+
+    Args:
+        run: a :class:`Run`, or ``{question_id: [docid, ...]}`` best first.
+        qrels: ``{question_id: {docid: gain}}``.
+
+    Returns:
+        ``(rankings, coverage)``: ``{question_id: ranking}`` for every scored question, in qrels
+        order (``[]`` for a missing one), and the :class:`Coverage`.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    rankings = run.rankings if isinstance(run, Run) else run
+    no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
+    skip = set(no_relevant)
+    scored = tuple(q for q in qrels if q not in skip)
+    coverage = Coverage(
+        scored=scored,
+        run_only=tuple(q for q in rankings if q not in qrels),
+        missing=tuple(q for q in scored if q not in rankings),
+        no_relevant=no_relevant,
+    )
+    return {q: list(rankings.get(q, ())) for q in scored}, coverage

@@ -205,7 +205,7 @@ def test_random_rankings_keep_the_orderings_the_notebook_teaches(q, k):
     (lambda: h.hit_rate(["a", "a"], {"a": 1}, 3), "duplicate id 'a'"),
     (lambda: h.capped_recall(["a"], {"a": 0}, 3), "relevant is empty"),
     (lambda: h.precision_of_returned(["a"], {"a": 1}, 0), "k must be >= 1"),
-    (lambda: h.average_precision(["a"], {"a": 1}, k=0), "k must be >= 1"),
+    (lambda: h.average_precision(["a"], {"a"}, k=0), "k must be >= 1"),
     (lambda: h.switchboard({"q1": ["a"]}, {"q1": {"a": 1}, "q2": {"b": 1}}, 3), r"no ranking for \['q2'\]"),
     (lambda: h.switchboard({"q1": ["a", "a"]}, {"q1": {"a": 1}}, 3), "hit rate.*question 'q1': duplicate id"),
     (lambda: h.micro_recall({"q1": ["a"], "x": []}, {"q1": {"a": 1}}, 3), r"not in the qrels \['x'\]"),

@@ -1,4 +1,4 @@
-"""retrieval_eval/metrics.py: the four metrics by hand, their bad inputs, and agreement with trec_eval."""
+"""retrieval_eval/metrics.py: the metrics by hand, their bad inputs, and agreement with trec_eval."""
 
 import math
 
@@ -147,3 +147,65 @@ def test_agrees_with_trec_eval_on_edge_cases(ranked, gains, k):
 def test_rr_at_k_equals_trec_eval_on_a_run_cut_at_k():
     ranked, relevant = ["a", "b", "c", "d"], {"d"}
     assert h.reciprocal_rank(ranked, relevant, k=3) == trec_eval(ranked[:3], {"d": 1}, {"recip_rank"})["recip_rank"]
+
+
+# --- success@k, R-precision, average precision -------------------------------------------------
+
+
+def test_success_r_precision_and_average_precision_by_hand():
+    # relevant b (rank 2) and d (rank 4), and z never retrieved
+    relevant = {"b", "d", "z"}
+    assert h.success_at_k(RANKED, relevant, 1) == 0.0
+    assert h.success_at_k(RANKED, relevant, 2) == 1.0
+    assert h.success_at_k(RANKED, relevant, 5) == 1.0  # recall@5 is 2/3: success only asks whether one was found
+    assert h.r_precision(RANKED, relevant) == pytest.approx(1 / 3)  # R = 3: b in the top 3
+    assert h.average_precision(RANKED, relevant) == pytest.approx((1 / 2 + 2 / 4) / 3)  # z adds 0
+    assert h.r_precision(["b", "d", "z"], relevant) == h.average_precision(["b", "d", "z"], relevant) == 1.0
+    assert h.success_at_k([], {"a"}, 3) == h.r_precision([], {"a"}) == h.average_precision([], {"a"}) == 0.0
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: h.success_at_k(RANKED, {"a"}, 0), "k must be >= 1"),
+        (lambda: h.success_at_k(["a", "a"], {"a"}, 1), "duplicate id 'a'"),
+        (lambda: h.r_precision(RANKED, set()), "relevant is empty"),
+        (lambda: h.r_precision(["a", "a"], {"a"}), "duplicate id 'a'"),
+        (lambda: h.average_precision(RANKED, {"a": 1}), "not a mapping of gains"),
+        (lambda: h.average_precision({"a"}, {"a"}), "must be a list or tuple of ids"),
+    ],
+)
+def test_bad_input_to_the_three_more_metrics(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def ours_more(ranked, gains, k):
+    relevant = h.relevant_ids(gains)
+    return {f"success_{k}": h.success_at_k(ranked, relevant, k), "Rprec": h.r_precision(ranked, relevant),
+            "map": h.average_precision(ranked, relevant)}
+
+
+@settings(max_examples=2000, deadline=None)
+@given(cases())
+def test_success_r_precision_and_average_precision_agree_with_trec_eval(case):
+    ranked, gains, k = case
+    expected = trec_eval(ranked, gains, {f"success.{k}", "Rprec", "map"})
+    for measure, value in ours_more(ranked, gains, k).items():
+        assert value == pytest.approx(expected[measure], abs=1e-12), measure
+
+
+@pytest.mark.parametrize(
+    "ranked, gains, k",
+    [
+        (["a", "b"], {"b": 1, "c": 1, "d": 1}, 5),  # fewer results than R and than k
+        (["a", "b", "c"], {"c": 1}, 2),  # the only relevant item below the cut-off
+        (["a", "b", "c"], {"a": -1, "b": 0, "c": 2}, 3),  # negative, zero and graded gains
+        ([], {"a": 1}, 1),  # nothing retrieved
+    ],
+)
+def test_the_three_more_metrics_on_edge_cases(ranked, gains, k):
+    expected = trec_eval(ranked, gains, {f"success.{k}", "Rprec", "map"}) if ranked else {
+        f"success_{k}": 0.0, "Rprec": 0.0, "map": 0.0}  # trec_eval -c scores a question with no result 0
+    for measure, value in ours_more(ranked, gains, k).items():
+        assert value == pytest.approx(expected[measure], abs=1e-12), measure

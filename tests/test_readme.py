@@ -31,3 +31,8 @@ def test_bm25_floor_figures(golden, chunks, qrels, bm25):
     }
     match = re.search(r"recall@3 (\d\.\d{3}) with the default floor, (\d\.\d{3}) with ours", README)
     assert match and (float(match[1]), float(match[2])) == pytest.approx((recall["default"], recall["ours"]), abs=5e-4)
+
+
+def test_audit_slice_size_figure():
+    bound = h.best_case_detectable_difference(15)
+    assert f"a slice of 15 questions cannot show a difference below {bound:.2f}" in README

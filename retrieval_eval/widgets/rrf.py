@@ -12,8 +12,7 @@ import pandas as pd
 from ..checks import check_positive_int
 from ..fusion import reciprocal_rank_fusion
 from ..metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
-from ._view import WidgetView, busy_sign, change_line, changes, hidden, num, reveal_details, scroll_panel, table_html
-from .playground import metric_label
+from ._view import WidgetView, busy_sign, change_line, changes, num, reveal_details, scroll_panel, table_html
 
 FUSED = "hybrid"  # the name of the fused ranking, as in the notebooks' runs
 RRF_K_MAX, DEPTH_MAX = 100, 20  # the sliders' ranges

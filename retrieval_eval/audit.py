@@ -1,0 +1,300 @@
+"""The golden-set audit: which questions cannot separate retrievers, which labels to review, what slices can show.
+
+:func:`golden_set_audit` returns seven tables a reader can run on their own golden set:
+
+1. questions every retriever answers at rank 1, and 2. questions every retriever misses in the top
+   k: neither separates retrievers (all "easy" or all "hard" makes every retriever look the same);
+3. evidence strings found in several chunks (each of those chunks counts as relevant);
+4. near-duplicate chunks (word-shingle Jaccard at or above a threshold): a retriever that finds the
+   "other" copy is scored as missing;
+5. the highest-ranked *unlabelled* chunks that share most words with the evidence: a review list
+   for labels the evidence-string rule may have missed;
+6. word overlap between question and evidence per slice: an exact-term slice should overlap, a
+   paraphrase slice should not;
+7. each slice's size against the smallest difference in hit rate it could ever show, beside the largest
+   difference in hit rate at k (a relevant chunk in the top k) observed between two retrievers in it.
+
+Words are compared as *content words*: the BM25 tokens (:func:`~retrieval_eval.retrievers.tokenize`)
+without English stop words (NLTK's list of 179, which bm25s ships as ``"en_plus"``), reduced by the
+Snowball English stemmer (PyStemmer), so "renews" and "renewal" meet and "does" does not count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+from itertools import combinations
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from .checks import check_positive_int
+from .evaluation import first_relevant_ranks
+from .metrics import relevant_ids
+from .retrievers import tokenize
+
+NEAR_DUPLICATE = 0.8  # word-shingle Jaccard at or above which two chunks count as near duplicates
+SHINGLE = 3  # words per shingle
+ALPHA = 0.05  # two-sided significance level of the slice-size check
+MIN_SHARED = 0.8  # share of the evidence's content words an unlabelled chunk must hold to be listed for review
+
+
+class Audit(NamedTuple):
+    """The tables of :func:`golden_set_audit`, each a DataFrame (empty when nothing was found), and its settings.
+
+    Taught in: the README's "Your own data" (the audit of a golden set).
+    """
+
+    all_first: pd.DataFrame  #: questions every retriever ranks a relevant chunk first
+    all_missed: pd.DataFrame  #: questions no retriever has a relevant chunk for in its top k
+    repeated_evidence: pd.DataFrame  #: questions whose evidence string is in several chunks
+    near_duplicates: pd.DataFrame  #: chunk pairs with word-shingle Jaccard >= the threshold
+    review: pd.DataFrame  #: unlabelled chunks in some top k sharing most content words with the evidence
+    overlap_by_slice: pd.DataFrame  #: share of each question's content words found in its evidence, per slice
+    slice_sizes: pd.DataFrame  #: per slice: questions, smallest difference it could show, largest observed at k
+    k: int  #: the cut-off the audit was run with
+    threshold: float  #: the word-shingle Jaccard of a near duplicate
+    min_shared: float  #: the share of the evidence's content words that puts an unlabelled chunk on the review list
+
+    def summary(self) -> str:
+        """The audit in a few Markdown sentences, every number computed from the tables.
+
+        Taught in: the README's "Your own data" (the audit of a golden set).
+        """
+        k = self.k
+        sizes = self.slice_sizes
+        whole = sizes.loc["all"]
+
+        def bound(row):
+            return "nothing (too few questions)" if np.isnan(row["smallest possible"]) else f"{row['smallest possible']:.2f}"
+
+        lines = [
+            f"- **{len(self.all_first)}** questions are answered at rank 1 by every retriever and **{len(self.all_missed)}** "
+            f"are missed in the top {k} by every retriever: neither kind separates the retrievers.",
+            f"- **{len(self.repeated_evidence)}** evidence strings are found in more than one chunk; "
+            f"**{len(self.near_duplicates)}** pairs of chunks are near duplicates (word {SHINGLE}-shingle Jaccard "
+            f">= {self.threshold}).",
+            f"- **{len(self.review)}** unlabelled chunks in some retriever's top {k} hold at least {self.min_shared:.0%} "
+            "of the evidence's content words: review them for missed labels.",
+            "- Share of a question's content words found in its evidence, mean per slice: "
+            + ", ".join(f"{s} {row['mean']:.2f}" for s, row in self.overlap_by_slice.iterrows()) + ".",
+            f"- Hit rate@{k} (a relevant chunk in the top {k}), with {int(whole['questions'])} questions: no difference "
+            f"smaller than {bound(whole)} can be significant (exact McNemar test, α = {ALPHA}); the largest observed "
+            f"between two retrievers is {whole['largest observed']:.2f}. Per slice, the smallest difference it could "
+            "show against the largest observed: "
+            + "; ".join(f"{name} ({int(row['questions'])} questions) {bound(row)} against {row['largest observed']:.2f}"
+                        for name, row in sizes.iloc[:-1].iterrows()) + ".",
+        ]
+        return "\n".join(lines)
+
+
+@cache
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@cache
+def _stop_words() -> frozenset:
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS)
+
+
+def content_words(text: str) -> set[str]:
+    """The stemmed content words of a text: BM25 tokens without English stop words (NLTK's), Snowball-stemmed.
+
+    Args:
+        text: any text (str).
+
+    Returns:
+        A set of stems, e.g. ``content_words("Renewing the loans")`` → ``{"renew", "loan"}``.
+
+    Taught in: the README's "Your own data" (the audit of a golden set).
+    """
+    return set(_stemmer().stemWords([w for w in tokenize(text) if w not in _stop_words()]))
+
+
+def best_case_detectable_difference(n_questions: int, alpha: float = ALPHA) -> float:
+    """The smallest difference in hit rate between two retrievers that n paired questions could ever show.
+
+    McNemar's exact test (a two-sided binomial test on the discordant questions, those that one
+    retriever finds and the other misses) is most significant when every discordant question goes
+    the same way: with d of them, p = 2 × 0.5^d. The smallest d with p <= α (6 at α = 0.05) over n
+    questions is the smallest difference in hit rate that can ever be called significant: a set of
+    20 questions cannot show a difference below 6/20 = 0.30, whatever the retrievers do. This is
+    the best case; how many questions a realistic difference needs (power) is a separate question.
+
+    Args:
+        n_questions: the number of questions, an integer >= 1.
+        alpha: the two-sided significance level, in (0, 1).
+
+    Returns:
+        d / n, a float in (0, 1], or NaN when even n discordant questions all going one way are not
+        enough (fewer than 6 questions at α = 0.05).
+
+    Raises:
+        ValueError: ``n_questions`` is not an integer >= 1 or ``alpha`` is not in (0, 1).
+
+    Taught in: the README's "Your own data" (the audit of a golden set).
+    """
+    from scipy.stats import binomtest
+
+    n = check_positive_int(n_questions, "n_questions")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be between 0 and 1 (e.g. 0.05), got {alpha!r}")
+    d = next((d for d in range(1, n + 1) if binomtest(d, d, 0.5).pvalue <= alpha), None)
+    return d / n if d else float("nan")
+
+
+def golden_set_audit(
+    golden: pd.DataFrame,
+    chunks: Sequence[Mapping],
+    qrels: Mapping[str, Mapping[str, float]],
+    runs: Mapping[str, Mapping[str, Sequence[str]]],
+    k: int = 10,
+    threshold: float = NEAR_DUPLICATE,
+    min_shared: float = MIN_SHARED,
+) -> Audit:
+    """Audit a golden set: what cannot separate retrievers, which labels to review, what each slice can show.
+
+    Args:
+        golden: the golden set (columns ``id, question, evidence, slice``), e.g. ``Setup.golden``.
+        chunks: the chunks (``id`` and ``text``), e.g. ``Setup.chunks``.
+        qrels: ``{question_id: {chunk_id: gain}}`` computed from the chunks, e.g. ``Setup.qrels``.
+        runs: ``{retriever name: {question_id: ranking}}``, at least one, e.g. ``Setup.runs``.
+        k: the cut-off for "missed in the top k" and for the review list, an integer >= 1.
+        threshold: the word-shingle Jaccard at or above which two chunks are near duplicates, in (0, 1].
+        min_shared: the share of the evidence's content words an unlabelled chunk must hold to be
+            listed for review, in (0, 1].
+
+    Returns:
+        An :class:`Audit` of seven DataFrames and the three settings; ``Audit.summary()`` says it in sentences.
+
+    Raises:
+        ValueError: ``runs`` is empty, k is not an integer >= 1, ``threshold`` or ``min_shared`` is
+            outside (0, 1], or the golden set, qrels and runs hold different questions (names them).
+
+    Taught in: the README's "Your own data" (the audit of a golden set).
+    """
+    k = check_positive_int(k)
+    if not runs:
+        raise ValueError("runs is empty: the audit needs at least one retriever's rankings")
+    for name, value in (("threshold", threshold), ("min_shared", min_shared)):
+        if not 0 < value <= 1:
+            raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    ranks = first_relevant_ranks(runs, qrels, golden)
+    retrievers = list(runs)
+    found = ranks[retrievers].fillna(k + 1)
+    by_id = golden.set_index("id")
+    return Audit(
+        all_first=ranks[(found == 1).all(axis=1)].drop(columns="n_relevant"),
+        all_missed=ranks[(found > k).all(axis=1)].drop(columns="n_relevant"),
+        repeated_evidence=_repeated_evidence(by_id, qrels),
+        near_duplicates=near_duplicate_chunks(chunks, threshold),
+        review=_review_list(by_id, chunks, qrels, runs, k, min_shared),
+        overlap_by_slice=_overlap_by_slice(golden),
+        slice_sizes=_slice_sizes(ranks, retrievers, k),
+        k=k,
+        threshold=threshold,
+        min_shared=min_shared,
+    )
+
+
+def _repeated_evidence(by_id: pd.DataFrame, qrels: Mapping) -> pd.DataFrame:
+    rows = [(qid, by_id.loc[qid, "evidence"], len(ids), ", ".join(sorted(ids)))
+            for qid, gains in qrels.items() if len(ids := relevant_ids(gains)) > 1]
+    return pd.DataFrame(rows, columns=["question_id", "evidence", "chunks", "chunk ids"]).set_index("question_id")
+
+
+def near_duplicate_chunks(chunks: Sequence[Mapping], threshold: float = NEAR_DUPLICATE, shingle: int = SHINGLE) -> pd.DataFrame:
+    """Pairs of chunks whose sets of word shingles have a Jaccard similarity at or above ``threshold``.
+
+    A shingle is ``shingle`` consecutive BM25 tokens; a chunk shorter than that is one shingle.
+    Jaccard = |A ∩ B| / |A ∪ B| over the two chunks' shingle sets (Broder 1997), computed for
+    every pair at once as a sparse matrix product.
+
+    Args:
+        chunks: chunks with ``id`` and ``text``.
+        threshold: the Jaccard at or above which a pair is listed, in (0, 1].
+        shingle: words per shingle, an integer >= 1.
+
+    Returns:
+        A DataFrame with ``chunk a``, ``chunk b`` (a before b in chunk order), ``jaccard`` and
+        ``shared shingles``, highest Jaccard first.
+
+    Taught in: the README's "Your own data" (the audit of a golden set).
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    shingle = check_positive_int(shingle, "shingle")
+
+    def shingles(text):
+        words = tokenize(text)
+        return {" ".join(words[i : i + shingle]) for i in range(max(len(words) - shingle + 1, 1 if words else 0))}
+
+    columns = ["chunk a", "chunk b", "jaccard", "shared shingles"]
+    sets = [shingles(c["text"]) for c in chunks]
+    if not any(sets):
+        return pd.DataFrame(columns=columns)
+    matrix = CountVectorizer(analyzer=lambda s: s, binary=True).fit_transform(sets)
+    shared = (matrix @ matrix.T).tocoo()
+    sizes = np.asarray(matrix.sum(axis=1)).ravel()
+    pairs = shared.row < shared.col
+    a, b, both = shared.row[pairs], shared.col[pairs], shared.data[pairs]
+    jaccard = both / (sizes[a] + sizes[b] - both)
+    keep = jaccard >= threshold
+    ids = [c["id"] for c in chunks]
+    table = pd.DataFrame({"chunk a": [ids[i] for i in a[keep]], "chunk b": [ids[i] for i in b[keep]],
+                          "jaccard": jaccard[keep], "shared shingles": both[keep]}, columns=columns)
+    return table.sort_values(["jaccard", "chunk a", "chunk b"], ascending=[False, True, True], ignore_index=True)
+
+
+def _review_list(by_id, chunks, qrels, runs, k, min_shared) -> pd.DataFrame:
+    """Unlabelled chunks in any top k that hold at least ``min_shared`` of the evidence's content words."""
+    words = {c["id"]: content_words(c["text"]) for c in chunks}
+    rows = []
+    for qid, gains in qrels.items():
+        evidence = content_words(by_id.loc[qid, "evidence"])
+        if not evidence:
+            continue
+        best: dict[str, int] = {}
+        for run in runs.values():
+            for rank, cid in enumerate(run[qid][:k], start=1):
+                if cid not in gains:
+                    best[cid] = min(rank, best.get(cid, rank))
+        for cid, rank in best.items():
+            shared = len(evidence & words[cid]) / len(evidence)
+            if shared >= min_shared:
+                rows.append((qid, by_id.loc[qid, "question"], cid, rank, shared, by_id.loc[qid, "evidence"]))
+    table = pd.DataFrame(rows, columns=["question_id", "question", "chunk", "best rank", "evidence words shared", "evidence"])
+    return table.sort_values(["evidence words shared", "best rank", "question_id"], ascending=[False, True, True],
+                             ignore_index=True)
+
+
+def _overlap_by_slice(golden: pd.DataFrame) -> pd.DataFrame:
+    """Per slice: the share of each question's content words that its evidence string holds."""
+    shares = []
+    for question, evidence in zip(golden["question"], golden["evidence"]):
+        asked = content_words(question)
+        shares.append(len(asked & content_words(evidence)) / len(asked) if asked else np.nan)
+    overlap = pd.Series(shares, index=golden.index).groupby(golden["slice"])
+    table = overlap.agg(["count", "mean", "min", "median", "max"]).rename(columns={"count": "questions"})
+    table["no shared word"] = overlap.apply(lambda s: int((s == 0).sum()))
+    return table.rename_axis("slice")
+
+
+def _slice_sizes(ranks: pd.DataFrame, retrievers: list[str], k: int) -> pd.DataFrame:
+    """Per slice and overall: questions, the best-case detectable difference, and the largest observed one."""
+    hits = ranks[retrievers].fillna(k + 1).le(k).astype(float)
+    rows = {}
+    for name, part in [*hits.groupby(ranks["slice"]), ("all", hits)]:
+        gaps = {f"{a} − {b}": part[a].mean() - part[b].mean() for a, b in combinations(retrievers, 2)}
+        pair = max(gaps, key=lambda p: abs(gaps[p]), default=None)
+        rows[name] = {"questions": len(part), "smallest possible": best_case_detectable_difference(len(part)),
+                      "largest observed": abs(gaps[pair]) if pair else np.nan,
+                      "between": pair if pair and gaps[pair] else ""}
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("slice")
+    return table
