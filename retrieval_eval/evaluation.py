@@ -6,11 +6,12 @@ ceiling, the rank of the first relevant chunk per question and per-slice means.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 
 import pandas as pd
 
-from .checks import check_positive_int, check_ranking
+from .checks import check_ids, check_positive_int, check_question_ids, check_ranking
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 
 KS = (1, 3, 5, 10)  # the cut-offs of the tables
@@ -27,11 +28,15 @@ def check_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str,
     """Check a run against the qrels and the chunk ids before scoring it.
 
     Raises:
-        ValueError: a question of the qrels has no ranking, the run ranks a question not in the
-            qrels, or a ranking or the qrels name a chunk id that does not exist (names it).
+        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a question of the
+            qrels has no ranking, the run ranks a question not in the qrels, or a ranking or the
+            qrels name a chunk id that does not exist (names it).
 
     Taught in: notebook 05_three_retrievers.
     """
+    chunk_ids = list(chunk_ids)
+    check_ids(chunk_ids, "chunk_ids holds")
+    check_question_ids(run, qrels, name)
     chunk_ids = set(chunk_ids)
     for qid, gains in qrels.items():
         unknown = set(gains) - chunk_ids
@@ -64,6 +69,11 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
         A DataFrame with columns ``retriever, question, metric, k, value``. "MRR" rows hold the
         reciprocal rank at cut-off k (their mean is MRR@k).
 
+    Raises:
+        ValueError: runs or qrels or ks is empty, a k is not an integer >= 1, an id is not a str, a
+            question of the qrels has no ranking, or a ranking or its gains are invalid (names the
+            retriever and the question).
+
     Taught in: notebook 01_recall_at_k.
     """
     if not runs or not qrels:
@@ -73,6 +83,7 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
         raise ValueError("ks is empty: give at least one cut-off")
     rows = []
     for name, run in runs.items():
+        check_question_ids(run, qrels, name)
         if chunk_ids is not None:
             check_run(run, qrels, chunk_ids, name)
         for qid, gains in qrels.items():
