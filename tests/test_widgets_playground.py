@@ -90,3 +90,10 @@ def test_playground_refuses_bad_gains():
         widget.set_gain(0, 1)
     with pytest.raises(ValueError, match="gain must be 0, 1 or 2, got 3"):
         widget.set_gain(1, 3)
+
+
+@pytest.mark.parametrize("gains, k", [((0, 1, 2), 4), ((0, 2, 0, 1, 0, 0, 1, 0, 0, 0), 11)])
+def test_a_starting_k_past_the_last_result_is_refused_not_moved(gains, k):
+    """The slider ends at the last result; ipywidgets would quietly show k = len(gains) instead."""
+    with pytest.raises(ValueError, match=rf"k = {k} is outside the slider's range 1 to {len(gains)}"):
+        h.playground_widget(gains, k)

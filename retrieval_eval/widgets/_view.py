@@ -10,6 +10,7 @@ import base64
 import io
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -41,6 +42,19 @@ class WidgetView:
             display(item)
             if isinstance(item, plt.Figure):
                 plt.close(item)
+
+
+def check_start(value, name: str, allowed: range) -> int:
+    """A slider's starting value, refused (ValueError naming it and the range) when the slider cannot show it.
+
+    ipywidgets moves a value outside ``min``..``max`` into the range without a word; a widget
+    would then show another k than the one asked for.
+
+    Taught in: notebook 07_widgets.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value not in allowed:
+        raise ValueError(f"{name} = {value!r} is outside the slider's range {allowed.start} to {allowed[-1]}")
+    return int(value)
 
 
 def figure_png(fig) -> str:

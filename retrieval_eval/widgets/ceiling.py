@@ -13,7 +13,7 @@ from IPython.display import HTML
 from ..checks import check_positive_int
 from ..evaluation import evaluate, precision_ceiling
 from ..metrics import relevant_ids
-from ._view import WidgetView, redraw, table_html
+from ._view import WidgetView, check_start, redraw, table_html
 
 WHAT_IF_MAX = 5  # the "what if" control offers 1 .. WHAT_IF_MAX relevant chunks per question
 
@@ -197,7 +197,9 @@ class CeilingWidget(WidgetView):
 
     def __init__(self, qrels: Mapping, runs: Mapping, k: int = 3, ks: Sequence[int] = tuple(range(1, 11))):
 
-        self.qrels, self.table = qrels, evaluate(runs, qrels, ks=list(ks))
+        ks = [check_positive_int(k_, "a cut-off in ks") for k_ in ks]
+        check_start(k, "k", range(min(ks), max(ks) + 1))
+        self.qrels, self.table = qrels, evaluate(runs, qrels, ks=ks)
         self.k = w.IntSlider(value=k, min=min(ks), max=max(ks), description="cut-off k", continuous_update=False)
         self.retriever = w.ToggleButtons(options=list(runs), description="retriever")
         self.what_if = w.SelectionSlider(
@@ -247,6 +249,10 @@ def ceiling_widget(qrels: Mapping, runs: Mapping, k: int = 3) -> CeilingWidget:
     Returns:
         A :class:`CeilingWidget`; display it (or end a cell with it) to show the widget and its
         static fallback (the starting sentence and figure, and the ceiling table for k = 1..10).
+
+    Raises:
+        ValueError: k is not an integer from 1 to 10 (the slider's range; it is refused, not moved
+            into the range), or as :func:`evaluate` for the runs and qrels.
 
     Taught in: notebook 07_widgets.
     """

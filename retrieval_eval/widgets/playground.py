@@ -12,7 +12,7 @@ from IPython.display import HTML
 
 from ..checks import check_positive_int
 from ..metrics import dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
-from ._view import WidgetView
+from ._view import WidgetView, check_start
 
 PLAYGROUND_START = (0, 2, 0, 1, 0, 0, 1, 0, 0, 0)  # the playground's first ranking: gains at ranks 1-10
 PLAYGROUND_GAINS = {0: "not relevant", 1: "partly relevant (1)", 2: "fully relevant (2)"}
@@ -134,6 +134,7 @@ class PlaygroundWidget(WidgetView):
         self.gains = list(gains)
         playground_scores(self.gains, k)  # refuse a bad start early
         n = len(self.gains)
+        check_start(k, "k", range(1, n + 1))
         self.buttons = [w.Button(tooltip="click: not relevant → partly (1) → fully (2)",
                                  layout=w.Layout(width="76px")) for _ in range(n)]
         for i, button in enumerate(self.buttons):
@@ -202,7 +203,8 @@ def playground_widget(gains: Sequence[int] = PLAYGROUND_START, k: int = 5) -> Pl
         four metrics with their arithmetic and the per-rank table for the starting ranking).
 
     Raises:
-        ValueError: as :func:`playground_scores` for the starting ranking (e.g. nothing relevant).
+        ValueError: as :func:`playground_scores` for the starting ranking (e.g. nothing relevant),
+            or k is larger than the number of results (the slider's end; it is refused, not moved).
 
     Taught in: notebook 07_widgets.
     """
