@@ -45,22 +45,16 @@ trec: $(STAMP)
 chunks: $(STAMP)
 	$(PY) -c "import helpers as h; h.write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
 
-# `make evaluate CORPUS=folder GOLDEN=file.csv`: notebook 05 on your data, run with papermill. Writes
-# output/REPORT.ipynb (executed) and output/REPORT.html; REPORT defaults to the golden file's folder.
-CORPUS     ?= data/corpus
-GOLDEN     ?= data/golden.csv
-CHUNK_SIZE ?= 512
-K          ?= 3
-MODEL_NAME ?=
-REPORT     ?= $(notdir $(patsubst %/,%,$(dir $(abspath $(GOLDEN)))))
+# `make evaluate CORPUS=folder GOLDEN=file.csv`: notebook 05 on your data, run with papermill, as a report
+# in output/REPORT/ (report.ipynb and report.html; REPORT defaults to the golden file's folder name).
+# The variables reach retrieval_eval/evaluate_report.py through the environment, unchanged: no make
+# path function touches a path (they split it at spaces). Relative paths start from START_DIR, the
+# folder make was started from (also with make -C). Unset variables take the runner's defaults.
+export CORPUS GOLDEN CHUNK_SIZE K MODEL_NAME REPORT
+export START_DIR := $(or $(PWD),$(CURDIR))
 
 evaluate: $(STAMP)
-	mkdir -p output
-	$(VENV)/bin/papermill notebooks/05_three_retrievers.ipynb output/$(REPORT).ipynb --cwd notebooks \
-	  -p CORPUS "$(abspath $(CORPUS))" -p GOLDEN "$(abspath $(GOLDEN))" -p CHUNK_SIZE $(CHUNK_SIZE) -p K $(K) \
-	  $(if $(MODEL_NAME),-p MODEL_NAME "$(MODEL_NAME)")
-	$(VENV)/bin/jupyter nbconvert --to html output/$(REPORT).ipynb
-	@echo "Report: output/$(REPORT).html"
+	$(PY) -m retrieval_eval.evaluate_report
 
 # Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
 bench: $(STAMP)

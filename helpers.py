@@ -8,22 +8,26 @@ lives, in teaching order:
   -------------------------  --------------------------------------------------  ----------
   metrics.py                 recall_at_k, precision_at_k, reciprocal_rank, mrr,  01-04
                              dcg_at_k, ndcg_at_k, relevant_ids
-  checks.py                  the input checks behind every metric                01
-  text.py                    normalise, locate_evidence                          00
+  checks.py                  the input checks behind every metric (str ids, ...) 01
+  text.py                    normalise, locate_evidence, read_text               00, 05
   corpus.py                  load_corpus, split_into_chunks, stored_or_split_    00, 05
                              chunks, load_chunks, write_chunks, check_chunks,
-                             CHUNK_SIZE
+                             CHUNK_SIZE, DOCUMENT_SUFFIXES
   golden.py                  read_golden_csv, label_chunks, load_golden_with_    00, 05, 08
                              qrels, graded_labels, GoldenSetError,
                              MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
-  models.py                  load_tokenizer, model_fingerprint                   05
+  models.py                  load_tokenizer, token_counter, model_window,        05
+                             query_prefix, document_prefix, model_fingerprint
   fusion.py                  reciprocal_rank_fusion, fuse_runs                   05
   retrievers.py              BM25Retriever, VectorRetriever, HybridRetriever,    05
-                             run_retrievers, tokenize, rank_by_score
+                             run_retrievers, tokenize, rank_by_score,
+                             unindexable_chunks
+  parameters.py              check_parameters, ParameterError                    05
   pipeline.py                evaluation_setup (the set-up call of 01-09), Setup  01-09
   evaluation.py              evaluate, per_question_scores, first_relevant_      01-05, 08
                              ranks, precision_ceiling, disagree_at_k,
-                             slice_report, check_run, METRICS, KS
+                             slice_report, check_run, METRICS, KS,
+                             rank_groups, verdict (who leads, or a tie)
   plots.py                   plot_metrics, plot_first_relevant_ranks,            01-05, 08
                              plot_precision_ceiling, plot_slices, plot_intervals
   teaching.py                plot_rankings, plot_discount, evidence_html,        00-08
@@ -35,6 +39,8 @@ lives, in teaching order:
   widgets/ranks.py           ranks_widget, question_view, filter_questions       07
   batch.py                   batch_scores (many questions at once, NumPy)        README
   trec.py                    write_trec_qrels, write_trec_run, export_trec       README
+  reports.py                 report_folder, ReportNameError (only in output/)    README
+  evaluate_report.py         the runner of `make evaluate` (python -m ...)       README
   paths.py                   ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH, CACHE_DIR, OUTPUT_DIR
 
 Terms used throughout (the field's standard ones): a *chunk* is the unit that is retrieved, with an
@@ -48,11 +54,12 @@ docstring says otherwise.
 
 from retrieval_eval.batch import batch_scores
 from retrieval_eval.corpus import (
-    CHUNK_SIZE, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks, write_chunks,
+    CHUNK_SIZE, DOCUMENT_SUFFIXES, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks,
+    write_chunks,
 )
 from retrieval_eval.evaluation import (
     KS, METRICS, check_run, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
-    slice_report,
+    rank_groups, slice_report, verdict,
 )
 from retrieval_eval.fusion import fuse_runs, reciprocal_rank_fusion
 from retrieval_eval.golden import (
@@ -62,14 +69,18 @@ from retrieval_eval.golden import (
 from retrieval_eval.metrics import (
     dcg_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids,
 )
-from retrieval_eval.models import load_tokenizer, model_fingerprint
+from retrieval_eval.models import (
+    document_prefix, load_tokenizer, model_fingerprint, model_window, query_prefix, token_counter,
+)
+from retrieval_eval.parameters import ParameterError, check_parameters
 from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
 from retrieval_eval.pipeline import Setup, evaluation_setup
 from retrieval_eval.plots import (
     plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
+from retrieval_eval.reports import ReportNameError, report_folder
 from retrieval_eval.retrievers import (
-    BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize,
+    BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize, unindexable_chunks,
 )
 from retrieval_eval.statistics import (
     N_RESAMPLES, SEED, bootstrap_ci, interval_table, paired_comparisons, permutation_p, rank_differences, sign_test,
@@ -77,7 +88,7 @@ from retrieval_eval.statistics import (
 from retrieval_eval.teaching import (
     check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
 )
-from retrieval_eval.text import locate_evidence, normalise
+from retrieval_eval.text import locate_evidence, normalise, read_text
 from retrieval_eval.trec import export_trec, write_trec_qrels, write_trec_run
 from retrieval_eval.widgets.ceiling import ceiling_by_k, ceiling_report, ceiling_widget, hypothetical_qrels
 from retrieval_eval.widgets.playground import playground_scores, playground_widget
@@ -87,19 +98,21 @@ __all__ = [
     # metrics (01-04)
     "recall_at_k", "precision_at_k", "reciprocal_rank", "mrr", "dcg_at_k", "ndcg_at_k", "relevant_ids",
     # text, corpus, golden set and labels (00, 05)
-    "normalise", "locate_evidence",
+    "normalise", "locate_evidence", "read_text",
     "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
-    "CHUNK_SIZE",
+    "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
     "read_golden_csv", "label_chunks", "load_golden_with_qrels", "graded_labels", "GoldenSetError",
     "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS",
-    # models, fusion, retrievers and the set-up call (05)
-    "load_tokenizer", "model_fingerprint",
+    # models, parameters, fusion, retrievers and the set-up call (05)
+    "load_tokenizer", "token_counter", "model_window", "query_prefix", "document_prefix", "model_fingerprint",
+    "check_parameters", "ParameterError",
     "reciprocal_rank_fusion", "fuse_runs",
     "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "rank_by_score",
+    "unindexable_chunks",
     "evaluation_setup", "Setup",
     # evaluation tables and plots (01-05, 08)
     "evaluate", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "disagree_at_k",
-    "slice_report", "check_run", "METRICS", "KS",
+    "slice_report", "check_run", "METRICS", "KS", "rank_groups", "verdict",
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
     # teaching aids (00-08)
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "print_versions",
@@ -111,6 +124,8 @@ __all__ = [
     "hypothetical_qrels", "ranks_widget", "question_view", "filter_questions",
     # many questions, TREC files (README)
     "batch_scores", "write_trec_qrels", "write_trec_run", "export_trec",
+    # reports of `make evaluate` (README)
+    "report_folder", "ReportNameError",
     # paths
     "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

@@ -211,3 +211,60 @@ def slice_report(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3
     table.insert(0, "questions", golden["slice"].value_counts().reindex(table.index.get_level_values("slice")).values)
     order = pd.MultiIndex.from_product([sorted(golden["slice"].unique()), list(runs)], names=["slice", "retriever"])
     return table.reindex(index=order, columns=["questions", *METRICS]).rename_axis(columns=None)
+
+
+def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3, lowest: bool = False) -> list[list[str]]:
+    """Names ordered by their values, best first, with names that tie sharing a group.
+
+    Two values tie when they are equal as printed with ``decimals`` places (so exactly equal
+    values tie too): a summary never names one winner where the table shows equal numbers. Within a
+    group, names keep the order of ``values``. The one place that decides who leads; every verdict
+    in the notebooks goes through it (:func:`verdict`).
+
+    Args:
+        values: ``{name: value}`` or a Series indexed by name (e.g. one column of :func:`evaluate`).
+        decimals: the places the values are printed with.
+        lowest: order lowest first (who does worst).
+
+    Returns:
+        A list of groups, each a list of names, e.g. ``[["vector", "hybrid"], ["BM25"]]``.
+
+    Raises:
+        ValueError: ``values`` is empty or a value is missing or not finite (names it).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    series = pd.Series(values, dtype=float)
+    if series.empty:
+        raise ValueError("no value to compare")
+    bad = [name for name, value in series.items() if not math.isfinite(value)]
+    if bad:
+        raise ValueError(f"no finite value for {bad}")
+    printed = {name: f"{value:.{decimals}f}" for name, value in series.items()}
+    levels = sorted({float(text) for text in printed.values()}, reverse=not lowest)
+    return [[name for name in series.index if float(printed[name]) == level] for level in levels]
+
+
+def verdict(values: Mapping[str, float] | pd.Series, what: str, decimals: int = 3, lowest: bool = False) -> str:
+    """A Markdown phrase naming who leads on ``what``, and saying "tie" when several do.
+
+    E.g. "**vector** has the highest recall@3 (0.617)", "**BM25** and **hybrid** tie for the
+    highest recall@3 (0.574)", or, when every name ties, "**BM25**, **vector** and **hybrid** tie
+    on recall@3 (0.574)"; the leaders come from :func:`rank_groups`.
+
+    Args:
+        values, decimals, lowest: as for :func:`rank_groups`.
+        what: the quantity, e.g. ``"recall@3"``.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    leaders = rank_groups(values, decimals, lowest)[0]
+    value = f"{pd.Series(values, dtype=float)[leaders[0]]:.{decimals}f}"
+    names = [f"**{name}**" for name in leaders]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    extreme = "lowest" if lowest else "highest"
+    if len(leaders) == 1:
+        return f"{listed} has the {extreme} {what} ({value})"
+    if len(leaders) == len(pd.Series(values)):
+        return f"{listed} tie on {what} ({value})"
+    return f"{listed} tie for the {extreme} {what} ({value})"

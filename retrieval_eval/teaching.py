@@ -257,6 +257,8 @@ def check_answers(answers: Mapping[str, object], solutions: Mapping[str, object]
     An answer left as ``None`` prints "not answered yet", so a notebook runs headless with every
     answer blank. Numbers match within ``tolerance`` (absolute); text matches ignoring case and
     surrounding spaces; ``True``/``False`` must be given as booleans; anything else must be equal.
+    A solution given as a ``set`` accepts the set and any one of its members (e.g. every retriever
+    that ties for the highest value, from :func:`~retrieval_eval.evaluation.rank_groups`).
 
     Args:
         answers: ``{question: answer or None}``, e.g. ``{"1": 0.25, "2": None}``.
@@ -286,10 +288,11 @@ def check_answers(answers: Mapping[str, object], solutions: Mapping[str, object]
 
     wrong = []
     for question in solutions:
-        given = answers[question]
+        given, solution = answers[question], solutions[question]
+        accepted = [solution, *(solution if isinstance(solution, (set, frozenset)) else [])]
         if given is None:
             verdict = "not answered yet"
-        elif same(given, solutions[question]):
+        elif any(same(given, solution) for solution in accepted):
             verdict = "right"
         else:
             verdict = "not right yet"

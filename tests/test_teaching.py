@@ -129,3 +129,11 @@ def test_check_answers_raises_on_a_wrong_answer(given, solution, capsys):
 def test_check_answers_questions_must_match():
     with pytest.raises(ValueError, match=r"answers name questions \['1'\] but the solutions \['1', '2'\]"):
         h.check_answers({"1": None}, {"1": 0.5, "2": 1})
+
+
+def test_check_answers_accepts_any_member_of_a_set_of_solutions(capsys):
+    """Where retrievers tie for the highest value, naming any of them is right."""
+    h.check_answers({"1": "vector", "2": "Hybrid "}, {"1": {"vector", "hybrid"}, "2": {"vector", "hybrid"}})
+    assert capsys.readouterr().out == "question 1: right\nquestion 2: right\n"
+    with pytest.raises(AssertionError, match="question 1: 'BM25' is not right"):
+        h.check_answers({"1": "BM25"}, {"1": {"vector", "hybrid"}})
