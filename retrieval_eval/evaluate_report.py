@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -100,7 +101,9 @@ def main(environ: Mapping[str, str] = os.environ) -> int:
         return 2
     print(f"Corpus {p['corpus']}\nGolden set {p['golden']}\nReport folder {folder}", flush=True)
     try:
-        setup = evaluation_setup(p["corpus"], p["golden"], p["model_name"], p["chunk_size"], progress=True)
+        with warnings.catch_warnings():  # listed below, with everything else the evaluation cannot see
+            warnings.filterwarnings("ignore", message="chunk .* has no word BM25 can index")
+            setup = evaluation_setup(p["corpus"], p["golden"], p["model_name"], p["chunk_size"], progress=True)
     except (GoldenSetError, ValueError, OSError) as exc:
         print(f"make evaluate: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

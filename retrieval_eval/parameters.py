@@ -23,7 +23,7 @@ class ParameterError(ValueError):
     """
 
 
-def check_parameters(corpus, golden, model_name=None, chunk_size=512, k=3) -> None:
+def check_parameters(corpus, golden, model_name=None, chunk_size=512, k=None) -> None:
     """Check the parameters of notebook 05 and raise one error that lists every problem.
 
     Args:
@@ -35,7 +35,8 @@ def check_parameters(corpus, golden, model_name=None, chunk_size=512, k=3) -> No
         chunk_size: ``CHUNK_SIZE``, a whole number of word pieces, at most the model's window
             (:func:`~retrieval_eval.models.model_window`) and more than the special tokens and
             document prompt the model reads with each chunk.
-        k: ``K``, the number of chunks the model reads: a whole number >= 1.
+        k: ``K``, the number of chunks the model reads: a whole number >= 1 (``None``: not checked,
+            for :func:`~retrieval_eval.pipeline.evaluation_setup`, which has no k).
 
     Raises:
         ParameterError: one line per problem, each naming the parameter and the value given
@@ -73,7 +74,7 @@ def check_parameters(corpus, golden, model_name=None, chunk_size=512, k=3) -> No
     elif window is not None and chunk_size <= reserved:
         problems.append(f"CHUNK_SIZE {chunk_size} leaves no room for text beside the {reserved} special and "
                         "prompt tokens the model reads with each chunk")
-    if not _whole(k) or k < 1:
+    if k is not None and (not _whole(k) or k < 1):
         problems.append(f"K must be a whole number >= 1 (how many chunks the model reads), e.g. 3, got {_shown(k)}")
 
     if problems:

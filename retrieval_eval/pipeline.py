@@ -22,6 +22,7 @@ from . import fusion, retrievers, text
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .golden import load_golden_with_qrels
 from .models import document_prefix, fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter
+from .parameters import check_parameters
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH
 from .fusion import fuse_runs
 from .retrievers import BM25Retriever, VectorRetriever, run_retrievers, unindexable_chunks
@@ -97,10 +98,13 @@ def evaluation_setup(
         A :class:`Setup` ``(docs, chunks, golden, qrels, runs, skipped)``.
 
     Raises:
+        ParameterError: an argument is wrong (:func:`~retrieval_eval.parameters.check_parameters`:
+            every problem at once, before anything is read).
         FileNotFoundError, ValueError, GoldenSetError: as the loaders, naming the file, chunk or question.
 
     Taught in: every notebook from 01 on starts with it; notebook 05 runs it on your own data.
     """
+    check_parameters(corpus, golden, model_name, chunk_size)
     skipped: list = []
     docs = load_corpus(corpus, skipped=skipped)
     chunks = stored_or_split_chunks(docs, corpus, model_name, chunk_size, progress)

@@ -346,7 +346,8 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
         runs ``{retriever name: {question_id: ranking}}``.
 
     Raises:
-        ValueError: a question id is not a str, or a question is empty (names the question).
+        ValueError: a question id is not a str, a question is empty, or a retriever refuses a
+            question (each message names the question).
 
     Taught in: notebook 05_three_retrievers.
     """
@@ -359,5 +360,8 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
     for retriever, qid, question in tqdm(pairs, desc="ranking", unit="query", disable=not progress):
         if not isinstance(question, str) or not question.strip():
             raise ValueError(f"question {qid!r} is empty or not text: {question!r}")
-        runs[retriever.name][qid] = retriever.rank(question)
+        try:
+            runs[retriever.name][qid] = retriever.rank(question)
+        except ValueError as exc:  # e.g. a question longer than the vector model's window
+            raise ValueError(f"{retriever.name}, question {qid!r}: {exc}") from None
     return runs

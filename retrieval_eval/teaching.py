@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
-from .checks import check_positive_int, check_ranking
+from .checks import check_gains, check_positive_int, check_ranking
 from .evaluation import METRICS
 from .text import locate_evidence
 
@@ -102,7 +102,8 @@ def plot_rankings(
         The matplotlib Figure.
 
     Raises:
-        ValueError: ``rankings`` is empty or not a mapping, a ranking repeats an id, k or
+        ValueError: ``rankings`` is empty or not a mapping, a ranking repeats an id or holds an id
+            that is not a str, ``gains`` is not a mapping of str ids to finite numbers, k or
             ``max_rank`` is not an integer >= 1, ``show`` names an unknown metric or is given
             without k.
 
@@ -120,6 +121,7 @@ def plot_rankings(
         raise ValueError(f"show names unknown metric(s) {unknown}; choose from {list(METRICS)}")
     if show and k is None:
         raise ValueError("show needs a cut-off k")
+    gains = check_gains(gains)
     relevant = [d for d, g in gains.items() if g > 0]
     graded = any(g > 1 for g in gains.values())
 

@@ -321,6 +321,14 @@ print("sentence_transformers" in sys.modules)
                         r"shorten it \(the window is CHUNK_SIZE\)", out[1]), out
 
 
+def test_bad_arguments_are_refused_before_anything_is_read(tmp_path):
+    with pytest.raises(h.ParameterError) as err:
+        h.evaluation_setup(tmp_path / "nowhere", tmp_path, chunk_size=1024, cache_dir=tmp_path / "cache")
+    assert [line.split()[0] for line in str(err.value).splitlines()[1:]] == ["-"] * 3
+    assert "CHUNK_SIZE 1024 is larger than the model's window of 512" in str(err.value)
+    assert not (tmp_path / "cache").exists()
+
+
 def test_long_steps_show_progress_bars(tmp_path, capsys, example_dir):
     h.evaluation_setup(example_dir / "corpus", example_dir / "golden.csv", chunk_size=128, progress=True, cache_dir=tmp_path)
     shown = capsys.readouterr().err

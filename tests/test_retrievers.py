@@ -171,9 +171,12 @@ def test_chunk_longer_than_window_is_refused(chunks, tmp_path):
         h.VectorRetriever(chunks, max_seq_length=256, cache_dir=tmp_path, show_progress=False)
 
 
-def test_long_query_is_refused_not_cut(vector):
+def test_long_query_is_refused_not_cut(vector, golden):
     with pytest.raises(ValueError, match="more than the model's window of 512"):
         vector.rank("lorem ipsum " * 400 + "How do I charge the battery?")
+    long = golden.head(2).assign(question=["Short?", "lorem ipsum " * 400 + "How do I charge the battery?"])
+    with pytest.raises(ValueError, match=rf"vector, question '{long.iloc[1]['id']}': the query has \d+ tokens"):
+        h.run_retrievers([vector], long, progress=False)
 
 
 def test_run_retrievers_refuses_two_retrievers_with_one_name(bm25, golden):
