@@ -50,6 +50,13 @@ chunks: $(STAMP)
 # The variables reach retrieval_eval/evaluate_report.py through the environment, unchanged: no make
 # path function touches a path (they split it at spaces). Relative paths start from START_DIR, the
 # folder make was started from (also with make -C). Unset variables take the runner's defaults.
+# $(value ...) keeps the text as typed: make would expand a "$" in it.
+override CORPUS := $(value CORPUS)
+override GOLDEN := $(value GOLDEN)
+override CHUNK_SIZE := $(value CHUNK_SIZE)
+override K := $(value K)
+override MODEL_NAME := $(value MODEL_NAME)
+override REPORT := $(value REPORT)
 export CORPUS GOLDEN CHUNK_SIZE K MODEL_NAME REPORT
 export START_DIR := $(or $(PWD),$(CURDIR))
 

@@ -116,8 +116,9 @@ def report_name():
 
 
 def test_make_evaluate_hands_a_path_with_spaces_and_non_ascii_letters_over_unchanged(tmp_path, example_dir, report_name):
-    """The issue's case: CORPUS="my data/corpus" reached papermill as a path the user never typed."""
-    folder = tmp_path / "my data" / "bibliothèque 'Wren' d\"été\""
+    """The issue's case: CORPUS="my data/corpus" reached papermill as a path the user never typed.
+    Quotes and a "$" (which make would expand) must arrive unchanged too."""
+    folder = tmp_path / "my data" / "bibliothèque 'Wren' d\"été\" $5"
     shutil.copytree(example_dir / "corpus", folder / "corpus")
     shutil.copy(example_dir / "golden.csv", folder / "golden.csv")
     result = make_evaluate(f"CORPUS={folder / 'corpus'}", f"GOLDEN={folder / 'golden.csv'}", "CHUNK_SIZE=128",
