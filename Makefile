@@ -45,34 +45,33 @@ trec: $(STAMP)
 chunks: $(STAMP)
 	$(PY) -c "import helpers as h; h.write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
 
-# `make evaluate CORPUS=folder GOLDEN=file.csv`: notebook 05 on your data, run with papermill. Writes
-# output/REPORT.ipynb (executed) and output/REPORT.html; REPORT defaults to the golden file's folder.
-CORPUS     ?= data/corpus
-GOLDEN     ?= data/golden.csv
-CHUNK_SIZE ?= 512
-K          ?= 3
-MODEL_NAME ?=
-REPORT     ?= $(notdir $(patsubst %/,%,$(dir $(abspath $(GOLDEN)))))
+# `make evaluate CORPUS=folder GOLDEN=file.csv`: notebook 05 on your data, run with papermill, as a report
+# in output/REPORT/ (report.ipynb and report.html; REPORT defaults to the golden file's folder name).
+# The variables reach retrieval_eval/evaluate_report.py through the environment, unchanged: no make
+# path function touches a path (they split it at spaces). Relative paths start from START_DIR, the
+# folder make was started from (also with make -C). Unset variables take the runner's defaults.
+# $(value ...) keeps the text as typed: make would expand a "$" in it.
+override CORPUS := $(value CORPUS)
+override GOLDEN := $(value GOLDEN)
+override CHUNK_SIZE := $(value CHUNK_SIZE)
+override K := $(value K)
+override MODEL_NAME := $(value MODEL_NAME)
+override REPORT := $(value REPORT)
+export CORPUS GOLDEN CHUNK_SIZE K MODEL_NAME REPORT
+export START_DIR := $(or $(PWD),$(CURDIR))
 
 evaluate: $(STAMP)
-	mkdir -p output
-	$(VENV)/bin/papermill notebooks/05_three_retrievers.ipynb output/$(REPORT).ipynb --cwd notebooks \
-	  -p CORPUS "$(abspath $(CORPUS))" -p GOLDEN "$(abspath $(GOLDEN))" -p CHUNK_SIZE $(CHUNK_SIZE) -p K $(K) \
-	  $(if $(MODEL_NAME),-p MODEL_NAME "$(MODEL_NAME)")
-	$(VENV)/bin/jupyter nbconvert --to html output/$(REPORT).ipynb
-	@echo "Report: output/$(REPORT).html"
+	$(PY) -m retrieval_eval.evaluate_report
 
 # `make evaluate-runs QRELS=qrels.txt RUNS="run1.trec run2.trec" [KS="1 3 5 10"] [K=3] [REPORT=name]`, or GOLDEN=file.csv
 # CORPUS=folder [CHUNK_SIZE=512] [MODEL_NAME=...] instead of QRELS: score TREC runs from any engine. Writes
 # output/REPORT/ (scores.csv, report.ipynb, report.html). Every variable reaches the Python runner unchanged through
 # the environment (no make path functions); RUNS is split like a shell command line: quote a path with spaces.
-# For this target only: no default golden set, corpus or report name (those of `make evaluate` are cleared; values
-# given on the command line still win), and K and CHUNK_SIZE are exported with their defaults.
-evaluate-runs: export GOLDEN =
-evaluate-runs: export CORPUS =
-evaluate-runs: export REPORT =
-evaluate-runs: export K := $(K)
-evaluate-runs: export CHUNK_SIZE := $(CHUNK_SIZE)
+# Relative paths start from START_DIR, as for `make evaluate`; unset variables take the runner's defaults.
+override QRELS := $(value QRELS)
+override RUNS := $(value RUNS)
+override KS := $(value KS)
+export QRELS RUNS KS
 evaluate-runs: $(STAMP)
 	$(PY) -m retrieval_eval.evaluate_runs
 

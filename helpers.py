@@ -8,26 +8,29 @@ lives, in teaching order:
   ------------------  -------------------------------------------------------------  ---------
   metrics.py          recall_at_k, precision_at_k, reciprocal_rank, mrr, dcg_at_k,   01-04
                       ndcg_at_k, relevant_ids
-  checks.py           the input checks behind every metric                           01
+  checks.py           the input checks behind every metric (str ids, ...)            01
   more_metrics.py     success_at_k, r_precision, average_precision                   01-03, 10
   conventions.py      hit_rate, capped_recall, precision_of_returned, f1_at_k,       01-04, 10
                       ap_at_k, context_precision, exponential_gains,
                       ndcg_retrieved_ideal, macro_mean, micro_recall,
                       share_of_ceiling, switchboard, trec_eval_means, VARIANTS,
                       Variant
-  text.py             normalise, locate_evidence                                     00
+  text.py             normalise, locate_evidence, read_text                          00, 05
   corpus.py           load_corpus, load_chunks, split_into_chunks, write_chunks,     00, 05
-                      stored_or_split_chunks, check_chunks, CHUNK_SIZE
+                      stored_or_split_chunks, check_chunks, CHUNK_SIZE,
+                      DOCUMENT_SUFFIXES
   golden.py           read_golden_csv, label_chunks, load_golden_with_qrels,         00, 05, 08
                       graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
-  models.py           load_tokenizer, model_fingerprint                              05
+  models.py           load_tokenizer, token_counter, model_window, query_prefix,     05
+                      document_prefix, model_fingerprint
   fusion.py           reciprocal_rank_fusion, fuse_runs                              05
   retrievers.py       BM25Retriever, VectorRetriever, HybridRetriever,               05
-                      run_retrievers, tokenize, rank_by_score
+                      run_retrievers, tokenize, rank_by_score, unindexable_chunks
+  parameters.py       check_parameters, ParameterError                               05
   pipeline.py         evaluation_setup (the set-up call of 01-10), Setup             01-10
   evaluation.py       evaluate, per_question_scores, first_relevant_ranks,           01-05, 08
                       precision_ceiling, disagree_at_k, slice_report, check_run,
-                      METRICS, KS
+                      METRICS, KS, rank_groups, verdict (who leads, or a tie)
   plots.py            plot_metrics, plot_first_relevant_ranks, plot_slices,          01-05, 08
                       plot_precision_ceiling, plot_intervals
   teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-10
@@ -47,7 +50,8 @@ lives, in teaching order:
   evaluate_runs.py    load_runs, RunsEvaluation, scores_table (make evaluate-runs)   README
   audit.py            golden_set_audit, Audit, near_duplicate_chunks,                README
                       content_words, best_case_detectable_difference
-  reports.py          report folders under output/ (make evaluate)                   README
+  reports.py          report_folder, ReportNameError (reports only in output/)       README
+  evaluate_report.py  the runner of `make evaluate` (python -m ...)                  README
   paths.py            ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH,          -
                       CACHE_DIR, OUTPUT_DIR
 
@@ -69,11 +73,12 @@ from retrieval_eval.conventions import (
     micro_recall, ndcg_retrieved_ideal, precision_of_returned, share_of_ceiling, switchboard, trec_eval_means,
 )
 from retrieval_eval.corpus import (
-    CHUNK_SIZE, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks, write_chunks,
+    CHUNK_SIZE, DOCUMENT_SUFFIXES, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks,
+    write_chunks,
 )
 from retrieval_eval.evaluation import (
     KS, METRICS, check_run, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
-    slice_report,
+    rank_groups, slice_report, verdict,
 )
 from retrieval_eval.fusion import fuse_runs, reciprocal_rank_fusion
 from retrieval_eval.golden import (
@@ -85,14 +90,18 @@ from retrieval_eval.metrics import (
     dcg_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids,
 )
 from retrieval_eval.more_metrics import average_precision, r_precision, success_at_k
-from retrieval_eval.models import load_tokenizer, model_fingerprint
+from retrieval_eval.models import (
+    document_prefix, load_tokenizer, model_fingerprint, model_window, query_prefix, token_counter,
+)
+from retrieval_eval.parameters import ParameterError, check_parameters
 from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
 from retrieval_eval.pipeline import Setup, evaluation_setup
 from retrieval_eval.plots import (
     plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
+from retrieval_eval.reports import ReportNameError, report_folder
 from retrieval_eval.retrievers import (
-    BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize,
+    BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize, unindexable_chunks,
 )
 from retrieval_eval.statistics import (
     N_RESAMPLES, SEED, bootstrap_ci, interval_table, paired_comparisons, permutation_p, rank_differences, sign_test,
@@ -100,7 +109,7 @@ from retrieval_eval.statistics import (
 from retrieval_eval.teaching import (
     Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
 )
-from retrieval_eval.text import locate_evidence, normalise
+from retrieval_eval.text import locate_evidence, normalise, read_text
 from retrieval_eval.trec import (
     Coverage, Run, TrecFormatError, align_run, export_trec, find_line, read_qrels, read_run, trec_order,
     write_trec_qrels, write_trec_run,
@@ -120,19 +129,21 @@ __all__ = [
     "ndcg_retrieved_ideal", "macro_mean", "micro_recall",
     "share_of_ceiling", "switchboard", "trec_eval_means", "VARIANTS", "Variant",
     # text, corpus, golden set and labels (00, 05)
-    "normalise", "locate_evidence",
+    "normalise", "locate_evidence", "read_text",
     "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
-    "CHUNK_SIZE",
+    "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
     "read_golden_csv", "label_chunks", "load_golden_with_qrels", "graded_labels", "GoldenSetError",
     "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS",
-    # models, fusion, retrievers and the set-up call (05)
-    "load_tokenizer", "model_fingerprint",
+    # models, parameters, fusion, retrievers and the set-up call (05)
+    "load_tokenizer", "token_counter", "model_window", "query_prefix", "document_prefix", "model_fingerprint",
+    "check_parameters", "ParameterError",
     "reciprocal_rank_fusion", "fuse_runs",
     "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "rank_by_score",
+    "unindexable_chunks",
     "evaluation_setup", "Setup",
     # evaluation tables and plots (01-05, 08)
     "evaluate", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "disagree_at_k",
-    "slice_report", "check_run", "METRICS", "KS",
+    "slice_report", "check_run", "METRICS", "KS", "rank_groups", "verdict",
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
     # teaching aids (00-10)
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
@@ -149,6 +160,8 @@ __all__ = [
     "load_runs", "RunsEvaluation", "scores_table",
     # the golden-set audit (README)
     "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words", "best_case_detectable_difference",
+    # reports of `make evaluate` (README)
+    "report_folder", "ReportNameError",
     # paths
     "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

@@ -1,7 +1,8 @@
 """The batch evaluator: the four metrics for thousands of questions at once, with NumPy.
 
 The same values as the per-question functions of :mod:`retrieval_eval.metrics` (equal to 1e-12;
-the tests check it on random cases), computed on arrays instead of a Python loop per question.
+the tests check it on random cases), computed on arrays for all questions at once instead of calling
+the metric functions question by question.
 :func:`batch_scores` runs four numbered steps, one function each.
 """
 
@@ -9,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from itertools import chain
-from operator import itemgetter
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import infer_dtype
 
-from .checks import check_gains, check_positive_int, check_ranking
+from .checks import check_gains, check_positive_int, check_question_ids, check_ranking
 from .evaluation import KS, METRICS, check_run
 
 
@@ -30,7 +31,8 @@ def batch_scores(
     :func:`~retrieval_eval.metrics.precision_at_k`, :func:`~retrieval_eval.metrics.reciprocal_rank`
     (with cut-off k) and :func:`~retrieval_eval.metrics.ndcg_at_k` question by question, in four steps:
 
-    1. check the input and read each question's ranking and judged gains (:func:`_read_questions`);
+    1. check the input (the checks of the per-question functions, done in bulk) and read each
+       question's ranking and judged gains (:func:`_read_questions`);
     2. a gains matrix, questions × depth (depth = the largest k), holds the judged gain of the chunk
        at each rank, 0 when unjudged or when the ranking is shorter (:func:`_gains_matrix`);
     3. the ideal gains: every judged gain of each question, highest first (:func:`_ideal_matrix`);
@@ -56,8 +58,10 @@ def batch_scores(
 
     Raises:
         ValueError: ``ks`` or ``qrels`` is empty, or ``ks`` holds a k that is not an integer >= 1;
-            a question of the qrels has no ranking, a ranking is a string or repeats an id, or a
-            question has no relevant chunk (each message names the question).
+            an id is not a str (:func:`~retrieval_eval.checks.check_ids`, the same message as the
+            per-question functions); a question of the qrels has no ranking, a ranking is a string
+            or repeats an id, a gain is not a finite number, or a question has no relevant chunk
+            (each message names the question).
 
     Taught in: the README's "Your own data" (no notebook: the notebooks use the per-question functions).
     """
@@ -78,30 +82,40 @@ def batch_scores(
 def _read_questions(run: Mapping, qrels: Mapping) -> tuple[list, list, list, np.ndarray]:
     """Step 1: the question ids (qrels order), their rankings, judged gains and numbers of relevant chunks.
 
-    A ranking must be an ordered sequence without a repeated id; gains must be finite numbers with
-    at least one above 0. Each error names the question.
+    The checks of the per-question functions, done in bulk and fast when the input is sound: a
+    ranking must be an ordered sequence of str ids without a repeated id; gains must map str ids to
+    finite numbers, at least one above 0. Only a question that fails is read id by id, with the
+    per-question checks (:func:`~retrieval_eval.checks.check_ranking`,
+    :func:`~retrieval_eval.checks.check_gains`), so that the error names the id and the question.
     """
     qids = list(qrels)
     if not qids:
         raise ValueError("qrels is empty: there is no question to score")
+    check_question_ids(run, qrels)
     missing = [q for q in qids if q not in run]
     if missing:
         raise ValueError(f"the run has no ranking for question(s) {missing[:5]} (they would drop out of the mean)")
     rankings = [run[q] for q in qids]
-    for q, ranked in zip(qids, rankings):  # the type checks of check_ranking, without its per-id loop
+    for q, ranked in zip(qids, rankings):
         if isinstance(ranked, str) or not isinstance(ranked, (Sequence, np.ndarray)):
             raise ValueError(f"question {q!r}: a ranking must be a list or tuple of ids, not {type(ranked).__name__}")
-        if len(set(ranked)) < len(ranked):
+        try:
+            "".join(ranked)  # a TypeError, raised in C, is the quickest sign of an id that is not a str
+            sound = len(set(ranked)) == len(ranked)
+        except TypeError:
+            sound = False
+        if not sound:
             try:
                 check_ranking(ranked)
             except ValueError as exc:
                 raise ValueError(f"question {q!r}: {exc}") from None
-    judged = []
-    for q in qids:
-        try:
-            judged.append(check_gains(qrels[q]))
-        except ValueError as exc:
-            raise ValueError(f"question {q!r}: {exc}") from None
+    judged = [qrels[q] for q in qids]
+    if not all(isinstance(gains, Mapping) for gains in judged) or not _sound_gains(judged):
+        for q in qids:
+            try:
+                check_gains(qrels[q])
+            except ValueError as exc:
+                raise ValueError(f"question {q!r}: {exc}") from None
     n_relevant = np.array([sum(1 for g in gains.values() if g > 0) for gains in judged], dtype=float)
     if (n_relevant == 0).any():
         empty = [qids[i] for i in np.flatnonzero(n_relevant == 0)[:5]]
@@ -109,32 +123,33 @@ def _read_questions(run: Mapping, qrels: Mapping) -> tuple[list, list, list, np.
     return qids, rankings, judged, n_relevant
 
 
+def _sound_gains(judged: list) -> bool:
+    """Whether every judged id is a str and every gain a finite number (``infer_dtype`` over all at once)."""
+    count = sum(map(len, judged))
+    ids = np.fromiter(chain.from_iterable(judged), dtype=object, count=count)
+    gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=object, count=count)
+    return (infer_dtype(ids, skipna=False) in ("string", "empty")
+            and infer_dtype(gains, skipna=False) in ("integer", "floating", "mixed-integer-float", "empty")
+            and bool(np.isfinite(gains.astype(float)).all()))
+
+
 def _gains_matrix(rankings: list, judged: list, depth: int) -> np.ndarray:
     """Step 2: questions × depth, the judged gain (>= 0) of the chunk at each rank, 0 if unjudged or empty.
 
-    Ids become integer codes (``pandas.factorize``); each (question, id) pair of the top ranks is
-    looked up among the judged pairs with one sorted search instead of a dict per question.
+    Each id of the top ``depth`` ranks is looked up in its question's judged gains (a dict lookup,
+    done in one stream), and the gains are placed into the matrix with one NumPy assignment.
     """
     n = len(rankings)
     top_lengths = np.minimum(np.fromiter(map(len, rankings), dtype=np.int64, count=n), depth)
-    n_judged = np.fromiter(map(len, judged), dtype=np.int64, count=n)
-    ids = list(chain.from_iterable(map(itemgetter(slice(0, depth)), rankings)))
-    ids.extend(chain.from_iterable(judged))
-    codes, uniques = pd.factorize(np.array(ids, dtype=object))
     n_top = int(top_lengths.sum())
-    run_rows = np.repeat(np.arange(n), top_lengths)
+    top_gains = np.fromiter(
+        chain.from_iterable([gains.get(doc_id, 0.0) for doc_id in ranked[:depth]] for ranked, gains in zip(rankings, judged)),
+        dtype=float, count=n_top,
+    )
+    rows = np.repeat(np.arange(n), top_lengths)
     ranks = np.arange(n_top) - np.repeat(np.cumsum(top_lengths) - top_lengths, top_lengths)
-    judged_rows = np.repeat(np.arange(n), n_judged)
-    judged_gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=float, count=n_judged.sum())
-
-    run_keys = run_rows * len(uniques) + codes[:n_top]
-    judged_keys = judged_rows * len(uniques) + codes[n_top:]
-    order = np.argsort(judged_keys)
-    sorted_keys = judged_keys[order]
-    at = np.minimum(np.searchsorted(sorted_keys, run_keys), len(sorted_keys) - 1)
-    found = sorted_keys[at] == run_keys
     gains = np.zeros((n, depth))
-    gains[run_rows[found], ranks[found]] = judged_gains[order][at[found]]
+    gains[rows, ranks] = top_gains
     return np.maximum(gains, 0.0)  # negative labels are not relevant (trec_eval)
 
 

@@ -8,7 +8,7 @@ the form the caller computes with.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,8 +25,47 @@ def check_positive_int(value, name: str = "k") -> int:
     return int(value)
 
 
+def check_ids(ids: Iterable, where: str, at: str | None = None) -> None:
+    """Refuse any id that is not a ``str``, naming the first one, its type and where it is.
+
+    Ids of another type (``1``, ``None``, ``NaN``, ``b"a"``, a nested list or tuple) can never equal
+    a chunk id, so they would score a silent 0; trec_eval refuses them too. Every entry point that
+    takes ids (the metrics, the evaluation tables, the batch evaluator, RRF, the retrievers and the
+    TREC writers) calls this one check, so they all refuse the same inputs.
+
+    Args:
+        ids: the ids to check, in order.
+        where: the start of the message: what holds the ids, e.g. ``"the ranking holds"`` or
+            ``"the qrels hold question id"``.
+        at: how a position is named (``"rank"`` gives "at rank 3", counted from 1); ``None`` for
+            collections without an order (a set of relevant ids, the keys of a mapping).
+
+    Raises:
+        ValueError: e.g. "the ranking holds 1 (int) at rank 1: ids must be str".
+
+    Taught in: notebook 01_recall_at_k.
+    """
+    for position, doc_id in enumerate(ids, start=1):
+        if not isinstance(doc_id, str):
+            place = f" at {at} {position}" if at else ""
+            raise ValueError(f"{where} {doc_id!r:.60} ({type(doc_id).__name__}){place}: ids must be str")
+
+
+def check_question_ids(run: Mapping, qrels: Mapping, name: str = "run") -> None:
+    """Refuse question ids that are not str, in the qrels and in a run (:func:`check_ids`).
+
+    Raises:
+        ValueError: e.g. "the qrels hold question id 1 (int): ids must be str".
+
+    Taught in: notebook 01_recall_at_k.
+    """
+    check_ids(qrels, "the qrels hold question id")
+    check_ids(run, f"{name} holds question id")
+
+
 def check_ranking(ranked: Sequence[str]) -> list:
-    """A ranking as a list: an ordered sequence (not a set, dict, iterator or string) without a repeated id.
+    """A ranking as a list: an ordered sequence (not a set, dict, iterator or string) of str ids
+    (:func:`check_ids`), none repeated.
 
     Taught in: notebook 01_recall_at_k.
     """
@@ -36,16 +75,18 @@ def check_ranking(ranked: Sequence[str]) -> list:
             " (a set or dict has no order; an iterator can be read only once)"
         )
     ranked = list(ranked)
-    seen = set()
-    for doc_id in ranked:
-        if doc_id in seen:
-            raise ValueError(f"duplicate id {doc_id!r} in the ranking; each id may appear once")
-        seen.add(doc_id)
+    check_ids(ranked, "the ranking holds", "rank")
+    if len(set(ranked)) < len(ranked):
+        seen = set()
+        for doc_id in ranked:
+            if doc_id in seen:
+                raise ValueError(f"duplicate id {doc_id!r} in the ranking; each id may appear once")
+            seen.add(doc_id)
     return ranked
 
 
 def check_relevant(relevant: Collection[str]) -> set:
-    """The relevant ids as a non-empty set (a mapping of gains is refused: pass ``relevant_ids(gains)``).
+    """The relevant ids as a non-empty set of str (a mapping of gains is refused: pass ``relevant_ids(gains)``).
 
     Taught in: notebook 01_recall_at_k.
     """
@@ -53,6 +94,7 @@ def check_relevant(relevant: Collection[str]) -> set:
         raise ValueError("relevant must be a collection of ids, not a mapping of gains: pass relevant_ids(gains)")
     if isinstance(relevant, str) or not isinstance(relevant, Collection):
         raise ValueError(f"relevant must be a collection of ids, not {type(relevant).__name__} {relevant!r:.60}")
+    check_ids(relevant, "relevant holds")
     relevant = set(relevant)
     if not relevant:
         raise ValueError("relevant is empty: a question with no relevant item cannot be scored")
@@ -60,12 +102,13 @@ def check_relevant(relevant: Collection[str]) -> set:
 
 
 def check_gains(gains: Mapping[str, float]) -> Mapping[str, float]:
-    """Judged gains ``{id: gain}``: a mapping whose every gain is a finite number (names the first bad id).
+    """Judged gains ``{id: gain}``: a mapping of str ids (:func:`check_ids`) to finite numbers (names the first bad id).
 
     Taught in: notebook 04_ndcg.
     """
     if not isinstance(gains, Mapping):
         raise ValueError(f"gains must be a mapping {{id: gain}}, not {type(gains).__name__}")
+    check_ids(gains, "the gains hold id")
     for doc_id, gain in gains.items():
         if isinstance(gain, bool) or not isinstance(gain, (int, float, np.integer, np.floating)) or not math.isfinite(gain):
             raise ValueError(f"gain of {doc_id!r} must be a finite number, got {gain!r}")

@@ -3,83 +3,184 @@
 from __future__ import annotations
 
 import json
+import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tqdm import tqdm
 
-from .checks import check_positive_int
-from .models import load_tokenizer
+from .checks import check_ids, check_positive_int
+from .models import document_prefix, load_tokenizer, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
+from .text import normalise, read_text
 
 CHUNK_SIZE = 512  # word pieces of the embedding model's tokenizer
 
 
-def load_corpus(folder: str | Path = CORPUS_DIR) -> dict[str, str]:
-    """Read every ``*.md`` and ``*.txt`` file of a folder as one document.
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")  # the document types read, matched without regard to case
+# Files and folders that operating systems, editors and version control put beside documents.
+SYSTEM_NAMES = {"thumbs.db", "desktop.ini", "__macosx", "$recycle.bin", "system volume information"}
+
+
+def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) -> dict[str, str]:
+    """Read every document of a corpus folder and its subfolders: one file, one document.
+
+    What is read: files ending in ``.md``, ``.markdown`` or ``.txt`` (in any case: ``Hours.MD``
+    too), at any depth, saved as UTF-8 (with or without a byte-order mark) or UTF-16/UTF-32 with
+    one (see :func:`~retrieval_eval.text.read_text`). A document's id is its path relative to the
+    folder without the extension, with ``/`` between folders (``faq/returns.md`` → ``faq/returns``).
+
+    What is not read, and listed with the reason: hidden and system files and folders (names
+    starting with ``.`` or ``~$``, e.g. ``.DS_Store``, ``.git/``, Office lock files, ``Thumbs.db``;
+    a folder is one line with its number of files), files of other types (``.pdf``, ``.docx``,
+    ``.html``, images ...), empty or whitespace-only documents, and links to folders. Nothing is
+    skipped silently: the list goes to ``skipped`` when given, else into one warning.
 
     Args:
         folder: the corpus folder.
+        skipped: a list that receives ``(relative path, reason)`` for each file or folder not
+            read (also when an error is raised); when ``None``, a ``UserWarning`` lists them instead.
 
     Returns:
-        ``{document stem: text}`` in file-name order.
+        ``{document id: text}`` in path order; line endings are ``"\n"``.
 
     Raises:
-        FileNotFoundError: the folder does not exist or holds no document.
-        ValueError: a document is not UTF-8 or is empty (the message names the file).
+        FileNotFoundError: the folder does not exist, or holds no document (the message lists
+            what was skipped).
+        NotADirectoryError: ``folder`` is a file.
+        ValueError: documents that cannot be read as text (names each file, the byte and its
+            line, and says "save it as UTF-8"), or two files that give one document id
+            (``a.md`` and ``a.txt``; names both). Every such problem is listed in one error.
 
     Taught in: notebook 00_start_here.
     """
     folder = Path(folder)
-    paths = sorted(p for p in folder.glob("*") if p.suffix in {".md", ".txt"})
-    if not paths:
-        raise FileNotFoundError(f"no .md or .txt documents in {folder}")
-    docs = {}
-    for path in paths:
-        if path.stem in docs:
-            raise ValueError(f"two documents are named {path.stem!r} ({path.stem}.md and {path.stem}.txt); rename one")
+    if not folder.exists():
+        raise FileNotFoundError(f"the corpus folder {folder} does not exist")
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{folder} is a file, not a folder: the corpus is a folder of .md, .markdown or .txt documents")
+    not_read, problems, docs, origin = [], [], {}, {}
+    for path, reason in _corpus_files(folder):
+        relative = path.relative_to(folder).as_posix()
+        if reason:
+            not_read.append((relative + ("/" if path.is_dir() else ""), reason))
+            continue
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"document {path.name} is not UTF-8: {exc}") from None
-        if not text.strip():
-            raise ValueError(f"document {path.name} is empty")
-        docs[path.stem] = text
+            text = read_text(path, name=relative)
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        if not normalise(text):
+            not_read.append((relative, "empty or only whitespace"))
+            continue
+        doc_id = relative[: -len(path.suffix)]
+        if doc_id in docs:
+            problems.append(f"{origin[doc_id]} and {relative} both give the document id {doc_id!r}; rename one")
+            continue
+        docs[doc_id], origin[doc_id] = text, relative
+    if skipped is not None:
+        skipped.extend(not_read)
+    if problems:
+        raise ValueError(f"the corpus folder {folder} has {len(problems)} problem(s):\n" + "\n".join(f"- {p}" for p in problems))
+    listing = "".join(f"\n- {path}: {reason}" for path, reason in not_read)
+    if not docs:
+        raise FileNotFoundError(f"no document ({', '.join(DOCUMENT_SUFFIXES)}) in the corpus folder {folder}" + (
+            f"; not read:{listing}" if not_read else ""))
+    if skipped is None and not_read:
+        warnings.warn(f"{len(not_read)} file(s) or folder(s) of {folder} were not read:{listing}", stacklevel=2)
     return docs
 
 
-def split_into_chunks(docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE) -> list[dict]:
+def _corpus_files(folder: Path) -> list[tuple[Path, str]]:
+    """Every file under ``folder`` in path order, with ``""`` when it is a document to read, else the
+    reason it is not; a hidden or system folder, or a link to a folder, is one entry."""
+    entries = []
+    for root, dirs, files in os.walk(folder):
+        root = Path(root)
+        for name in list(dirs):
+            path = root / name
+            if path.is_symlink():
+                entries.append((path, "a link to a folder; links are not followed"))
+            elif _hidden(name):
+                n = sum(len(f) for _, _, f in os.walk(path))
+                entries.append((path, f"hidden or system folder ({n} file{'s' * (n != 1)} not read)"))
+            else:
+                continue
+            dirs.remove(name)
+        for name in files:
+            path = root / name
+            if _hidden(name):
+                reason = "hidden or system file"
+            elif path.suffix.lower() not in DOCUMENT_SUFFIXES:
+                kind = f"a {path.suffix} file" if path.suffix else "a file without an extension"
+                reason = f"{kind}, not a document: only {', '.join(DOCUMENT_SUFFIXES)} files are read (convert it to one)"
+            else:
+                reason = ""
+            entries.append((path, reason))
+    return sorted(entries, key=lambda entry: entry[0].relative_to(folder).as_posix())
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith((".", "~$")) or name.lower() in SYSTEM_NAMES
+
+
+def split_into_chunks(
+    docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0, prefix: str = ""
+) -> list[dict]:
     """Split each document into chunks with LangChain's ``RecursiveCharacterTextSplitter``.
 
-    Sizes are counted in the tokenizer's word pieces *as the model reads them*, that is with the
-    ``[CLS]`` and ``[SEP]`` tokens it adds, so a chunk of ``chunk_size`` fits a model window of
-    ``chunk_size`` exactly. No overlap; the splitter's default separators (paragraph, line, word,
-    character). Documents are split one at a time, so a chunk never spans two documents.
+    Sizes are counted in the tokenizer's word pieces. The model reads a chunk with its special
+    tokens (``[CLS]`` and ``[SEP]`` for BERT-style models) added once, so the splitter measures
+    pieces without them and is given ``chunk_size`` minus their number: a finished chunk, read as
+    the model reads it, is at most ``chunk_size`` word pieces. (Charging the special tokens to every
+    piece the splitter measures, each word and separator, would make chunks far smaller than
+    asked.) A model that wants a prompt before each chunk (``prefix``, see
+    :func:`~retrieval_eval.models.document_prefix`) reads its word pieces too; they are set aside
+    the same way. The splitter's default separators: paragraph, line, word, character. Documents
+    are split one at a time, so a chunk never spans two documents.
 
     Args:
-        docs: ``{document stem: text}``, e.g. from :func:`load_corpus`.
+        docs: ``{document id: text}``, e.g. from :func:`load_corpus`.
         tokenizer: a Hugging Face tokenizer, e.g. from :func:`load_tokenizer`.
-        chunk_size: the largest chunk, in word pieces.
+        chunk_size: the largest chunk in word pieces, special tokens included (an integer larger
+            than the number of special tokens).
+        chunk_overlap: how many word pieces neighbouring chunks of a document may share (an
+            integer >= 0, smaller than ``chunk_size`` minus the special tokens); 0 by default.
+        prefix: the model's document prompt ("" for the bundled all-MiniLM-L6-v2).
 
     Returns:
         A list of ``{"id": "<doc>#<nn>", "doc": str, "text": str, "n_tokens": int}``, in document
-        order; ``n_tokens`` counts the special tokens too.
+        order; ``n_tokens`` is what the model reads: the special tokens and the prefix too.
+
+    Raises:
+        ValueError: ``chunk_size`` leaves no room beside the special tokens and the prefix, or
+            ``chunk_overlap`` is negative, not an integer or not smaller than that room.
 
     Taught in: notebook 05_three_retrievers.
     """
     from langchain_text_splitters import RecursiveCharacterTextSplitter
     from transformers.utils import logging as hf_logging
 
-    def n_tokens(text: str) -> int:
-        return len(tokenizer.encode(text, add_special_tokens=True))
+    chunk_size = check_positive_int(chunk_size, "chunk_size")
+    # What the model reads besides the chunk: 2 special tokens for BERT-style models ([CLS], [SEP]), and the prefix.
+    n_extra = len(tokenizer.encode(prefix))
+    room = chunk_size - n_extra
+    if room < 1:
+        raise ValueError(f"chunk_size {chunk_size} leaves no room beside the model's {n_extra} special and prefix tokens")
+    if isinstance(chunk_overlap, bool) or not isinstance(chunk_overlap, int) or not 0 <= chunk_overlap < room:
+        raise ValueError(f"chunk_overlap must be an integer from 0 to {room - 1} (word pieces), got {chunk_overlap!r}")
+
+    def n_tokens(text: str) -> int:  # without the special tokens: they are added once per chunk
+        return len(tokenizer.encode(text, add_special_tokens=False))
 
     # The splitter measures whole documents before it splits them; silence the tokenizer's
     # "longer than the maximum sequence length" warning, which does not apply to measuring.
     hf_logging.set_verbosity_error()
 
-    splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=0, length_function=n_tokens)
+    splitter = RecursiveCharacterTextSplitter(chunk_size=room, chunk_overlap=chunk_overlap, length_function=n_tokens)
     return [
-        {"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": n_tokens(piece)}
+        {"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(tokenizer.encode(prefix + piece))}
         for doc, text in docs.items()
         for i, piece in enumerate(splitter.split_text(text))
     ]
@@ -136,19 +237,22 @@ def check_chunks(chunks: Sequence[Mapping]) -> list:
         The chunks, as a list.
 
     Raises:
-        ValueError: no chunk, an id that is not a non-empty string or repeats, or a text that is
-            not a string or is empty/whitespace-only (the message names the chunk).
+        ValueError: no chunk, an id that is not a str (:func:`~retrieval_eval.checks.check_ids`),
+            is empty or repeats, or a text that is not a string or is empty/whitespace-only (the
+            message names the chunk). A text without any word (a Markdown rule ``---``, emoji,
+            punctuation) is valid: BM25 indexes it, though it can never match a query.
 
     Taught in: notebook 05_three_retrievers.
     """
     chunks = list(chunks)
     if not chunks:
         raise ValueError("there is no chunk")
+    check_ids([chunk.get("id") for chunk in chunks], "the chunks hold id", "chunk")
     seen = set()
     for chunk in chunks:
-        chunk_id = chunk.get("id")
-        if not isinstance(chunk_id, str) or not chunk_id:
-            raise ValueError(f"chunk id {chunk_id!r} must be a non-empty string")
+        chunk_id = chunk["id"]
+        if not chunk_id:
+            raise ValueError("a chunk id is empty")
         if chunk_id in seen:
             raise ValueError(f"duplicate chunk id {chunk_id!r}")
         if not isinstance(chunk.get("text"), str) or not chunk["text"].strip():
@@ -172,7 +276,7 @@ def stored_or_split_chunks(
     progress bar (the output is the same as one call: documents are split independently).
 
     Args:
-        docs: ``{document stem: text}`` from :func:`load_corpus` of ``corpus``.
+        docs: ``{document id: text}`` from :func:`load_corpus` of ``corpus``.
         corpus: the folder ``docs`` was read from.
         model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or path;
             its tokenizer sizes the chunks.
@@ -183,8 +287,8 @@ def stored_or_split_chunks(
         Chunks as :func:`split_into_chunks` returns them.
 
     Raises:
-        ValueError: ``chunk_size`` is not an integer >= 1, or is larger than the tokenizer's
-            ``model_max_length`` (the model could not read a whole chunk).
+        ValueError: ``chunk_size`` is not an integer >= 1, or is larger than the model's window
+            (:func:`~retrieval_eval.models.model_window`: the model could not read a whole chunk).
 
     Taught in: notebook 05_three_retrievers.
     """
@@ -192,13 +296,12 @@ def stored_or_split_chunks(
     stored = Path(corpus).resolve() == CORPUS_DIR.resolve() and model_name is None and chunk_size == CHUNK_SIZE
     if stored:
         return load_chunks()
-    tokenizer = load_tokenizer(model_name)
-    if chunk_size > tokenizer.model_max_length:
-        raise ValueError(
-            f"chunk_size {chunk_size} is larger than the model's window of {tokenizer.model_max_length} word pieces"
-        )
+    window = model_window(model_name)
+    if chunk_size > window:
+        raise ValueError(f"chunk_size {chunk_size} is larger than the model's window of {window} word pieces")
+    tokenizer, prefix = load_tokenizer(model_name), document_prefix(model_name)
     return [
         chunk
         for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)
-        for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size)
+        for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size, prefix=prefix)
     ]

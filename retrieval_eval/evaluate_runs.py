@@ -34,7 +34,7 @@ from .evaluation import KS
 from .golden import load_golden_with_qrels
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from .more_metrics import average_precision, r_precision, success_at_k
-from .paths import OUTPUT_DIR
+from .paths import OUTPUT_DIR, typed_path
 from .trec import Run, TrecFormatError, _check_trec_id, align_run, find_line, read_qrels, read_run
 
 TEMPLATE = Path(__file__).parent / "templates" / "runs_report.ipynb"
@@ -287,9 +287,10 @@ def main(environ: Mapping[str, str] = os.environ, output_dir: str | os.PathLike 
     from .reports import report_folder
 
     given = {key: value for key, value in environ.items() if value.strip()}
-    qrels, golden, corpus = (str(Path(given[key]).absolute()) if key in given else None
+    start = given.get("START_DIR")
+    qrels, golden, corpus = (str(typed_path(given[key], start)) if key in given else None
                              for key in ("QRELS", "GOLDEN", "CORPUS"))
-    runs = [str(Path(p).absolute()) for p in parse_runs(given.get("RUNS", ""))]
+    runs = [str(typed_path(p, start)) for p in parse_runs(given.get("RUNS", ""))]
     ks = parse_ks(given["KS"]) if "KS" in given else list(KS)
     k = _one_integer(given["K"], "K") if "K" in given else K
     chunk_size = _one_integer(given["CHUNK_SIZE"], "CHUNK_SIZE") if "CHUNK_SIZE" in given else CHUNK_SIZE

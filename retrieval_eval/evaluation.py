@@ -6,11 +6,12 @@ ceiling, the rank of the first relevant chunk per question and per-slice means.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 
 import pandas as pd
 
-from .checks import check_positive_int, check_ranking
+from .checks import check_ids, check_positive_int, check_question_ids, check_ranking
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 
 KS = (1, 3, 5, 10)  # the cut-offs of the tables
@@ -27,11 +28,15 @@ def check_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str,
     """Check a run against the qrels and the chunk ids before scoring it.
 
     Raises:
-        ValueError: a question of the qrels has no ranking, the run ranks a question not in the
-            qrels, or a ranking or the qrels name a chunk id that does not exist (names it).
+        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a question of the
+            qrels has no ranking, the run ranks a question not in the qrels, or a ranking or the
+            qrels name a chunk id that does not exist (names it).
 
     Taught in: notebook 05_three_retrievers.
     """
+    chunk_ids = list(chunk_ids)
+    check_ids(chunk_ids, "chunk_ids holds")
+    check_question_ids(run, qrels, name)
     chunk_ids = set(chunk_ids)
     for qid, gains in qrels.items():
         unknown = set(gains) - chunk_ids
@@ -64,6 +69,11 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
         A DataFrame with columns ``retriever, question, metric, k, value``. "MRR" rows hold the
         reciprocal rank at cut-off k (their mean is MRR@k).
 
+    Raises:
+        ValueError: runs or qrels or ks is empty, a k is not an integer >= 1, an id is not a str, a
+            question of the qrels has no ranking, or a ranking or its gains are invalid (names the
+            retriever and the question).
+
     Taught in: notebook 01_recall_at_k.
     """
     if not runs or not qrels:
@@ -73,6 +83,7 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
         raise ValueError("ks is empty: give at least one cut-off")
     rows = []
     for name, run in runs.items():
+        check_question_ids(run, qrels, name)
         if chunk_ids is not None:
             check_run(run, qrels, chunk_ids, name)
         for qid, gains in qrels.items():
@@ -200,3 +211,60 @@ def slice_report(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3
     table.insert(0, "questions", golden["slice"].value_counts().reindex(table.index.get_level_values("slice")).values)
     order = pd.MultiIndex.from_product([sorted(golden["slice"].unique()), list(runs)], names=["slice", "retriever"])
     return table.reindex(index=order, columns=["questions", *METRICS]).rename_axis(columns=None)
+
+
+def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3, lowest: bool = False) -> list[list[str]]:
+    """Names ordered by their values, best first, with names that tie sharing a group.
+
+    Two values tie when they are equal as printed with ``decimals`` places (so exactly equal
+    values tie too): a summary never names one winner where the table shows equal numbers. Within a
+    group, names keep the order of ``values``. The one place that decides who leads; every verdict
+    in the notebooks goes through it (:func:`verdict`).
+
+    Args:
+        values: ``{name: value}`` or a Series indexed by name (e.g. one column of :func:`evaluate`).
+        decimals: the places the values are printed with.
+        lowest: order lowest first (who does worst).
+
+    Returns:
+        A list of groups, each a list of names, e.g. ``[["vector", "hybrid"], ["BM25"]]``.
+
+    Raises:
+        ValueError: ``values`` is empty or a value is missing or not finite (names it).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    series = pd.Series(values, dtype=float)
+    if series.empty:
+        raise ValueError("no value to compare")
+    bad = [name for name, value in series.items() if not math.isfinite(value)]
+    if bad:
+        raise ValueError(f"no finite value for {bad}")
+    printed = {name: f"{value:.{decimals}f}" for name, value in series.items()}
+    levels = sorted({float(text) for text in printed.values()}, reverse=not lowest)
+    return [[name for name in series.index if float(printed[name]) == level] for level in levels]
+
+
+def verdict(values: Mapping[str, float] | pd.Series, what: str, decimals: int = 3, lowest: bool = False) -> str:
+    """A Markdown phrase naming who leads on ``what``, and saying "tie" when several do.
+
+    E.g. "**vector** has the highest recall@3 (0.617)", "**BM25** and **hybrid** tie for the
+    highest recall@3 (0.574)", or, when every name ties, "**BM25**, **vector** and **hybrid** tie
+    on recall@3 (0.574)"; the leaders come from :func:`rank_groups`.
+
+    Args:
+        values, decimals, lowest: as for :func:`rank_groups`.
+        what: the quantity, e.g. ``"recall@3"``.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    leaders = rank_groups(values, decimals, lowest)[0]
+    value = f"{pd.Series(values, dtype=float)[leaders[0]]:.{decimals}f}"
+    names = [f"**{name}**" for name in leaders]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    extreme = "lowest" if lowest else "highest"
+    if len(leaders) == 1:
+        return f"{listed} has the {extreme} {what} ({value})"
+    if len(leaders) == len(pd.Series(values)):
+        return f"{listed} tie on {what} ({value})"
+    return f"{listed} tie for the {extreme} {what} ({value})"

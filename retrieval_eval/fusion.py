@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 import numpy as np
 
-from .checks import check_positive_int, check_ranking
+from .checks import check_ids, check_positive_int, check_ranking
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth: int = 10) -> list[str]:
@@ -16,7 +17,9 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth
     Each id gets score(d) = Σ over rankings of 1 / (k + rank(d)), ranks counted from 1, using only
     the top ``depth`` of each ranking; a ranking that does not hold d adds nothing.
     Ties: equal fused scores are ordered by id, ascending (deterministic and independent of the
-    order in which the rankings are passed).
+    order in which the rankings are passed). The scores are summed as exact fractions
+    (``fractions.Fraction``; a float k is converted exactly), so two scores that are equal are
+    equal, whatever the order of the sum: floating-point rounding never decides a tie.
 
     Args:
         rankings: two or more rankings (lists of ids, best first).
@@ -27,20 +30,27 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth
         The fused ranking: every id from the top ``depth`` of any input, best first.
 
     Raises:
-        ValueError: ``rankings`` is empty, a ranking repeats an id, ``k`` < 0 or ``depth`` < 1.
+        ValueError: ``rankings`` is empty, a ranking holds an id that is not a str or repeats an
+            id (names the ranking by its position, from 1), ``k`` < 0 or ``depth`` < 1.
 
     Taught in: notebook 05_three_retrievers.
     """
-    rankings = [check_ranking(r) for r in rankings]
+    rankings = list(rankings)
+    for position, ranked in enumerate(rankings, start=1):
+        try:
+            rankings[position - 1] = check_ranking(ranked)
+        except ValueError as exc:
+            raise ValueError(f"ranking {position}: {exc}") from None
     if not rankings:
         raise ValueError("rankings is empty: nothing to fuse")
     if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) or not (0 <= k < math.inf):
         raise ValueError(f"k must be a finite number >= 0, got {k!r}")
     depth = check_positive_int(depth, "depth")
-    scores: dict[str, float] = {}
+    k = Fraction(int(k)) if isinstance(k, (int, np.integer)) else Fraction(float(k))  # exact, also for floats
+    scores: dict[str, Fraction] = {}
     for ranked in rankings:
         for rank, doc_id in enumerate(ranked[:depth], start=1):
-            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
+            scores[doc_id] = scores.get(doc_id, 0) + 1 / (k + rank)
     return sorted(scores, key=lambda doc_id: (-scores[doc_id], doc_id))
 
 
@@ -55,12 +65,14 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth:
         k, depth: as for :func:`reciprocal_rank_fusion`.
 
     Raises:
-        ValueError: the runs hold different questions, or as :func:`reciprocal_rank_fusion` (names
-            the question).
+        ValueError: a question id is not a str, the runs hold different questions, or as
+            :func:`reciprocal_rank_fusion` (names the question).
 
     Taught in: notebook 05_three_retrievers.
     """
     runs = list(runs)
+    for position, run in enumerate(runs, start=1):
+        check_ids(run, f"run {position} holds question id")
     questions = [list(run) for run in runs]
     if not runs or any(set(q) != set(questions[0]) for q in questions):
         raise ValueError("fuse runs over the same questions: the runs hold different question ids")

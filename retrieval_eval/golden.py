@@ -6,14 +6,16 @@ normalised by :func:`retrieval_eval.text.normalise`. Labels are computed every t
 
 from __future__ import annotations
 
+import csv
 import io
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from .paths import GOLDEN_PATH
-from .text import normalise
+from .text import normalise, read_text
 
 MIN_EVIDENCE_CHARS = 20
 GOLDEN_COLUMNS = ("id", "question", "evidence", "slice")
@@ -27,13 +29,26 @@ class GoldenSetError(ValueError):
     """
 
 
+SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}  # the separators a golden file may use
+SPREADSHEETS = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
+_SPREADSHEET_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")  # zip (xlsx, ods, numbers), OLE (xls)
+
+
 def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None = None) -> pd.DataFrame:
     """Read and validate the golden set CSV (columns ``id, question, evidence, slice``).
 
-    All problems are collected and raised together, each naming its question id (or row).
+    Reads the files people and spreadsheets write: the separator is a comma, a semicolon or a tab
+    (whichever splits the header line into the expected column names; an Excel ``sep=;`` first
+    line is honoured); column names in any case and with spaces around them (``ID; Question``);
+    spaces after a separator are ignored; UTF-8 with or without a byte-order mark, UTF-16 with one
+    (Excel's "Unicode text"), Windows line endings, quoted cells with line breaks, and blank rows
+    (also rows of empty cells, ``,,,``), which are dropped. Other columns are ignored.
+
+    All problems with the questions are collected and raised together, each naming its question id
+    (or row, counted as in a spreadsheet: the header is row 1).
 
     Args:
-        path: a UTF-8 CSV file with a header row.
+        path: the CSV file.
         problems: when a list is given, blank cells, duplicate ids and short evidence strings are
             appended to it instead of raised (see :func:`load_golden_with_qrels`).
 
@@ -42,27 +57,64 @@ def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None =
         per question, in file order, all strings.
 
     Raises:
-        GoldenSetError: the file is not UTF-8, a column is missing, a cell is blank, an id is
-            duplicated, or an evidence string is shorter than ``MIN_EVIDENCE_CHARS`` characters.
+        FileNotFoundError: the file does not exist.
+        GoldenSetError: the file is a spreadsheet (.xlsx, .ods, ...: "save it as CSV UTF-8"), is in
+            another encoding (names the byte and its line), cannot be parsed as CSV (names the
+            line), has two columns of one name or misses a column (shows the header line that was
+            found and how to fix it); or a cell is blank, an id is duplicated or has spaces around
+            it, or an evidence string is shorter than ``MIN_EVIDENCE_CHARS`` characters.
 
     Taught in: notebook 00_start_here.
     """
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"the golden file {path} does not exist" + (" (it is a folder)" if path.is_dir() else ""))
+    with open(path, "rb") as f:
+        start = f.read(4)
+    if path.suffix.lower() in SPREADSHEETS or start.startswith(_SPREADSHEET_MAGIC):
+        raise GoldenSetError(
+            f"{path.name} is a spreadsheet file, not CSV text: save it as CSV UTF-8 (Excel: File > Save As > "
+            "CSV UTF-8; LibreOffice: File > Save As > Text CSV, character set UTF-8)"
+        )
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise GoldenSetError(f"{path.name} is not UTF-8 ({exc}); save it as UTF-8") from None
+        text = read_text(path)
+    except ValueError as exc:
+        raise GoldenSetError(f"{exc} (Excel: File > Save As > CSV UTF-8)") from None
+    lines = text.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    hint = re.fullmatch(r"\s*sep=(.)\s*", lines[first])  # Excel's separator line
+    if hint:
+        lines = lines[first + 1 :]
+        first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    header = lines[first] if lines else ""
+    sep = hint[1] if hint else _separator(header)
+    names = [_column_name(c) for c in next(csv.reader([header], delimiter=sep, skipinitialspace=True), [])]
+    twice = sorted({n for n in names if names.count(n) > 1 and n in (*GOLDEN_COLUMNS, *OPTIONAL_COLUMNS)})
+    if twice:
+        raise GoldenSetError(f"{path.name}: the header line {header!r} names the column(s) {twice} twice; keep one of each")
     try:
-        golden = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
-        raise GoldenSetError(f"{path.name} is not a readable CSV file: {exc}") from None
+        golden = pd.read_csv(io.StringIO("\n".join(lines)), sep=sep, dtype=str, keep_default_na=False,
+                             skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise GoldenSetError(f"{path.name} is empty: it needs a header line {','.join(GOLDEN_COLUMNS)} and one row per question") from None
+    except pd.errors.ParserError as exc:
+        raise GoldenSetError(
+            f"{path.name} is not a readable CSV file ({str(exc).split('C error: ')[-1].strip()}); a cell that holds the separator "
+            f"({SEPARATORS.get(sep, repr(sep))}) or a line break must be in double quotes"
+        ) from None
+    golden.columns = [_column_name(c) for c in golden.columns]
     missing = [c for c in GOLDEN_COLUMNS if c not in golden.columns]
     if missing:
-        raise GoldenSetError(f"{path.name} misses column(s) {missing}; expected {list(GOLDEN_COLUMNS)}")
-    golden = golden[list(GOLDEN_COLUMNS) + [c for c in OPTIONAL_COLUMNS if c in golden.columns]]
+        raise GoldenSetError(
+            f"{path.name} misses column(s) {missing}: its header line is {header!r}, read with the "
+            f"{SEPARATORS.get(sep, repr(sep))} as separator as the columns {list(golden.columns)}. The first line must "
+            f"name the columns {', '.join(GOLDEN_COLUMNS)} (any case, separated by commas, semicolons or tabs)"
+        )
+    golden = golden[list(GOLDEN_COLUMNS) + [c for c in OPTIONAL_COLUMNS if c in golden.columns]].fillna("")
+    golden = golden[golden.apply(lambda column: column.str.strip().ne("")).any(axis=1)]  # blank rows
     collect = problems is not None
     problems = problems if collect else []
-    for row_number, row in enumerate(golden.itertuples(index=False), start=2):
+    for row_number, row in zip(golden.index + 2, golden.itertuples(index=False)):
         name = f"question {row.id!r}" if row.id.strip() else f"row {row_number}"
         for column in GOLDEN_COLUMNS:
             if not getattr(row, column).strip():
@@ -82,7 +134,23 @@ def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None =
         problems.append("the file holds no question")
     if problems and not collect:
         raise GoldenSetError(f"{path.name}: " + "; ".join(problems))
-    return golden
+    return golden.reset_index(drop=True)
+
+
+def _column_name(name: str) -> str:
+    """A header cell as a column name: lower case, spaces around it dropped, inner spaces as ``_``."""
+    return "_".join(str(name).split()).lower()
+
+
+def _separator(header: str) -> str:
+    """The separator (comma, semicolon or tab) that splits the header line into the most expected
+    column names; between equals, the one the line holds most often."""
+
+    def expected(sep: str) -> int:
+        cells = next(csv.reader([header], delimiter=sep, skipinitialspace=True), [])
+        return sum(_column_name(c) in (*GOLDEN_COLUMNS, *OPTIONAL_COLUMNS) for c in cells)
+
+    return max(SEPARATORS, key=lambda sep: (expected(sep), header.count(sep)))
 
 
 def label_chunks(
@@ -97,7 +165,7 @@ def label_chunks(
     Args:
         golden: the golden set from :func:`read_golden_csv`.
         chunks: the chunks from :func:`load_chunks` or :func:`split_into_chunks`.
-        docs: the corpus (``{document stem: text}``); only used to explain a missing evidence string.
+        docs: the corpus (``{document id: text}``); only used to explain a missing evidence string.
         problems: when a list is given, missing evidence strings are appended to it instead of
             raised, and their questions are left out of the qrels (see :func:`load_golden_with_qrels`).
 
@@ -149,18 +217,32 @@ def _why_missing(needle: str, chunks: Sequence[Mapping], docs: Mapping[str, str]
     return "is in no chunk" + ("" if docs is None else " and not in the corpus")
 
 
-def load_golden_with_qrels(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, str]) -> tuple[pd.DataFrame, dict]:
+def load_golden_with_qrels(
+    path: str | Path,
+    chunks: Sequence[Mapping],
+    docs: Mapping[str, str],
+    n_tokens=None,
+    window: int | None = None,
+    query_prefix: str = "",
+) -> tuple[pd.DataFrame, dict]:
     """Read a golden file and compute its relevance labels, reporting every problem at once.
 
     Runs the checks of :func:`read_golden_csv` (blank cells, duplicate ids, evidence strings too
-    short) and of :func:`label_chunks` (evidence in no chunk, or cut by a chunk boundary) and
-    raises one error listing all of them, so a user fixes the file in one pass. Needs no model:
-    call it before building the retrievers.
+    short), of :func:`label_chunks` (evidence in no chunk, or cut by a chunk boundary) and, given
+    a token count, checks that every question fits the embedding model's window (a longer question
+    would be cut silently), and raises one error listing all of them, so a user fixes the file in
+    one pass. Needs no model, only its tokenizer: call it before building the retrievers.
 
     Args:
-        path: a UTF-8 CSV file with columns ``id, question, evidence, slice``.
+        path: a CSV file with columns ``id, question, evidence, slice`` (see :func:`read_golden_csv`).
         chunks: the chunks of the corpus, e.g. from :func:`stored_or_split_chunks`.
-        docs: the corpus, ``{document stem: text}`` (to explain a missing evidence string).
+        docs: the corpus, ``{document id: text}`` (to explain a missing evidence string).
+        n_tokens: ``text -> int``, the word pieces the model reads for a text, special tokens
+            included (:func:`~retrieval_eval.models.token_counter`); ``None`` skips the length check.
+        window: the vector retriever's window in word pieces (its ``max_seq_length``), needed
+            with ``n_tokens``.
+        query_prefix: the model's query prompt, read with each question
+            (:func:`~retrieval_eval.models.query_prefix`).
 
     Returns:
         ``(golden, qrels)`` as :func:`read_golden_csv` and :func:`label_chunks` return them.
@@ -176,6 +258,15 @@ def load_golden_with_qrels(path: str | Path, chunks: Sequence[Mapping], docs: Ma
     # Questions whose id or evidence already failed above are not labelled (no double report).
     labelled = golden[golden["id"].str.strip().ne("") & golden["evidence"].map(normalise).str.len().ge(MIN_EVIDENCE_CHARS)]
     qrels = label_chunks(labelled, chunks, docs, problems=problems)
+    if n_tokens is not None:
+        for qid, question in zip(golden["id"], golden["question"]):
+            n = n_tokens(query_prefix + question)
+            if n > window:
+                problems.append(
+                    f"question {qid!r}: the question is {n} word pieces long"
+                    + (f" with the model's query prompt {query_prefix!r}" if query_prefix else "")
+                    + f", more than the model's window of {window}; shorten it (the window is CHUNK_SIZE)"
+                )
     if problems:
         raise GoldenSetError(
             f"{Path(path).name} has {len(problems)} problem(s); fix them all and run again:\n"
@@ -188,15 +279,17 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
     """Graded qrels: gain 2 for a chunk with the evidence string, 1 for one with the partial evidence.
 
     The golden set's optional ``partial_evidence`` column holds, for some questions, a verbatim span
-    of another chunk that answers the question only in part (judged by hand). Gains stay computed
-    from the chunks, like the binary labels of :func:`label_chunks`.
+    of the corpus that answers the question only in part (judged by hand). Gains stay computed
+    from the chunks, like the binary labels of :func:`label_chunks`: a chunk that holds both the
+    evidence and the partial evidence keeps gain 2, so with another chunking a question may have no
+    chunk of gain 1.
 
     Returns:
         ``{question_id: {chunk_id: 2 or 1}}``.
 
     Raises:
-        GoldenSetError: the partial evidence is in no chunk, or only in chunks that already hold the
-            evidence string (it would add nothing); the message names the question.
+        GoldenSetError: the partial evidence is in no chunk (not in the corpus, or cut by a chunk
+            boundary), or is part of the evidence string itself; the message names the question.
 
     Taught in: notebook 08_beyond_the_averages.
     """
@@ -204,13 +297,16 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
     qrels, problems = {}, []
     partial = golden["partial_evidence"] if "partial_evidence" in golden else pd.Series("", index=golden.index)
-    for qid, span in zip(golden["id"], partial):
+    for qid, span, evidence in zip(golden["id"], partial, golden["evidence"]):
         gains = {cid: 2 for cid in full[qid]}
-        if span.strip():
-            hits = [cid for cid, text in texts.items() if normalise(span) in text and cid not in gains]
+        needle = normalise(span)
+        if needle and needle in normalise(evidence):
+            problems.append(f"question {qid!r}: partial evidence {span!r} is part of the evidence string")
+        elif needle:
+            hits = [cid for cid, text in texts.items() if needle in text]
             if not hits:
-                problems.append(f"question {qid!r}: partial evidence {span!r} is in no chunk other than the evidence chunk")
-            gains.update({cid: 1 for cid in hits})
+                problems.append(f"question {qid!r}: partial evidence {span!r} is in no chunk")
+            gains.update({cid: 1 for cid in hits if cid not in gains})
         qrels[qid] = gains
     if problems:
         raise GoldenSetError("; ".join(problems))

@@ -1,7 +1,9 @@
-"""Embedding models: where a model's files are, its tokenizer, and a fingerprint of its content.
+"""Embedding models: where a model's files are, its tokenizer, window and prompts, and a fingerprint of its content.
 
-Nothing here imports torch: the tokenizer comes from ``transformers`` alone, and the fingerprint
-reads the model's files. The model itself is loaded by :class:`retrieval_eval.retrievers.VectorRetriever`.
+Nothing here loads a model's weights or sentence-transformers: the tokenizer and configuration come
+from ``transformers`` (which imports torch when its tokenizer classes load, since version 5), the
+prompts and the fingerprint from the model's files. The model itself is loaded by
+:class:`retrieval_eval.retrievers.VectorRetriever`.
 """
 
 from __future__ import annotations
@@ -81,15 +83,100 @@ def model_fingerprint(model_name: str | None = None) -> str:
     return _folder_fingerprint(folder.resolve(), stamp)
 
 
-BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+def _model_file(model_name: str | None, filename: str) -> Path | None:
+    """A file of the model: in its folder, or in the Hugging Face cache for a hub name (downloaded
+    only when downloads are allowed, ``HF_HUB_OFFLINE=0``); ``None`` when it is not there."""
+    folder = Path(model_path(model_name))
+    if folder.is_dir():
+        return folder / filename if (folder / filename).is_file() else None
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError
+
+    try:
+        return Path(hf_hub_download(model_name, filename))
+    except (OSError, ValueError, EntryNotFoundError):  # not cached, no such file, or not a valid hub name
+        return None
 
 
-def query_prefix(model_name: str | None) -> str:
-    """The text put before each query (not before chunks): bge models' instruction, else nothing.
+def _model_json(model_name: str | None, filename: str) -> dict | None:
+    path = _model_file(model_name, filename)
+    return None if path is None else json.loads(path.read_text(encoding="utf-8"))
+
+
+def model_window(model_name: str | None = None) -> int:
+    """The longest input the model reads, in word pieces with its special tokens (its "window").
+
+    The smaller of the tokenizer's ``model_max_length`` (``tokenizer_config.json``) and the
+    configuration's ``max_position_embeddings`` (``config.json``; RoBERTa-style models declare
+    514 positions for a window of 512), read from the model's files: no model, no torch.
+    all-MiniLM-L6-v2: 512 (it was trained on inputs of at most 128 and reads 256 unless told otherwise).
+
+    Raises:
+        OSError: the model has no ``config.json`` here: it is not available locally.
 
     Taught in: notebook 05_three_retrievers.
     """
-    return BGE_QUERY_INSTRUCTION if model_name and "bge" in model_name.lower() else ""
+    config = _model_json(model_name, "config.json")
+    if config is None:
+        raise OSError(f"no config.json for model {model_name!r}: it is not available locally")
+    limits = [(_model_json(model_name, "tokenizer_config.json") or {}).get("model_max_length"),
+              config.get("max_position_embeddings")]
+    return int(min(limit for limit in limits if isinstance(limit, (int, float)) and limit > 0))
+
+
+def token_counter(model_name: str | None = None):
+    """A function ``text -> int``: how many word pieces the model reads for a text, special tokens included.
+
+    Counted with the ``tokenizers`` library from the model's ``tokenizer.json`` (the same fast
+    tokenizer ``transformers`` wraps, without importing torch), its stored truncation and padding
+    switched off; a model without that file falls back to :func:`load_tokenizer`.
+
+    Raises:
+        OSError: the model's tokenizer is not available locally.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    path = _model_file(model_name, "tokenizer.json")
+    if path is None:
+        tokenizer = load_tokenizer(model_name)
+        return lambda text: len(tokenizer.encode(text))
+    from tokenizers import Tokenizer
+
+    fast = Tokenizer.from_file(str(path))
+    fast.no_truncation()
+    fast.no_padding()
+    return lambda text: len(fast.encode(text).ids)
+
+
+def _prompts(model_name: str | None) -> dict:
+    """The prompts a sentence-transformers model declares in ``config_sentence_transformers.json``
+    (``{}`` when it declares none or the file is not there)."""
+    config = _model_json(model_name, "config_sentence_transformers.json") or {}
+    return {name: text for name, text in (config.get("prompts") or {}).items() if isinstance(text, str)}
+
+
+def query_prefix(model_name: str | None) -> str:
+    """The text a model wants before each query: the ``"query"`` prompt it declares, else nothing.
+
+    Read from the model's own ``config_sentence_transformers.json`` (its ``"prompts"``), as
+    sentence-transformers' ``encode_query`` does; e.g. an E5 model declares ``"query: "``. The
+    bundled all-MiniLM-L6-v2 declares none. Nothing is guessed from the model's name.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    return _prompts(model_name).get("query", "")
+
+
+def document_prefix(model_name: str | None) -> str:
+    """The text a model wants before each chunk: its ``"document"``, ``"passage"`` or ``"corpus"``
+    prompt (the first one it declares, as sentence-transformers' ``encode_document`` looks for
+    them), else nothing.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    prompts = _prompts(model_name)
+    return next((prompts[name] for name in ("document", "passage", "corpus") if prompts.get(name)), "")
+
 
 # Packages whose version can change a chunk's vector or a retriever's scores.
 SCORING_PACKAGES = ("rank-bm25", "sentence-transformers", "transformers", "tokenizers", "torch", "numpy",

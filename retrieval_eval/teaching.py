@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
-from .checks import check_positive_int, check_ranking
+from .checks import check_gains, check_positive_int, check_ranking
 from .evaluation import METRICS
 from .text import locate_evidence
 
@@ -109,7 +109,8 @@ def plot_rankings(
         The matplotlib Figure.
 
     Raises:
-        ValueError: ``rankings`` is empty or not a mapping, a ranking repeats an id, k or
+        ValueError: ``rankings`` is empty or not a mapping, a ranking repeats an id or holds an id
+            that is not a str, ``gains`` is not a mapping of str ids to finite numbers, k or
             ``max_rank`` is not an integer >= 1, ``show`` names an unknown metric or is given
             without k.
 
@@ -129,7 +130,7 @@ def plot_rankings(
     per_column = bool(gains) and all(isinstance(g, Mapping) for g in gains.values())
     if per_column and set(gains) != set(columns):
         raise ValueError(f"gains per column must name the columns {list(columns)}, not {list(gains)}")
-    judged = {label: gains[label] if per_column else gains for label in columns}
+    judged = {label: check_gains(gains[label] if per_column else gains) for label in columns}
     relevant = {label: [d for d, g in judged[label].items() if g > 0] for label in columns}
     graded = any(g > 1 for each in judged.values() for g in each.values())
 
@@ -285,7 +286,9 @@ class Answer:
     """What a check-yourself question expects, when a plain solution value is not enough.
 
     Args:
-        value: the solution: a number (int, float, Fraction, NumPy scalar), a bool or a str.
+        value: the solution: a number (int, float, Fraction, NumPy scalar), a bool, a str, or a set of
+            str any one of which is right (e.g. every retriever that ties for the highest value, from
+            :func:`~retrieval_eval.evaluation.rank_groups`).
         kind: ``"number"``, ``"bool"`` or ``"text"``; by default taken from the type of ``value``.
         decimals: the decimals the question asks for; a number is right within half a unit of the
             last one (2 decimals: ±0.005, the default).
@@ -307,6 +310,11 @@ class Answer:
     accept: tuple[str, ...] = ()
 
     def __post_init__(self):
+        if isinstance(self.value, (set, frozenset)):  # any one of these texts is right (e.g. tied leaders)
+            first, *others = sorted(self.value)
+            object.__setattr__(self, "value", first)
+            object.__setattr__(self, "accept", (*others, *self.accept))
+            object.__setattr__(self, "kind", self.kind or "text")
         if self.kind is None:
             value = _unwrap(self.value)
             kind = "bool" if isinstance(value, bool) else "text" if isinstance(value, str) else "number"
@@ -367,7 +375,9 @@ def check_answers(
     Args:
         answers: ``{question: answer}``, e.g. ``{"1": 0.25, "2": None}``; question names are compared
             as text, so ``1`` and ``"1"`` are the same question.
-        solutions: ``{question: solution value or Answer}``.
+        solutions: ``{question: solution value, Answer, or a set of texts any one of which is right}``
+            (a set: e.g. every retriever that ties for the highest value, from
+            :func:`~retrieval_eval.evaluation.rank_groups`).
         show: where each line goes (``print`` by default).
 
     Returns:

@@ -1,9 +1,60 @@
-"""The one normalisation behind the relevance rule, and where an evidence string sits in a chunk."""
+"""Reading text files as people save them, the one normalisation behind the relevance rule, and
+where an evidence string sits in a chunk."""
 
 from __future__ import annotations
 
+import codecs
 import re
 import unicodedata
+from pathlib import Path
+
+# Byte-order marks and the codec that reads past them (UTF-32's mark starts like UTF-16's: test it first).
+_BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def read_text(path: str | Path, name: str | None = None) -> str:
+    """Read a text file saved as UTF-8 (with or without a byte-order mark) or as UTF-16 or UTF-32 with one.
+
+    Those are what editors and spreadsheets write when asked for Unicode (Excel's "Unicode text"
+    is UTF-16 with a byte-order mark). Line endings become ``"\n"`` (Windows ``"\r\n"`` and old
+    Mac ``"\r"`` too), as Python's text mode does. Any other encoding is refused rather than
+    guessed: a wrong guess would change the text silently.
+
+    Args:
+        path: the file.
+        name: how the messages name the file (default: its file name).
+
+    Returns:
+        The text, without the byte-order mark.
+
+    Raises:
+        ValueError: the file is not in one of those encodings (names the file, the first byte that
+            does not decode, its line and byte position, and says "save it as UTF-8"), or holds NUL
+            bytes (a binary file, or UTF-16 without a byte-order mark).
+        OSError: the file cannot be read.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    path = Path(path)
+    name = path.name if name is None else name
+    raw = path.read_bytes()
+    encoding = next((codec for bom, codec in _BYTE_ORDER_MARKS if raw.startswith(bom)), "utf-8")
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{name} is not {encoding.upper().removesuffix('-SIG')}: byte 0x{raw[exc.start]:02x} at line {line} "
+            f"(byte {exc.start} of the file) does not decode; save it as UTF-8"
+        ) from None
+    if "\x00" in text:
+        raise ValueError(
+            f"{name} holds NUL bytes: it is not a text file, or UTF-16 without a byte-order mark; save it as UTF-8"
+        )
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 _TYPOGRAPHY = str.maketrans(

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .checks import check_ranking
+from .checks import check_gains, check_ids, check_ranking
 from .metrics import relevant_ids
 from .paths import OUTPUT_DIR
 
@@ -50,12 +50,18 @@ def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path)
         path: the file to write.
 
     Raises:
-        ValueError: a gain is not a whole number, or an id contains whitespace (names it).
+        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a gain is not a
+            whole number, or an id contains whitespace (names it).
 
     Taught in: the README's "Trust the numbers" (``make trec``); notebook 06 puts trec_eval beside our functions.
     """
+    check_ids(qrels, "the qrels hold question id")
     lines = []
     for qid, gains in qrels.items():
+        try:
+            check_gains(gains)
+        except ValueError as exc:
+            raise ValueError(f"question {qid!r}: {exc}") from None
         for doc_id, gain in gains.items():
             _check_trec_id(qid)
             _check_trec_id(doc_id)
@@ -81,14 +87,21 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
         tag: the run name (no whitespace), e.g. "BM25".
 
     Raises:
-        ValueError: a ranking repeats an id, or an id or the tag contains whitespace.
+        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a ranking repeats
+            an id, or an id or the tag contains whitespace (names the question).
 
     Taught in: the README's "Trust the numbers" (``make trec``); notebook 06 puts trec_eval beside our functions.
     """
+    if not isinstance(tag, str):
+        raise ValueError(f"the tag must be a str, got {tag!r}")
     _check_trec_id(tag)
+    check_ids(run, "the run holds question id")
     lines = []
     for qid, ranked in run.items():
-        ranked = check_ranking(ranked)
+        try:
+            ranked = check_ranking(ranked)
+        except ValueError as exc:
+            raise ValueError(f"question {qid!r}: {exc}") from None
         for rank, doc_id in enumerate(ranked, start=1):
             _check_trec_id(qid)
             _check_trec_id(doc_id)

@@ -24,7 +24,7 @@ import helpers as h  # noqa: E402
 from retrieval_eval.models import model_path  # noqa: E402
 
 EXAMPLE = h.ROOT / "examples" / "library_hours"  # the second example set: bring your own data
-EXAMPLE_CHUNK_SIZE = 128  # small documents: 128 word pieces give 13 chunks
+EXAMPLE_CHUNK_SIZE = 128  # small documents: 128 word pieces give 11 chunks
 
 
 def pytest_addoption(parser):

@@ -1,6 +1,13 @@
-"""retrieval_eval/corpus.py: the documents, the stored chunks equal to a rebuild, other corpora chunked."""
+"""retrieval_eval/corpus.py: the documents of a real-world corpus folder (every file read or listed),
+chunks that fit the model's window and come close to the size asked, the stored chunks equal to a
+rebuild, other corpora chunked."""
+
+import codecs
+import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import helpers as h
 
@@ -28,8 +35,15 @@ def test_polder_uses_the_stored_chunks_and_other_corpora_are_chunked(docs, chunk
 def test_corpus_with_two_documents_of_one_name(tmp_path):
     (tmp_path / "a.md").write_text("first", encoding="utf-8")
     (tmp_path / "a.txt").write_text("second", encoding="utf-8")
-    with pytest.raises(ValueError, match="two documents are named 'a'"):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.MD").write_text("third", encoding="utf-8")
+    (tmp_path / "sub" / "b.markdown").write_text("fourth", encoding="utf-8")
+    with pytest.raises(ValueError) as err:
         h.load_corpus(tmp_path)
+    message = str(err.value)
+    assert "has 2 problem(s)" in message
+    assert "a.md and a.txt both give the document id 'a'; rename one" in message
+    assert "sub/b.MD and sub/b.markdown both give the document id 'sub/b'" in message
 
 
 def test_chunks_file_errors_name_the_line(tmp_path):
@@ -49,3 +63,214 @@ def test_empty_chunk_is_refused(tmp_path):
 def test_chunk_size_larger_than_the_model_window_is_refused(example_docs, example_dir):
     with pytest.raises(ValueError, match="chunk_size 1024 is larger than the model's window of 512"):
         h.stored_or_split_chunks(example_docs, example_dir / "corpus", chunk_size=1024, progress=False)
+
+
+# --- a corpus folder as users have them ---------------------------------------------------------
+
+
+def write(folder, relative, content: str | bytes):
+    path = folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+
+
+def test_extensions_match_without_regard_to_case(tmp_path):
+    """The issue's case: only loans.md was read; Hours.MD and fees.TXT were skipped without a word."""
+    for name in ("loans.md", "Hours.MD", "fees.TXT"):
+        write(tmp_path, name, f"The text of {name}.")
+    skipped = []
+    assert h.load_corpus(tmp_path, skipped) == {"Hours": "The text of Hours.MD.", "fees": "The text of fees.TXT.",
+                                                "loans": "The text of loans.md."}
+    assert skipped == []
+
+
+def test_a_real_world_folder_is_read_recursively_and_what_is_not_read_is_listed(tmp_path):
+    write(tmp_path, "intro.markdown", "Welcome.")
+    write(tmp_path, "faq/returns.md", "Returns take 14 days.")
+    write(tmp_path, "faq/deep/er/shipping.Txt", "Shipping is free.")
+    write(tmp_path, ".DS_Store", b"\x00\x01")
+    write(tmp_path, "faq/Thumbs.db", b"\x00")
+    write(tmp_path, "~$returns.docx", b"lock")
+    for name in ("HEAD", "config", "objects/ab/cdef"):
+        write(tmp_path, f".git/{name}", "x")
+    write(tmp_path, "manual.pdf", b"%PDF-1.4")
+    write(tmp_path, "faq/returns.docx", b"PK\x03\x04")
+    write(tmp_path, "logo.png", b"\x89PNG")
+    write(tmp_path, "page.html", "<p>hi</p>")
+    write(tmp_path, "README", "no extension")
+    write(tmp_path, "empty.md", "")
+    write(tmp_path, "blank.txt", "  \n\t\n")
+    (tmp_path / "link").symlink_to(tmp_path / "faq")
+    skipped = []
+    docs = h.load_corpus(tmp_path, skipped)
+    assert docs == {"faq/deep/er/shipping": "Shipping is free.", "faq/returns": "Returns take 14 days.", "intro": "Welcome."}
+    reasons = dict(skipped)
+    assert reasons[".git/"] == "hidden or system folder (3 files not read)"
+    for hidden in (".DS_Store", "faq/Thumbs.db", "~$returns.docx"):
+        assert reasons[hidden] == "hidden or system file"
+    for other, suffix in [("manual.pdf", ".pdf"), ("faq/returns.docx", ".docx"), ("logo.png", ".png"), ("page.html", ".html")]:
+        assert reasons[other].startswith(f"a {suffix} file, not a document: only .md, .markdown, .txt files are read")
+    assert reasons["README"].startswith("a file without an extension, not a document")
+    assert reasons["empty.md"] == reasons["blank.txt"] == "empty or only whitespace"
+    assert reasons["link/"] == "a link to a folder; links are not followed"
+    assert len(skipped) == 12
+    with pytest.warns(UserWarning, match=r"12 file\(s\) or folder\(s\) of .* were not read:\n- \.DS_Store: hidden"):
+        assert h.load_corpus(tmp_path) == docs  # without a list, the same listing is a warning
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le-bom", "utf-16-be-bom", "utf-32"])
+def test_documents_in_utf8_or_with_a_byte_order_mark_are_read(tmp_path, encoding):
+    text = "Café — 图书馆 opens at 9.\nSecond line ✓."
+    bom = {"utf-16-le-bom": codecs.BOM_UTF16_LE, "utf-16-be-bom": codecs.BOM_UTF16_BE}.get(encoding, b"")
+    codec = {"utf-16-le-bom": "utf-16-le", "utf-16-be-bom": "utf-16-be"}.get(encoding, encoding)
+    write(tmp_path, "doc.md", bom + text.replace("\n", "\r\n").encode(codec))
+    assert h.load_corpus(tmp_path) == {"doc": text}  # byte-order mark gone, Windows line endings made "\n"
+
+
+def test_a_document_that_cannot_be_decoded_is_named_with_the_byte_and_line(tmp_path):
+    write(tmp_path, "good.md", "fine")
+    write(tmp_path, "notes/old.txt", "line one\nCaf\xe9 au lait".encode("latin-1"))
+    write(tmp_path, "binary.md", b"\x00\x01\x02abc")
+    with pytest.raises(ValueError) as err:
+        h.load_corpus(tmp_path)
+    message = str(err.value)
+    assert "notes/old.txt is not UTF-8: byte 0xe9 at line 2 (byte 12 of the file) does not decode; save it as UTF-8" in message
+    assert "binary.md holds NUL bytes" in message
+
+
+def test_missing_folder_file_instead_of_folder_and_a_folder_without_documents(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"the corpus folder .*nowhere does not exist"):
+        h.load_corpus(tmp_path / "nowhere")
+    write(tmp_path, "a.md", "text")
+    with pytest.raises(NotADirectoryError, match=r"a.md is a file, not a folder"):
+        h.load_corpus(tmp_path / "a.md")
+    write(tmp_path, "other/slides.pptx", b"PK")
+    write(tmp_path, "other/.hidden.md", "hidden")
+    with pytest.raises(FileNotFoundError, match=r"no document \(.md, .markdown, .txt\) in the corpus folder .*other; "
+                                                r"not read:\n- \.hidden\.md: hidden or system file\n- slides\.pptx: a \.pptx file"):
+        h.load_corpus(tmp_path / "other")
+
+
+NAMES = st.text("abcXYZ _-é", min_size=1, max_size=6).filter(lambda n: n.strip(" ") == n)
+SUFFIXES = st.sampled_from([".md", ".MD", ".Md", ".markdown", ".MARKDOWN", ".txt", ".TXT", ".pdf", ".docx", ".html", ".png", ""])
+PREFIXES = st.sampled_from(["", "", "", ".", "~$"])
+
+
+@st.composite
+def corpus_folders(draw):
+    """Relative file paths (folders up to 3 deep, some hidden) with contents (some empty)."""
+    files = {}
+    for _ in range(draw(st.integers(1, 12))):
+        folders = draw(st.lists(st.builds(str.__add__, PREFIXES, NAMES), max_size=3))
+        name = draw(PREFIXES) + draw(NAMES) + draw(SUFFIXES)
+        files["/".join([*folders, name])] = draw(st.sampled_from(["", " \n", "Some text.", "Other text.\n\nMore."]))
+    return files
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corpus_folders())
+def test_every_file_is_read_or_listed_with_its_reason(tmp_path_factory, files):
+    folder = tmp_path_factory.mktemp("corpus")
+    written = {}
+    for relative, content in files.items():
+        try:
+            write(folder, relative, content)
+            written[relative] = content
+        except (FileExistsError, NotADirectoryError, IsADirectoryError):  # a name used as both file and folder
+            pass
+    skipped = []
+    try:
+        docs = h.load_corpus(folder, skipped)
+    except FileNotFoundError as exc:
+        assert "no document" in str(exc)
+        docs = {}
+    except ValueError as exc:
+        assert "both give the document id" in str(exc)
+        return
+    hidden_folders = [s for s, _ in skipped if s.endswith("/")]
+    for relative, content in written.items():
+        if any(relative.startswith(f) for f in hidden_folders):
+            continue  # counted in its folder's line
+        as_document = relative.rsplit(".", 1)[0] if "." in relative.rsplit("/", 1)[-1] else None
+        if as_document in docs:
+            assert docs[as_document] == content
+        else:
+            assert relative in dict(skipped), (relative, skipped)
+    for path, reason in skipped:
+        if path.endswith("/"):
+            n = sum(1 for r in written if r.startswith(path))
+            assert reason == f"hidden or system folder ({n} file{'s' * (n != 1)} not read)"
+
+
+# --- chunk sizes ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return h.load_tokenizer()
+
+
+WORDS = ("the battery charge lasts about sixty kilometres unbelievably Straße café 图书馆 🙂 --- e-07 don't "
+         "supercalifragilistic 12,345.67 ~ # * >").split()
+
+
+@st.composite
+def texts(draw):
+    """Random text: words, punctuation, emoji and CJK, with spaces, line breaks and paragraph breaks."""
+    pieces = draw(st.lists(st.one_of(st.sampled_from(WORDS), st.text(min_size=1, max_size=12)), min_size=1, max_size=400))
+    seps = draw(st.lists(st.sampled_from([" ", " ", " ", "\n", "\n\n", ""]), min_size=len(pieces), max_size=len(pieces)))
+    return "".join(p + s for p, s in zip(pieces, seps))
+
+
+@settings(max_examples=120, deadline=None)
+@given(texts(), st.integers(3, 600), st.data())
+def test_every_chunk_fits_the_window_for_random_texts_and_sizes(tokenizer, text, chunk_size, data):
+    chunk_overlap = data.draw(st.integers(0, min(chunk_size - 3, 60)))
+    chunks = h.split_into_chunks({"doc": text}, tokenizer, chunk_size, chunk_overlap)
+    for chunk in chunks:
+        assert chunk["n_tokens"] == len(tokenizer.encode(chunk["text"])) <= chunk_size, chunk
+
+
+def paragraph(tokenizer, n_pieces: int) -> str:
+    """One paragraph of Polder sentences, no line break, about ``n_pieces`` word pieces long."""
+    sentences = [s.strip() + "." for doc in h.load_corpus().values() for s in doc.replace("\n", " ").split(".") if s.strip()]
+    random.Random(0).shuffle(sentences)
+    text = ""
+    while len(tokenizer.encode(text, add_special_tokens=False)) < n_pieces:
+        text += sentences.pop() + " "
+    return text.strip()
+
+
+def test_long_unbroken_text_is_cut_into_chunks_close_to_the_size_asked(tokenizer):
+    """The issue's case: a paragraph of about 1,600 word pieces at chunk_size=512 became 15 chunks of
+    97-113 word pieces, because [CLS] and [SEP] were charged to every word the splitter measured."""
+    text = paragraph(tokenizer, 1600)
+    sizes = [c["n_tokens"] for c in h.split_into_chunks({"doc": text}, tokenizer, 512)]
+    assert len(sizes) == 4 and max(sizes) <= 512, sizes
+    assert min(sizes[:-1]) >= 0.9 * 512, sizes
+    for chunk_size in (64, 128, 256):
+        sizes = [c["n_tokens"] for c in h.split_into_chunks({"doc": text}, tokenizer, chunk_size)]
+        assert max(sizes) <= chunk_size and min(sizes[:-1]) >= 0.9 * chunk_size, (chunk_size, sizes)
+
+
+def test_chunk_overlap_shares_word_pieces_between_neighbours(tokenizer):
+    text = paragraph(tokenizer, 600)
+    plain = h.split_into_chunks({"doc": text}, tokenizer, 128)
+    overlapping = h.split_into_chunks({"doc": text}, tokenizer, 128, chunk_overlap=20)
+    assert len(overlapping) > len(plain)
+    for first, second in zip(overlapping, overlapping[1:]):
+        tail = " ".join(first["text"].split()[-3:])
+        assert tail in " ".join(second["text"].split()[:30])  # the end of one chunk opens the next
+    assert max(c["n_tokens"] for c in overlapping) <= 128
+
+
+@pytest.mark.parametrize("chunk_size, chunk_overlap, message", [
+    (2, 0, "chunk_size 2 leaves no room beside the model's 2 special and prefix tokens"),
+    (0, 0, "chunk_size must be >= 1"),
+    (128, 126, "chunk_overlap must be an integer from 0 to 125"),
+    (128, -1, "chunk_overlap must be an integer from 0 to 125"),
+    (128, 1.5, "chunk_overlap must be an integer"),
+])
+def test_bad_chunk_sizes_are_refused(tokenizer, chunk_size, chunk_overlap, message):
+    with pytest.raises(ValueError, match=message):
+        h.split_into_chunks({"doc": "some text"}, tokenizer, chunk_size, chunk_overlap)

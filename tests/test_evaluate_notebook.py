@@ -1,8 +1,15 @@
 """Bring your own corpus and golden set: notebook 05 run end to end with papermill on the second
-example set (examples/library_hours), as `make evaluate` does; a broken golden set stops it before
-any model loads. (The unit tests of the same example set are in test_corpus.py and test_golden.py.)"""
+example set (examples/library_hours); `make evaluate` on a corpus at a path with spaces, non-ASCII
+letters and quotes; parameters checked before anything loads; a broken golden set stops it before
+any model loads; reports only under output/. (The unit tests of the same example set are in
+test_corpus.py and test_golden.py.)"""
 
+import json
+import os
 import re
+import shutil
+import subprocess
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -67,3 +74,77 @@ def test_notebook_stops_before_any_model_loads_and_lists_every_problem(tmp_path,
     code = [c for c in nb.cells if c.cell_type == "code"]
     failed = next(i for i, c in enumerate(code) if "h.evaluation_setup(" in c.source)
     assert all(c.execution_count is None for c in code[failed + 1:])
+
+
+# --- parameters checked first --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("parameters, expected", [
+    ({"K": 0}, "K must be a whole number >= 1 (how many chunks the model reads), e.g. 3, got 0 (int)"),
+    ({"K": 2.5}, "K must be a whole number >= 1 (how many chunks the model reads), e.g. 3, got 2.5 (float)"),
+    ({"K": "abc", "CHUNK_SIZE": 1024}, "CHUNK_SIZE 1024 is larger than the model's window of 512 word pieces"),
+])
+def test_bad_parameters_stop_the_notebook_right_after_the_parameters_cell(tmp_path, example_dir, run_notebook,
+                                                                          parameters, expected):
+    """K=0 ended in a ZeroDivisionError in a toy cell; K=2.5 ran until both retrievers were built."""
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        run_notebook(example_dir / "golden.csv", **parameters)
+    assert err.value.ename == "ParameterError" and expected in err.value.evalue
+    nb = nbformat.read(tmp_path / "report.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    failed = next(i for i, c in enumerate(code) if "h.check_parameters(" in c.source)
+    assert "parameters" in code[failed - 2].metadata.get("tags", [])  # parameters, papermill's injected cell, the check
+    assert all(c.execution_count is None for c in code[failed + 1:])  # nothing loaded
+
+
+# --- make evaluate -------------------------------------------------------------------------------
+
+
+def make_evaluate(*assignments: str, cache: Path) -> subprocess.CompletedProcess:
+    """`make evaluate VAR=value ...` as a shell passes what a user types (each assignment one argument)."""
+    env = {**os.environ, "RETRIEVAL_EVAL_CACHE": str(cache), "PWD": str(ROOT)}
+    return subprocess.run(["make", "--no-print-directory", "evaluate", *assignments], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+
+
+@pytest.fixture
+def report_name():
+    """A report name of its own under output/, removed after the test."""
+    name = f"test report é {uuid.uuid4().hex[:8]}"
+    yield name
+    shutil.rmtree(h.OUTPUT_DIR / name, ignore_errors=True)
+
+
+def test_make_evaluate_hands_a_path_with_spaces_and_non_ascii_letters_over_unchanged(tmp_path, example_dir, report_name):
+    """The issue's case: CORPUS="my data/corpus" reached papermill as a path the user never typed.
+    Quotes and a "$" (which make would expand) must arrive unchanged too."""
+    folder = tmp_path / "my data" / "bibliothèque 'Wren' d\"été\" $5"
+    shutil.copytree(example_dir / "corpus", folder / "corpus")
+    shutil.copy(example_dir / "golden.csv", folder / "golden.csv")
+    result = make_evaluate(f"CORPUS={folder / 'corpus'}", f"GOLDEN={folder / 'golden.csv'}", "CHUNK_SIZE=128",
+                           f"REPORT={report_name}", cache=tmp_path / "cache")
+    assert result.returncode == 0, result.stderr[-3000:]
+    for step in ("chunking", "BM25 indexing", "embedding chunks", "ranking"):  # progress in the terminal
+        assert step in result.stderr, step
+    report = h.OUTPUT_DIR / report_name
+    assert sorted(p.name for p in report.iterdir()) == ["inputs.json", "report.html", "report.ipynb"]
+    nb = nbformat.read(report / "report.ipynb", as_version=4)
+    injected = next(c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+    given = {}
+    exec(injected.source, given)  # papermill writes the values as Python literals
+    assert given["CORPUS"] == str(folder / "corpus") and given["GOLDEN"] == str(folder / "golden.csv")  # as typed
+    assert json.loads((report / "inputs.json").read_text(encoding="utf-8"))["corpus"] == str(folder / "corpus")
+    assert f"Report: {report / 'report.html'}" in result.stdout
+
+
+def test_make_evaluate_refuses_bad_parameters_and_reports_outside_output_before_anything_runs(tmp_path):
+    notebook = ROOT / "notebooks" / "05_three_retrievers.ipynb"
+    before = notebook.read_bytes()
+    result = make_evaluate("REPORT=../notebooks/05_three_retrievers", cache=tmp_path / "cache")
+    assert result.returncode != 0 and "report name '../notebooks/05_three_retrievers' must be a plain folder name" in result.stderr
+    assert notebook.read_bytes() == before  # the tracked notebook is untouched
+    result = make_evaluate("K=2.5", "CORPUS=no such folder", "MODEL_NAME=no/such-model", cache=tmp_path / "cache")
+    assert result.returncode != 0
+    assert "3 problem(s) with the parameters" in result.stderr
+    assert "Traceback" not in result.stderr  # one message, not hundreds of lines
+    assert not (tmp_path / "cache").exists()  # nothing was built

@@ -111,3 +111,36 @@ def test_run_missing_a_question_is_refused(runs, qrels):
     dropped = run.popitem()[0]
     with pytest.raises(ValueError, match=rf"no ranking for question '{dropped}'"):
         h.evaluate({"BM25": run}, qrels)
+
+
+# --- who leads: one verdict, ties said -----------------------------------------------------------
+
+
+def test_rank_groups_puts_equal_values_in_one_group():
+    assert h.rank_groups({"BM25": 0.5, "vector": 0.6, "hybrid": 0.6}) == [["vector", "hybrid"], ["BM25"]]
+    assert h.rank_groups({"BM25": 0.5, "vector": 0.6, "hybrid": 0.6}, lowest=True) == [["BM25"], ["vector", "hybrid"]]
+    # Values that print the same at the precision shown tie; one place more tells them apart.
+    close = {"BM25": 0.57446, "vector": 0.57441, "hybrid": 0.5}
+    assert h.rank_groups(close) == [["BM25", "vector"], ["hybrid"]]
+    assert h.rank_groups(close, decimals=4) == [["BM25"], ["vector"], ["hybrid"]]
+    with pytest.raises(ValueError, match=r"no finite value for \['vector'\]"):
+        h.rank_groups({"BM25": 0.5, "vector": float("nan")})
+    with pytest.raises(ValueError, match="no value to compare"):
+        h.rank_groups({})
+
+
+def test_verdict_names_every_leader_and_says_tie():
+    """The issue's case: all three retrievers tied on the headline metric and the summary named BM25."""
+    assert h.verdict({"BM25": 0.5, "vector": 0.5, "hybrid": 0.5}, "recall@3") == \
+        "**BM25**, **vector** and **hybrid** tie on recall@3 (0.500)"
+    assert h.verdict({"BM25": 0.4, "vector": 0.617, "hybrid": 0.617}, "recall@3") == \
+        "**vector** and **hybrid** tie for the highest recall@3 (0.617)"
+    assert h.verdict(pd.Series({"BM25": 0.4, "vector": 0.6, "hybrid": 0.5}), "MRR@3") == "**vector** has the highest MRR@3 (0.600)"
+    assert h.verdict({"a": 0.4, "b": 0.6}, "recall@3 on a slice", lowest=True) == "**a** has the lowest recall@3 on a slice (0.400)"
+
+
+def test_the_golden_set_verdict_agrees_with_the_table(runs, qrels):
+    at_3 = h.evaluate(runs, qrels, ks=[3])[("recall", 3)]
+    leaders = h.rank_groups(at_3)[0]
+    assert {f"{at_3[name]:.3f}" for name in leaders} == {f"{at_3.max():.3f}"}
+    assert all(f"{at_3[name]:.3f}" != f"{at_3.max():.3f}" for name in at_3.index if name not in leaders)

@@ -1,9 +1,14 @@
 """retrieval_eval/golden.py: the golden set, the computed relevance labels, and every problem a golden file can have."""
 
+import codecs
 import collections
+import io
+import zipfile
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import helpers as h
 
@@ -62,10 +67,11 @@ def test_all_problems_reported_at_once_with_question_ids(tmp_path):
     assert "question 'q1': duplicate id" in message
 
 
-def test_wrong_encoding_is_reported(tmp_path):
+def test_wrong_encoding_is_reported_naming_the_byte_and_line(tmp_path):
     path = tmp_path / "golden.csv"
     path.write_bytes("id,question,evidence,slice\nq1,Café?,a long enough evidence string,x\n".encode("latin-1"))
-    with pytest.raises(h.GoldenSetError, match="not UTF-8"):
+    with pytest.raises(h.GoldenSetError, match=r"golden.csv is not UTF-8: byte 0xe9 at line 2 \(byte 33 of the file\) "
+                                               r"does not decode; save it as UTF-8"):
         h.read_golden_csv(path)
 
 
@@ -76,8 +82,10 @@ def test_golden_file_problems(tmp_path, golden, chunks):
         h.read_golden_csv(header_only)
     blank = tmp_path / "blank.csv"
     blank.write_text("", encoding="utf-8")
-    with pytest.raises(h.GoldenSetError, match="not a readable CSV file"):
+    with pytest.raises(h.GoldenSetError, match="blank.csv is empty: it needs a header line id,question,evidence,slice"):
         h.read_golden_csv(blank)
+    with pytest.raises(FileNotFoundError, match="the golden file .*nowhere.csv does not exist"):
+        h.read_golden_csv(tmp_path / "nowhere.csv")
     short_partial = golden.head(1).assign(partial_evidence="the")
     short_partial.to_csv(tmp_path / "partial.csv", index=False)
     with pytest.raises(h.GoldenSetError, match="partial_evidence 'the' is shorter than"):
@@ -103,11 +111,21 @@ def test_evidence_cut_by_chunk_boundary_names_both_chunks(golden, chunks, docs):
         h.label_chunks(bad, chunks, docs)
 
 
-def test_partial_evidence_only_in_the_evidence_chunk_is_refused(golden, chunks):
-    bad = golden.head(1).copy()
-    bad["partial_evidence"] = bad["evidence"]
-    with pytest.raises(h.GoldenSetError, match=rf"question '{bad.iloc[0]['id']}': partial evidence"):
+def test_partial_evidence_that_is_the_evidence_or_in_no_chunk_is_refused(golden, chunks):
+    bad = golden.head(2).copy()
+    bad["partial_evidence"] = [bad.iloc[0]["evidence"], "a partial answer that is nowhere in the corpus"]
+    with pytest.raises(h.GoldenSetError) as err:
         h.graded_labels(bad, chunks)
+    assert f"question '{bad.iloc[0]['id']}': partial evidence {bad.iloc[0]['evidence']!r} is part of the evidence" in str(err.value)
+    assert f"question '{bad.iloc[1]['id']}': partial evidence 'a partial answer that is nowhere" in str(err.value)
+
+
+def test_partial_evidence_in_the_evidence_chunk_adds_no_gain_1_chunk(golden, chunks, qrels):
+    """Labels follow the chunks: where both spans share a chunk, that chunk keeps gain 2."""
+    graded = h.graded_labels(golden, chunks)
+    for qid, span in zip(golden["id"], golden["partial_evidence"]):
+        holders = {c["id"] for c in chunks if span.strip() and h.normalise(span) in h.normalise(c["text"])}
+        assert {cid for cid, gain in graded[qid].items() if gain == 1} == holders - set(qrels[qid]), qid
 
 
 def test_every_problem_is_listed_at_once_with_question_ids(example_docs, example_chunks, broken_golden):
@@ -125,3 +143,139 @@ def test_every_problem_is_listed_at_once_with_question_ids(example_docs, example
         f"is cut by a chunk boundary between chunks ['{first}', '{second}']",
     ]:
         assert expected in message
+
+
+# --- golden files as people and spreadsheets write them ------------------------------------------
+
+ROWS = [
+    ("q1", "How long does delivery take?", "Delivery takes three to five working days", "paraphrase"),
+    ("q2", "Où est la gare ?", "The station is next to the market, on the left", "keyword"),
+    ("q3", "Two\nlines?", 'A cell with "quotes", a comma; a semicolon\tand a tab', "multi"),
+]
+
+
+def expected_frame():
+    return pd.DataFrame(ROWS, columns=list(h.GOLDEN_COLUMNS))
+
+
+def test_the_header_the_readme_shows_is_read():
+    """The issue's case: "id, question, evidence, slice" was refused with "misses column(s) ['question', ...]"."""
+    text = "id, question, evidence, slice\n" + "".join(f'{a}, "{b}", "{c}", {d}\n' for a, b, c, d in ROWS[:2])
+    golden = read_text(text)
+    pd.testing.assert_frame_equal(golden, expected_frame().head(2))
+
+
+def read_text(text: str, encoding: str = "utf-8", name: str = "golden.csv"):
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(text.encode(encoding) if encoding != "utf-16-bom" else codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+        return h.read_golden_csv(path)
+
+
+def csv_text(sep: str, header=h.GOLDEN_COLUMNS, line_end: str = "\n", rows=ROWS) -> str:
+    frame = pd.DataFrame(rows, columns=list(header))
+    buffer = io.StringIO()
+    frame.to_csv(buffer, sep=sep, index=False, lineterminator=line_end)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t"])
+@pytest.mark.parametrize("header", [("id", "question", "evidence", "slice"), ("ID", "Question", "Evidence", "Slice"),
+                                    (" id", " question ", "EVIDENCE ", "  Slice")])
+@pytest.mark.parametrize("encoding, line_end", [("utf-8", "\n"), ("utf-8-sig", "\r\n"), ("utf-16-bom", "\r\n")])
+def test_separators_header_case_and_spaces_encodings_and_line_endings(sep, header, encoding, line_end):
+    """Excel's "CSV UTF-8" (a byte-order mark, CRLF), "Unicode text" (UTF-16, tabs), semicolons
+    (European Excel), headers typed in another case or with spaces; quoted cells with line breaks."""
+    golden = read_text(csv_text(sep, header, line_end), encoding)
+    pd.testing.assert_frame_equal(golden, expected_frame())
+
+
+def test_blank_rows_and_an_excel_separator_line_are_handled():
+    text = "sep=;\n" + csv_text(";") + "\n;;;\n  \n\n"
+    pd.testing.assert_frame_equal(read_text(text), expected_frame())
+
+
+@pytest.mark.parametrize("name, content", [
+    ("golden.xlsx", b"anything"), ("golden.ods", b"anything"), ("golden.csv", None), ("golden.csv", b"\xd0\xcf\x11\xe0old xls"),
+])
+def test_a_spreadsheet_file_is_refused_with_how_to_save_it_as_csv(tmp_path, name, content):
+    path = tmp_path / name
+    if content is None:  # an .xlsx renamed to .csv: a zip archive
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("xl/workbook.xml", "<workbook/>")
+    else:
+        path.write_bytes(content)
+    with pytest.raises(h.GoldenSetError, match=rf"{name} is a spreadsheet file, not CSV text: save it as CSV UTF-8"):
+        h.read_golden_csv(path)
+
+
+def test_a_missing_column_shows_the_header_that_was_found_and_how_to_fix_it():
+    with pytest.raises(h.GoldenSetError) as err:
+        read_text("id,question,evidence\nq1,Why?,a long enough evidence string\n")
+    message = str(err.value)
+    assert "misses column(s) ['slice']: its header line is 'id,question,evidence'" in message
+    assert "The first line must name the columns id, question, evidence, slice" in message
+    with pytest.raises(h.GoldenSetError, match=r"misses column\(s\) \['id', 'question', 'evidence', 'slice'\]: its header "
+                                               r"line is 'id\|question\|evidence\|slice', read with the comma as separator"):
+        read_text("id|question|evidence|slice\nq1|Why?|a long enough evidence string|x\n")
+    with pytest.raises(h.GoldenSetError, match=r"names the column\(s\) \['id'\] twice"):
+        read_text("id,ID,question,evidence,slice\nq1,q1,Why?,a long enough evidence string,x\n")
+
+
+def test_a_row_with_an_unquoted_separator_names_the_line():
+    with pytest.raises(h.GoldenSetError, match=r"Expected 4 fields in line 3, saw 5.*must be in double quotes"):
+        read_text("id,question,evidence,slice\nq1,Why?,a long enough evidence string,x\nq2,Why, not?,another long "
+                  "evidence string,x\n")
+
+
+CELLS = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from(["\n", ",", ";", "\t", '"']),
+                min_size=1, max_size=40).map(str.strip).filter(bool)
+
+
+@st.composite
+def golden_files(draw):
+    """A valid golden set written the way a spreadsheet or a person might: separator, encoding,
+    header case and spaces, line endings."""
+    n = draw(st.integers(1, 5))
+    ids = [f"q{i}" for i in range(n)]
+    rows = [(qid, draw(CELLS), "Evidence long enough: " + draw(CELLS), draw(CELLS)) for qid in ids]
+    header = [draw(st.sampled_from([c, c.upper(), c.title(), f" {c} "])) for c in h.GOLDEN_COLUMNS]
+    sep = draw(st.sampled_from([",", ";", "\t"]))
+    return rows, csv_text(sep, header, draw(st.sampled_from(["\n", "\r\n"])), rows), draw(
+        st.sampled_from(["utf-8", "utf-8-sig", "utf-16-bom"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(golden_files())
+def test_random_golden_files_read_back_as_written(case):
+    rows, text, encoding = case
+    golden = read_text(text, encoding)
+    expected = [tuple(cell.replace("\r\n", "\n").replace("\r", "\n") for cell in row) for row in rows]
+    assert [tuple(r) for r in golden.itertuples(index=False)] == expected
+
+
+# --- questions longer than the model's window, found before any model loads ---------------------
+
+
+def test_a_question_longer_than_the_window_is_named_with_the_golden_file_checks(tmp_path, example_docs, example_chunks,
+                                                                                 example_dir):
+    golden = pd.read_csv(example_dir / "golden.csv", dtype=str, keep_default_na=False)
+    golden.loc[2, "question"] = "Please tell me " + "really " * 130 + "when the library opens?"
+    golden.loc[4, "evidence"] = "this sentence is nowhere in the library corpus"
+    path = tmp_path / "golden.csv"
+    golden.to_csv(path, index=False)
+    tokenizer, n_tokens = h.load_tokenizer(), h.token_counter()
+    with pytest.raises(h.GoldenSetError) as err:
+        h.load_golden_with_qrels(path, example_chunks, example_docs, n_tokens, 128)
+    message = str(err.value)
+    assert message.startswith("golden.csv has 2 problem(s)")
+    n = len(tokenizer.encode(golden.loc[2, "question"]))
+    assert n > 128
+    assert f"question '{golden.loc[2, 'id']}': the question is {n} word pieces long, more than the model's window of 128" in message
+    assert f"question '{golden.loc[4, 'id']}': evidence" in message
+    n = len(tokenizer.encode("query: " + golden.loc[2, "question"]))
+    with pytest.raises(h.GoldenSetError, match=rf"is {n} word pieces long with the model's query prompt 'query: '"):
+        h.load_golden_with_qrels(path, example_chunks, example_docs, n_tokens, 128, query_prefix="query: ")

@@ -1,10 +1,14 @@
 """retrieval_eval/retrievers.py: BM25, vector and hybrid retrieval on the golden set, ties, caches and bad input."""
 
+import json
 import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import helpers as h
 
@@ -43,6 +47,55 @@ def test_rankings_hold_unique_known_chunks_at_least_10_where_they_match(runs, ch
 
 def test_bm25_tokenizer_strips_punctuation_and_case():
     assert h.tokenize("Policy? E-07, don't!") == ["policy", "e-07", "don't"]
+
+
+def test_scripts_without_spaces_become_character_bigrams():
+    assert h.tokenize("图书馆几点开门？") == ["图书", "书馆", "馆几", "几点", "点开", "开门"]
+    assert h.tokenize("図書館は9時に開きます") == ["図書", "書館", "館は", "9", "時に", "に開", "開き", "きま", "ます"]
+    assert h.tokenize("abc中文def 中") == ["abc", "中文", "def", "中"]
+    assert h.tokenize("ห้องสมุด") == ["ห้", "้อ", "อง", "งส", "สม", "มุ", "ุด"]  # Thai: no spaces either
+    assert h.tokenize("도서관은 몇 시에 문을 엽니까") == ["도서관은", "몇", "시에", "문을", "엽니까"]  # Hangul has spaces
+    assert h.tokenize("---") == h.tokenize("🙂 🙂") == h.tokenize("* * *") == []
+
+
+CJK_CHUNKS = [
+    {"id": "hours#00", "text": "图书馆每天早上九点开门，晚上八点关门。"},
+    {"id": "cards#00", "text": "办理借书证需要带身份证。"},
+    {"id": "wifi#00", "text": "馆内提供免费无线网络。"},
+]
+
+
+def test_bm25_ranks_chinese_text():
+    """The issue's case: three Chinese chunks and 图书馆几点开门？ ranked nothing, silently."""
+    bm25 = h.BM25Retriever(CJK_CHUNKS, show_progress=False)
+    assert bm25.rank("图书馆几点开门？")[0] == "hours#00"
+    assert bm25.rank("借书证")[0] == "cards#00"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(st.sampled_from("图书馆每天早上九点开门晚上关办理借证需要带身份提供免费无线网络ひらがなカタカナ"), min_size=2, max_size=30),
+       st.data())
+def test_bm25_finds_any_chunk_by_a_piece_of_its_text_in_a_script_without_spaces(text, data):
+    start = data.draw(st.integers(0, len(text) - 2))
+    piece = text[start : start + data.draw(st.integers(2, len(text) - start))]
+    chunks = [{"id": "target", "text": text}, {"id": "other", "text": "Plain English text about something else."},
+              {"id": "third", "text": "More English words, none of them Chinese."}]
+    assert "target" in h.BM25Retriever(chunks, show_progress=False).rank(piece)
+
+
+def test_a_chunk_without_words_is_indexed_and_reported_not_refused():
+    """The issue's case: a Markdown rule between two paragraphs became a chunk, and BM25 stopped."""
+    chunks = [{"id": "rooms#00", "text": "The reading room is on the first floor."}, {"id": "rooms#01", "text": "---"},
+              {"id": "rooms#02", "text": "🙂🙂🙂"}, {"id": "rooms#03", "text": "Group rooms can be booked online."}]
+    with pytest.warns(UserWarning, match=r"chunk 'rooms#01' has no word BM25 can index: it can never be found by BM25\n"
+                                         r"chunk 'rooms#02' has no word"):
+        bm25 = h.BM25Retriever(chunks, show_progress=False)
+    assert bm25.unindexable == h.unindexable_chunks(chunks) == ["rooms#01", "rooms#02"]
+    assert bm25.rank("Where is the reading room?")[0] == "rooms#00"
+    assert bm25.rank("---") == []  # a query without words ranks nothing
+    with pytest.warns(UserWarning):
+        nothing = h.BM25Retriever([{"id": "a", "text": "---"}, {"id": "b", "text": "!!!"}], show_progress=False)
+    assert nothing.rank("anything at all") == [] and nothing.idf_table("anything").empty
 
 
 def test_bm25_query_with_unknown_words_gets_an_empty_ranking(bm25, qrels):
@@ -118,9 +171,12 @@ def test_chunk_longer_than_window_is_refused(chunks, tmp_path):
         h.VectorRetriever(chunks, max_seq_length=256, cache_dir=tmp_path, show_progress=False)
 
 
-def test_long_query_is_refused_not_cut(vector):
+def test_long_query_is_refused_not_cut(vector, golden):
     with pytest.raises(ValueError, match="more than the model's window of 512"):
         vector.rank("lorem ipsum " * 400 + "How do I charge the battery?")
+    long = golden.head(2).assign(question=["Short?", "lorem ipsum " * 400 + "How do I charge the battery?"])
+    with pytest.raises(ValueError, match=rf"vector, question '{long.iloc[1]['id']}': the query has \d+ tokens"):
+        h.run_retrievers([vector], long, progress=False)
 
 
 def test_run_retrievers_refuses_two_retrievers_with_one_name(bm25, golden):
@@ -131,3 +187,29 @@ def test_run_retrievers_refuses_two_retrievers_with_one_name(bm25, golden):
 def test_empty_question_is_refused_before_ranking(bm25, golden):
     with pytest.raises(ValueError, match="question 'q01' is empty or not text"):
         h.run_retrievers([bm25], golden.head(2).assign(question=["  ", "ok?"]), progress=False)
+
+
+# --- what the model is, read from its own files ---------------------------------------------------
+
+
+def test_prompts_come_from_the_models_own_configuration_not_its_name(model_copy, tmp_path, chunks):
+    assert h.query_prefix(None) == h.document_prefix(None) == ""  # all-MiniLM-L6-v2 declares none
+    named_bge = tmp_path / "my-bge-model"
+    model_copy.rename(named_bge)
+    assert h.query_prefix(str(named_bge)) == ""  # "bge" in a path is no reason to prefix anything
+    config = named_bge / "config_sentence_transformers.json"
+    declared = json.loads(config.read_text()) | {"prompts": {"query": "query: ", "passage": "passage: "}}
+    config.write_text(json.dumps(declared))
+    assert h.query_prefix(str(named_bge)) == "query: " and h.document_prefix(str(named_bge)) == "passage: "
+    retriever = h.VectorRetriever(chunks[:2], model_name=str(named_bge), cache_dir=tmp_path / "cache", show_progress=False)
+    texts = ["passage: " + c["text"] for c in chunks[:2]]
+    expected = retriever.model.encode(texts, prompt="", normalize_embeddings=True, show_progress_bar=False)
+    assert np.allclose(retriever.embeddings, expected, atol=1e-6)
+    query = retriever.model.encode(["query: Where is my bike?"], prompt="", normalize_embeddings=True, show_progress_bar=False)
+    assert np.allclose(retriever.scores("Where is my bike?"), retriever.embeddings @ query[0], atol=1e-6)
+
+
+def test_the_model_window_is_read_without_loading_the_model():
+    script = "import sys, helpers as h; print(h.model_window(), 'torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=h.ROOT)
+    assert result.stdout.split() == ["512", "False"], result.stderr[-2000:]

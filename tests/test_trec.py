@@ -43,6 +43,10 @@ def test_run_file_scores_strictly_decrease(tmp_path):
         (lambda p: h.write_trec_run({"q1": ["a", "a"]}, p, "t"), "duplicate id 'a'"),
         (lambda p: h.write_trec_run({"q 1": ["a"]}, p, "t"), "'q 1' cannot be written"),
         (lambda p: h.write_trec_qrels({"q1": {"a": 0.5}}, p), "chunk 'a': gain 0.5 is not a whole number"),
+        (lambda p: h.write_trec_run({"q1": ["a", 2]}, p, "t"), r"question 'q1': the ranking holds 2 \(int\) at rank 2"),
+        (lambda p: h.write_trec_run({1: ["a"]}, p, "t"), r"the run holds question id 1 \(int\)"),
+        (lambda p: h.write_trec_qrels({"q1": {None: 1}}, p), r"question 'q1': the gains hold id None \(NoneType\)"),
+        (lambda p: h.write_trec_qrels({("q", 1): {"a": 1}}, p), r"the qrels hold question id \('q', 1\) \(tuple\)"),
     ],
 )
 def test_bad_trec_input_is_refused(call, message, tmp_path):

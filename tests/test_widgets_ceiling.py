@@ -99,3 +99,9 @@ def test_ceiling_report_refuses_bad_input(ceiling, qrels):
         h.ceiling_report(qrels, ceiling.table, 3, "splade")
     with pytest.raises(ValueError, match="n_relevant must be >= 1"):
         h.ceiling_report(qrels, ceiling.table, 3, "BM25", what_if=0)
+
+
+@pytest.mark.parametrize("k", [0, 11, 3.5])
+def test_a_starting_k_outside_the_slider_is_refused_not_moved(qrels, runs, k):
+    with pytest.raises(ValueError, match=rf"k = {k!r} is outside the slider's range 1 to 10"):
+        h.ceiling_widget(qrels, runs, k=k)

@@ -132,3 +132,10 @@ def test_the_top_k_is_framed_and_the_legend_says_so():
     assert [b.layout.border for b in widget.buttons].count("3px solid #111") == 4
     assert all(b.layout.border == "3px solid #111" for b in widget.buttons[:4])
     assert "framed = in the top k" in widget.ui.children[0].value
+
+
+@pytest.mark.parametrize("gains, k", [((0, 1, 2), 4), ((0, 2, 0, 1, 0, 0, 1, 0, 0, 0), 11)])
+def test_a_starting_k_past_the_last_result_is_refused_not_moved(gains, k):
+    """The slider ends at the last result; ipywidgets would quietly show k = len(gains) instead."""
+    with pytest.raises(ValueError, match=rf"k = {k} is outside the slider's range 1 to {len(gains)}"):
+        h.playground_widget(gains, k)

@@ -35,3 +35,9 @@ def test_rank_slider_refuses_bad_input():
         h.rank_slider_scores(1, 0)
     with pytest.raises(ValueError, match="rank must be an integer from 1 to n = 10, got True"):
         h.rank_slider_widget(rank=True)
+
+
+@pytest.mark.parametrize("k", [0, 11, 2.5])
+def test_a_starting_k_outside_the_slider_is_refused_not_moved(k):
+    with pytest.raises(ValueError, match=r"outside the slider.s range 1 to 10|k must be"):
+        h.rank_slider_widget(rank=3, k=k)

@@ -152,3 +152,14 @@ def test_filters_and_view_refuse_bad_input(runs, qrels, golden, chunks, ranks):
         rank_heatmap_html(ranks, list(runs), 3, selected="q99")
     with pytest.raises(ValueError, match="columns must be >= 1"):
         rank_heatmap_html(ranks, list(runs), 3, columns=0)
+
+
+@pytest.mark.parametrize("k", [0, 11, 2.5, True])
+def test_a_starting_k_outside_the_slider_is_refused_not_moved(runs, qrels, golden, chunks, k):
+    with pytest.raises(ValueError, match=rf"k = {k!r} is outside the slider's range 1 to 10"):
+        h.ranks_widget(runs, qrels, golden, chunks, k=k)
+
+
+def test_a_starting_question_not_in_the_golden_set_is_refused_not_replaced(runs, qrels, golden, chunks):
+    with pytest.raises(ValueError, match="question 'q99' is not in the golden set"):
+        h.ranks_widget(runs, qrels, golden, chunks, question="q99")

@@ -140,3 +140,9 @@ def test_rrf_explanation_refuses_bad_input():
         h.rrf_explanation({"BM25": ["a"], "vector": ["a"]}, {"a": 1}, depth=0)
     with pytest.raises(ValueError, match="duplicate id 'a'"):
         h.rrf_explanation({"BM25": ["a", "a"], "vector": ["a"]}, {"a": 1})
+
+
+@pytest.mark.parametrize("argument, value", [("k", 11), ("k", 0), ("depth", 0), ("rrf_k", -1), ("rrf_k", 10_000)])
+def test_a_starting_value_outside_its_slider_is_refused_not_moved(runs, qrels, golden, argument, value):
+    with pytest.raises(ValueError, match=rf"{argument} = {value} is outside the slider.s range"):
+        h.rrf_widget(runs, qrels, golden, **{argument: value})

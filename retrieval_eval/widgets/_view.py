@@ -29,6 +29,7 @@ from contextlib import contextmanager
 import anywidget
 import ipywidgets as w
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from IPython.display import display
 
@@ -220,6 +221,19 @@ class WidgetView:
         display(bundle, raw=True)
         display({"text/html": KERNEL_NOTE.replace("{label}", html.escape(self.label)),
                  "text/plain": f"Not live: the {self.label} needs a running kernel."}, raw=True)
+
+
+def check_start(value, name: str, allowed: range) -> int:
+    """A slider's starting value, refused (ValueError naming it and the range) when the slider cannot show it.
+
+    ipywidgets moves a value outside ``min``..``max`` into the range without a word; a widget
+    would then show another k than the one asked for.
+
+    Taught in: notebook 07_widgets.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value not in allowed:
+        raise ValueError(f"{name} = {value!r} is outside the slider's range {allowed.start} to {allowed[-1]}")
+    return int(value)
 
 
 def busy_sign() -> w.HTML:

@@ -15,8 +15,8 @@ from ..checks import check_positive_int
 from ..evaluation import evaluate, precision_ceiling
 from ..metrics import relevant_ids
 from ._view import (
-    FONT_PT, PX_PER_INCH, WidgetView, busy_sign, change_line, changes, figure_png, hidden, image_widget, num, png_html,
-    reveal_details, table_html,
+    FONT_PT, PX_PER_INCH, WidgetView, busy_sign, change_line, changes, check_start, figure_png, hidden, image_widget,
+    num, png_html, reveal_details, table_html,
 )
 
 WHAT_IF_MAX = 5  # the "what if" control offers 1 .. WHAT_IF_MAX relevant chunks per question
@@ -264,7 +264,9 @@ class CeilingWidget(WidgetView):
 
     def __init__(self, qrels: Mapping, runs: Mapping, k: int = 3, ks: Sequence[int] = tuple(range(1, 11))):
 
-        self.qrels, self.table = qrels, evaluate(runs, qrels, ks=list(ks))
+        ks = [check_positive_int(k_, "a cut-off in ks") for k_ in ks]
+        check_start(k, "k", range(min(ks), max(ks) + 1))
+        self.qrels, self.table = qrels, evaluate(runs, qrels, ks=ks)
         self.start = (k, list(runs)[0], AS_LABELLED)
         self.previous, self._pngs, self.figure = None, {}, CeilingFigure(qrels, self.table)
         self.k = w.IntSlider(value=k, min=min(ks), max=max(ks), description="cut-off k", continuous_update=False,
@@ -368,6 +370,10 @@ def ceiling_widget(qrels: Mapping, runs: Mapping, k: int = 3) -> CeilingWidget:
     Returns:
         A :class:`CeilingWidget`; display it (or end a cell with it) to show the widget, with its
         static copy (sentence, figure, and the numbers at every k) in the same output.
+
+    Raises:
+        ValueError: k is not an integer from 1 to 10 (the slider's range; it is refused, not moved
+            into the range), or as :func:`evaluate` for the runs and qrels.
 
     Taught in: notebook 07_widgets.
     """

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..checks import check_positive_int
 from ..metrics import dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
-from ._view import WidgetView, changes, hidden, reveal_details
+from ._view import WidgetView, changes, check_start, hidden, reveal_details
 
 PLAYGROUND_START = (0, 2, 0, 1, 0, 0, 1, 0, 0, 0)  # the playground's first ranking: gains at ranks 1-10
 PLAYGROUND_GAINS = {0: "not relevant", 1: "partly relevant (1)", 2: "fully relevant (2)"}
@@ -191,6 +191,7 @@ class PlaygroundWidget(WidgetView):
         self.gains, self.metrics, self.max_gain = list(gains), list(metrics), max_gain
         self.previous, self._resetting = None, False
         n = len(self.gains)
+        check_start(k, "k", range(1, n + 1))
         self.buttons = [w.Button(tooltip=f"click: gain 0 → … → {max_gain} → 0", layout=w.Layout(width="86px"))
                         for _ in range(n)]
         for i, button in enumerate(self.buttons):
@@ -286,7 +287,8 @@ def playground_widget(gains: Sequence[int] = PLAYGROUND_START, k: int = 5, metri
 
     Raises:
         ValueError: as :func:`playground_scores` for the starting ranking (e.g. nothing relevant), a
-            gain above ``max_gain``, ``max_gain`` not 1 or 2, or an unknown metric.
+            gain above ``max_gain``, ``max_gain`` not 1 or 2, an unknown metric, or k larger than the
+            number of results (the slider's end; it is refused, not moved).
 
     Taught in: notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets.
     """

@@ -8,7 +8,7 @@ import ipywidgets as w
 
 from ..checks import check_positive_int
 from ..metrics import reciprocal_rank
-from ._view import WidgetView, change_line, changes, hidden, num, reveal_details
+from ._view import WidgetView, change_line, changes, check_start, hidden, num, reveal_details
 from .playground import ranking_html
 
 BAR_PX = 150  # the height of the 1/rank bar at rank 1
@@ -94,6 +94,7 @@ class RankSliderWidget(WidgetView):
     def __init__(self, rank: int = 1, k: int = 3, n: int = 10):
 
         rank_slider_scores(rank, k, n)  # refuse a bad start early
+        check_start(k, "k", range(1, n + 1))
         self.start, self.n, self.previous = (rank, k), n, None
         self.rank = w.IntSlider(value=rank, min=1, max=n, description="relevant result at rank",
                                 style={"description_width": "190px"}, layout=w.Layout(width="480px"))

@@ -13,7 +13,7 @@ from ..checks import check_positive_int
 from ..evaluation import disagree_at_k, first_relevant_ranks
 from ..metrics import relevant_ids
 from ..teaching import evidence_html
-from ._view import Debounce, WidgetView, busy_sign, scroll_panel
+from ._view import Debounce, WidgetView, busy_sign, check_start, scroll_panel
 
 ALL_SLICES = "all slices"  # the slice filter's "no filter" choice
 HEATMAP_COLUMNS = 24  # questions per block of the heat map: 47 questions make two blocks that fit 930 px
@@ -252,9 +252,12 @@ class RanksWidget(WidgetView):
     def __init__(self, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
                  question: str | None = None):
 
+        check_start(k, "k", range(1, 11))
         self.runs, self.qrels, self.golden, self.chunks = runs, qrels, golden, chunks
         self.retrievers = list(runs)
         self.ranks = first_relevant_ranks(runs, qrels, golden)
+        if question is not None and question not in self.ranks.index:
+            raise ValueError(f"question {question!r} is not in the golden set (e.g. {self.ranks.index[0]!r})")
         if question is None:
             disagreeing = filter_questions(self.ranks, self.retrievers, disagree_k=k)
             question = (disagreeing or list(self.ranks.index))[0]
@@ -384,6 +387,10 @@ def ranks_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Se
         runs, qrels, golden, chunks: as for :func:`question_view`.
         k: the starting cut-off, 1–10.
         question: the question shown first; ``None`` for the first one where the retrievers disagree at k.
+
+    Raises:
+        ValueError: k is not an integer from 1 to 10 (the slider's range) or ``question`` is not in
+            the golden set: a starting value the controls cannot show is refused, never replaced.
 
     Returns:
         A :class:`RanksWidget`; display it to show the widget, with its static copy (the heat map

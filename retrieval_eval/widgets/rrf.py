@@ -12,7 +12,9 @@ import pandas as pd
 from ..checks import check_positive_int
 from ..fusion import reciprocal_rank_fusion
 from ..metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
-from ._view import WidgetView, busy_sign, change_line, changes, num, reveal_details, scroll_panel, table_html
+from ._view import (
+    WidgetView, busy_sign, change_line, changes, check_start, num, reveal_details, scroll_panel, table_html,
+)
 
 FUSED = "hybrid"  # the name of the fused ranking, as in the notebooks' runs
 RRF_K_MAX, DEPTH_MAX = 100, 20  # the sliders' ranges
@@ -221,6 +223,9 @@ class RRFWidget(WidgetView):
 
     def __init__(self, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, inputs: Sequence[str] = ("BM25", "vector"),
                  question: str | None = None, k: int = 3, rrf_k: int = 60, depth: int = 10):
+        check_start(rrf_k, "rrf_k", range(0, RRF_K_MAX + 1))
+        check_start(depth, "depth", range(1, DEPTH_MAX + 1))
+        check_start(k, "k", range(1, 11))
 
         self.runs, self.qrels, self.inputs = runs, qrels, list(inputs)
         questions = golden.set_index("id")["question"]
