@@ -201,8 +201,9 @@ def macro_mean(score: Callable, run: Mapping, qrels: Mapping, k: int, drop_empty
     """The mean of a per-question score over questions (macro average), as trec_eval averages.
 
     An empty ranking scores 0 and stays in the mean: trec_eval ``-c``. With ``drop_empty=True``
-    questions with an empty ranking are left out, as trec_eval without ``-c`` leaves out a question
-    missing from the run (pytrec_eval too: it has no ``-c``).
+    questions with an empty ranking are left out, as trec_eval up to 9.0 without ``-c`` and
+    pytrec_eval (it has no ``-c``) leave out a question missing from the run; trec_eval 10.0 without
+    ``-c`` stops with an error instead.
 
     Args:
         score: a per-question function ``(ranked, gains, k) -> float``, e.g. :func:`hit_rate`.
@@ -329,7 +330,8 @@ def switchboard(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[st
 
     One row per :data:`VARIANTS` entry (its per-question values and their macro mean, an empty
     ranking counting 0 as with trec_eval ``-c``), then three rows computed over all questions at
-    once: recall@k with empty rankings dropped (trec_eval without ``-c``), micro recall@k
+    once: recall@k with empty rankings dropped (pytrec_eval, and trec_eval up to 9.0 without ``-c``;
+    trec_eval 10.0 without ``-c`` stops with an error), micro recall@k
     (:func:`micro_recall`) and the share of the ceiling (:func:`share_of_ceiling`), whose
     per-question cells are empty.
 
@@ -361,7 +363,7 @@ def switchboard(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[st
                               "mean": sum(values.values()) / len(values)}
     recall = VARIANTS[1].score
     rows["recall@k, empty rankings dropped"] = {"formula": "mean over non-empty rankings",
-                                                "trec_eval": f"recall.{k} without -c",
+                                                "trec_eval": f"recall.{k} without -c (≤ 9.0)",
                                                 "mean": macro_mean(recall, run, qrels, k, drop_empty=True)}
     rows["recall@k, micro"] = {"formula": "Σ hits@k / Σ |R|", "trec_eval": f"num_rel_ret / num_rel, summed, -M {k}",
                                "mean": micro_recall(run, qrels, k)}

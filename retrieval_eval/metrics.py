@@ -101,8 +101,9 @@ def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
 
     Args:
         rankings: one ranking per question (a list of lists of ids), in the same order as
-            ``relevants``. A question with an empty ranking scores 0; it is not dropped (trec_eval
-            leaves a question with no ranked item out of its mean unless run with ``-c``).
+            ``relevants``. A question with an empty ranking scores 0; it is not dropped (as with
+            trec_eval ``-c``; without it, trec_eval up to 9.0 and pytrec_eval leave a question with
+            no ranked item out of the mean, and trec_eval 10.0 stops with an error).
         relevants: one non-empty collection of relevant ids per question.
         k: ``None`` (no cut-off, trec_eval's ``recip_rank``) or a cut-off >= 1 (MRR@k).
 

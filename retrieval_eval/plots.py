@@ -107,21 +107,22 @@ def plot_first_relevant_ranks(
     ax.set_xlabel("rank of the first relevant chunk")
     ax.set_ylabel(f"adds to MRR\n(questions × 1/rank ÷ {n})" if as_mrr else f"questions (of {n})")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=10)
     if show_rr:
         top = ax.twiny()
         top.set_xlim(ax.get_xlim())
         labels = [f"{1 / r:.2f}" for r in range(1, max_rank + 1)] + [f"<{1 / max_rank:.2f}", "0"]
-        top.set_xticks(positions, labels=labels, fontsize=8)
+        top.set_xticks(positions, labels=labels, fontsize=10)
         top.set_xlabel("reciprocal rank 1/rank")
     if title:  # above the top axis when there is one
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(title, fontsize=11.5)
     fig.tight_layout()
     return fig
 
 
 def plot_precision_ceiling(
-    qrels: Mapping, ks: Iterable[int] = range(1, 11), table: pd.DataFrame | None = None, k: int | None = None
+    qrels: Mapping, ks: Iterable[int] = range(1, 11), table: pd.DataFrame | None = None, k: int | None = None,
+    title: str | None = None,
 ):
     """Precision@k against k: the ceiling computed from the labels, 1/k, and optionally the retrievers.
 
@@ -134,6 +135,7 @@ def plot_precision_ceiling(
         table: when given, the output of :func:`evaluate` with at least these ks; each retriever's
             precision@k is drawn.
         k: when given (one of ``ks``), the ceiling at this cut-off is labelled with its value.
+        title: the figure title.
 
     Returns:
         The matplotlib Figure.
@@ -153,7 +155,7 @@ def plot_precision_ceiling(
         if missing:
             raise ValueError(f"table has no precision at k = {missing}; evaluate with ks={ks}")
     ceiling = [precision_ceiling(qrels, k) for k in ks]
-    fig, ax = plt.subplots(figsize=(7, 3.8))
+    fig, ax = plt.subplots(figsize=(7.5, 5.2))
     ax.fill_between(ks, ceiling, 1.05, color="grey", alpha=0.18, lw=0, label="unreachable with these labels")
     ax.plot(ks, ceiling, "-", color="#444444", lw=5, alpha=0.6, label="ceiling: a perfect ranking", zorder=2)
     # 1/k on top of the ceiling: with one relevant chunk for almost every question the two nearly coincide.
@@ -164,14 +166,17 @@ def plot_precision_ceiling(
             ax.plot(ks, [table.loc[name, ("precision", each)] for each in ks], marker=marker, lw=1, label=name)
     if k is not None:
         value = precision_ceiling(qrels, k)
-        ax.annotate(f"ceiling at k = {k}: {value:.3f}", (k, value), xytext=(k + 1, value + 0.3),
-                    arrowprops={"arrowstyle": "->"}, fontsize=9)
+        right_of = k + 1 <= max(ks)  # the label right of the point, unless k is the last cut-off
+        ax.annotate(f"ceiling at k = {k}: {value:.3f}", (k, value), xytext=(k + 1 if right_of else k - 0.5, value + 0.3),
+                    ha="left" if right_of else "right", arrowprops={"arrowstyle": "->"}, fontsize=10)
     ax.set_xticks(ks)
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("cut-off k")
     ax.set_ylabel("precision@k (mean over questions)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper right")  # the annotation of the ceiling sits left of it
+    ax.legend(fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)  # below: the plot stays clear
+    if title:
+        ax.set_title(title, fontsize=11.5)
     fig.tight_layout()
     return fig
 

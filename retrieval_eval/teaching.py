@@ -4,15 +4,17 @@ cases to test a reader's own metric code, the evidence highlight, and the check-
 
 from __future__ import annotations
 
+import ast
 import html
 import math
 import numbers
+import operator
 import platform
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from importlib.metadata import version
 
@@ -22,6 +24,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from .checks import check_gains, check_positive_int, check_ranking
 from .evaluation import METRICS
+from .pipeline import RETRIEVERS
 from .text import locate_evidence
 
 
@@ -66,6 +69,20 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
         f"{html.escape(before)}<mark>{html.escape(text[start:end])}</mark>{html.escape(after)}</pre>"
     )
 
+
+
+DISPLAY_INCHES = 9  # a notebook shows a figure at most about 900 px (9 inches at 100 dpi) wide, else shrinks it
+
+
+def _split_id(doc_id: str, room: int) -> str:
+    """An id longer than ``room`` characters on two lines, split after the "_" nearest its middle."""
+    if len(doc_id) <= room:
+        return doc_id
+    cuts = [i + 1 for i, c in enumerate(doc_id) if c == "_" and max(i + 1, len(doc_id) - i - 1) <= room]
+    if not cuts:
+        return doc_id
+    cut = min(cuts, key=lambda i: abs(2 * i - len(doc_id)))
+    return doc_id[:cut] + "\n" + doc_id[cut:]
 
 
 _RELEVANT_COLOURS = {1: "#a6dba0", 2: "#1b7837"}  # gain 1 (partly) light green, gain >= 2 dark green
@@ -134,9 +151,14 @@ def plot_rankings(
     relevant = {label: [d for d, g in judged[label].items() if g > 0] for label in columns}
     graded = any(g > 1 for each in judged.values() for g in each.values())
 
-    ids_shown = [str(d) for ranked in columns.values() for d in ranked[:max_rank]] + [str(d) for ids in relevant.values() for d in ids]
-    longest = max(map(len, ids_shown), default=0)
-    column_inches = max(1.6, 0.3 + 0.08 * longest)  # room for the longest id at 10 pt
+    width, gap = 1.0, 0.12
+    # Ids too long for a figure DISPLAY_INCHES wide at 10 pt go on two lines, split after a "_".
+    room = max(16, int(((DISPLAY_INCHES - 0.9) / (len(columns) * (width + gap) + 0.45) - 0.3) / 0.08))
+    shown = {str(d): _split_id(str(d), room) for ranked in columns.values() for d in ranked[:max_rank]}
+    longest = max([len(line) for text in shown.values() for line in text.split("\n")]
+                  + [len(str(d)) + 2 for ids in relevant.values() for d in ids if str(d) not in shown] + [0])  # a note indents 2
+    column_inches = max(1.6, 0.3 + 0.08 * min(longest, room))  # room for the longest line at 10 pt
+    row = 0.62 if any("\n" in text for text in shown.values()) else 0.4  # inches per rank
     notes = {}
     for label, ranked in columns.items():
         lines = []
@@ -147,14 +169,15 @@ def plot_rankings(
                 lines.append((f"rank {ranked.index(doc_id) + 1}:", doc_id))
         # a note too long for its column goes on two lines
         fits = (column_inches - 0.2) / 0.08  # characters at 10 pt
-        lines = [[f"{a} {b}"] if len(a) + 1 + len(b) <= fits else [a, f"  {b}"] for a, b in lines]
+        lines = [[f"{a} {b}"] if len(a) + 1 + len(b) <= fits else [a] + [f"  {part}" for part in _split_id(b, int(fits) - 2).split("\n")]
+                 for a, b in lines]
         notes[label] = sum(lines, []) + [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, judged[label], k):.3f}"
                                          for m in show]
     n_notes = max(len(lines) for lines in notes.values())
+    note_step = 0.5 * 0.4 / row  # one note line is 0.2 inches, whatever the row height
 
-    width, gap = 1.0, 0.12
     fig_width = max(5.5, 0.9 + column_inches * (len(columns) * (width + gap) + 0.45))
-    fig, ax = plt.subplots(figsize=(fig_width, 1.0 + 0.4 * (max_rank + n_notes)))
+    fig, ax = plt.subplots(figsize=(fig_width, 1.0 + row * max_rank + 0.2 * n_notes))
     for j, (label, ranked) in enumerate(columns.items()):
         x0 = j * (width + gap)
         ax.text(x0 + width / 2, 0.25, label, ha="center", va="bottom", fontsize=11, weight="bold")
@@ -165,10 +188,10 @@ def plot_rankings(
             face = _gain_colour(gain, graded) if doc_id is not None else "white"
             ax.add_patch(Rectangle((x0, y + 0.08), width, 0.84, facecolor=face, edgecolor="#999999", lw=0.8))
             dark = gain > 0 and (not graded or gain >= 2)
-            ax.text(x0 + 0.03, y + 0.5, doc_id if doc_id is not None else "(empty)", va="center",
-                    fontsize=10, color="white" if dark else ("#999999" if doc_id is None else "black"))
+            ax.text(x0 + 0.03, y + 0.5, shown[str(doc_id)] if doc_id is not None else "(empty)", va="center",
+                    fontsize=10, linespacing=1.1, color="white" if dark else ("#999999" if doc_id is None else "black"))
         for i, line in enumerate(notes[label]):
-            ax.text(x0 + 0.03, -max_rank - 0.55 - 0.5 * i, line, va="center", fontsize=10)
+            ax.text(x0 + 0.03, -max_rank - 0.55 * 0.4 / row - note_step * i, line, va="center", fontsize=10)
     right = len(columns) * (width + gap) - gap
     if k is not None and k <= max_rank:
         ax.plot([-0.02, right + 0.02], [-k + 0.04, -k + 0.04], color="#d6604d", lw=2.2)
@@ -177,7 +200,7 @@ def plot_rankings(
     ax.set_ylabel("rank")
     ax.set_xticks([])
     ax.set_xlim(-0.05, right + 0.4)
-    ax.set_ylim(-max_rank - 0.3 - 0.5 * n_notes, 0.8)
+    ax.set_ylim(-max_rank - 0.3 * 0.4 / row - note_step * n_notes, 0.8)
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
     handles = [Patch(facecolor=_gain_colour(2, False), label="relevant")] if not graded else [
@@ -186,14 +209,14 @@ def plot_rankings(
     ]
     handles.append(Patch(facecolor=_gain_colour(0, graded), edgecolor="#999999", label="not relevant"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=len(handles),
-              fontsize=9.5, frameon=False)
+              fontsize=10, frameon=False)
     if title:
         ax.set_title(textwrap.fill(title, int(fig_width * 10)), pad=24, fontsize=11.5)
     fig.tight_layout()
     return fig
 
 
-def plot_discount(max_rank: int = 10, k: int | None = None):
+def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = None):
     """How much a relevant item counts at each rank: nDCG's 1/log2(rank + 1) beside RR's 1/rank.
 
     The nDCG discount 1/log2(rank + 1) (the form of Burges et al. 2005 that trec_eval uses; Järvelin
@@ -203,6 +226,7 @@ def plot_discount(max_rank: int = 10, k: int | None = None):
     Args:
         max_rank: the last rank drawn, an integer >= 1.
         k: when given, ranks below the cut-off k are shaded (an @k metric gives them weight 0).
+        title: the figure title.
 
     Returns:
         The matplotlib Figure.
@@ -221,7 +245,7 @@ def plot_discount(max_rank: int = 10, k: int | None = None):
     ax.plot(ranks, discount, "o-", color="#1b7837", label="nDCG discount 1/log2(rank + 1)")
     ax.plot(ranks, 1 / ranks, "s--", color="#762a83", label="reciprocal rank 1/rank")
     for r, d in zip(ranks[:5], discount[:5]):
-        ax.annotate(f"{d:.2f}", (r, d), textcoords="offset points", xytext=(4, 6), fontsize=8, color="#1b7837")
+        ax.annotate(f"{d:.2f}", (r, d), textcoords="offset points", xytext=(4, 6), fontsize=10, color="#1b7837")
     if k is not None and k < max_rank:
         ax.axvspan(k + 0.5, max_rank + 0.5, color="grey", alpha=0.15, lw=0, label=f"below cut-off k = {k}: counts 0 in nDCG@{k}")
     ax.set_xticks(ranks)
@@ -230,7 +254,9 @@ def plot_discount(max_rank: int = 10, k: int | None = None):
     ax.set_xlabel("rank")
     ax.set_ylabel("weight of a relevant item")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=10)
+    if title:
+        ax.set_title(title, fontsize=11.5)
     fig.tight_layout()
     return fig
 
@@ -279,6 +305,12 @@ _EXPECTED = {
     "bool": "True or False (yes / no also work)",
     "text": "a word or short text in quotes",
 }
+_ARTICLES = {"the", "a", "an"}  # "the vector retriever" is "vector retriever"
+_NEGATIONS = {"not", "no", "never", "neither", "nor", "none", "nothing"}  # "not hybrid" names no option
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Pow: operator.pow}
+_MAX_BITS = 4000  # a calculation's numbers stay below 2**4000, so no typed power takes ages
+_CALCULATION_NOTE = " (type the result, not the calculation: only numbers and + - * / ** are worked out)"
 
 
 @dataclass(frozen=True)
@@ -295,9 +327,15 @@ class Answer:
         tolerance: an absolute tolerance to use instead of ``decimals``.
         hint: one short line printed after a wrong answer; it must not give the solution away.
         accept: other spellings accepted for a text answer.
+        options: the choices a text question offers, e.g. ``("ceiling", "duplicates", "ideal DCG")``;
+            the solution must be one of them. An answer that names exactly one option is read as that
+            option ("duplicates counted twice" names "duplicates"); one that names none or several is
+            told the options. By default, when the solution is a retriever name, the options are the
+            retrievers ``("BM25", "vector", "hybrid")``, so "vector search" reads as "vector".
 
     Raises:
-        ValueError: ``kind`` is not one of the three, or a "number" solution is not a number.
+        ValueError: ``kind`` is not one of the three, a "number" solution is not a number, or a text
+            solution is not one of ``options``.
 
     Taught in: every notebook from 00 to 10 (the check-yourself sections).
     """
@@ -308,6 +346,7 @@ class Answer:
     tolerance: float | None = None
     hint: str = ""
     accept: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
 
     def __post_init__(self):
         if isinstance(self.value, (set, frozenset)):  # any one of these texts is right (e.g. tied leaders)
@@ -323,6 +362,13 @@ class Answer:
             raise ValueError(f"kind must be 'number', 'bool' or 'text', not {self.kind!r}")
         if self.kind == "number" and _as_number(self.value) is None:
             raise ValueError(f"the solution {self.value!r} is not a number")
+        if self.kind != "text":
+            return
+        retrievers = {_as_text(name) for name in RETRIEVERS}
+        if not self.options and {_as_text(t) for t in (self.value, *self.accept)} <= retrievers:
+            object.__setattr__(self, "options", RETRIEVERS)
+        if self.options and _as_text(self.value) not in {_as_text(o) for o in self.options}:
+            raise ValueError(f"the solution {self.value!r} is not one of the options {list(self.options)}")
 
 
 @dataclass(frozen=True)
@@ -364,13 +410,17 @@ def check_answers(
     """Check a reader's answers to a "check yourself" section: one printed line per question.
 
     Answers are read the way people type them. Numbers: ``0.33``, ``"0.33"``, ``"1/3"``, ``"33%"``,
-    ``Fraction(1, 3)``, NumPy scalars; right within half a unit of the decimals asked for (±0.005
-    unless the solution is an :class:`Answer` saying otherwise), compared exactly as fractions.
-    Booleans: ``True``, ``"true"``, ``"yes"``, ``1``, ``numpy.True_``. Text: any case, surrounding
-    spaces, quotes and a final full stop ignored. ``None``, ``...`` or blank text means "not answered
-    yet". A wrong answer gets "not yet", a note when the format or the rounding looks like the
-    problem, and the question's hint; an answer of the wrong kind gets what kind was expected. The
-    solution is never printed, and nothing a reader types raises an exception.
+    ``Fraction(1, 3)``, NumPy scalars, and a calculation typed as text with numbers, brackets and
+    ``+ - * / **`` (``"(1 + 0.5) / 2"``, ``"2**2 - 1"``; ``^`` counts as ``**``); right within half a
+    unit of the decimals asked for (±0.005 unless the solution is an :class:`Answer` saying
+    otherwise), compared exactly as fractions. Booleans: ``True``, ``"true"``, ``"yes"``, ``1``,
+    ``numpy.True_``. Text: any case, surrounding spaces, quotes, a final full stop and the articles
+    "the", "a", "an" ignored, ``_`` and ``-`` read as spaces; with options (:class:`Answer`), an answer naming exactly one option
+    counts as that option. ``None``, ``...`` or blank text means "not answered yet". A wrong answer
+    gets "not yet", a note when the format or the rounding looks like the problem, and the
+    question's hint; an answer of the wrong kind, or naming none of the options, gets what was
+    expected. The solution is never printed, and nothing a reader types raises an exception: answers
+    that are not a dict get one line saying so.
 
     Args:
         answers: ``{question: answer}``, e.g. ``{"1": 0.25, "2": None}``; question names are compared
@@ -390,6 +440,12 @@ def check_answers(
     Taught in: every notebook from 00 to 10 (the check-yourself sections).
     """
     specs = {str(q): s if isinstance(s, Answer) else Answer(s) for q, s in solutions.items()}
+    if not isinstance(answers, Mapping):
+        what = "None" if answers is None else f"a {type(answers).__name__}"
+        line = ("the answers must be a dict with one entry per question, like {\"1\": 0.25, \"2\": \"yes\"}, "
+                f"not {what}: fill in the answers cell and run it again")
+        show(line)
+        return Report({q: Verdict(q, "unanswered", line) for q in specs})
     given = {str(q): a for q, a in answers.items()}
     verdicts = {q: _verdict(q, given.get(q), spec) for q, spec in specs.items()}
     for q in given.keys() - specs.keys():
@@ -410,9 +466,16 @@ def _verdict(q: str, given, spec: Answer) -> Verdict:
     if status == "right":
         return Verdict(q, status, line + "right")
     if status == "unreadable":
-        return Verdict(q, status, line + f"expected {_EXPECTED[spec.kind]}, got {_shown(given)}{note}")
+        return Verdict(q, status, line + f"expected {_expected(spec)}, got {_shown(given)}{note}")
     hint = f" Hint: {spec.hint}" if spec.hint else ""
     return Verdict(q, status, line + f"not yet: {_shown(given)} is not it{note}.{hint}")
+
+
+def _expected(spec: Answer) -> str:
+    if spec.kind == "text" and spec.options:
+        *first, last = [repr(o) for o in spec.options]
+        return f"one of {', '.join(first)} or {last}" if first else repr(last)
+    return _EXPECTED[spec.kind]
 
 
 def _judge(given, spec: Answer) -> tuple[str, str]:
@@ -421,13 +484,12 @@ def _judge(given, spec: Answer) -> tuple[str, str]:
         answer = _as_bool(given)
         return ("unreadable", "") if answer is None else ("right" if answer == _as_bool(spec.value) else "wrong", "")
     if spec.kind == "text":
-        answer = _as_text(given)
-        accepted = {_as_text(t) for t in (spec.value, *spec.accept)}
-        return ("unreadable", "") if answer is None else ("right" if answer in accepted else "wrong", "")
+        return _judge_text(given, spec), ""
     answer = _as_number(given)
     if answer is None:
-        comma = isinstance(given, str) and re.fullmatch(r"\s*[-+]?\d+,\d+\s*", given)
-        return "unreadable", " (use a dot for decimals: 0.25, not 0,25)" if comma else ""
+        if isinstance(given, str) and re.fullmatch(r"\s*[-+]?\d+,\d+\s*", given):
+            return "unreadable", " (use a dot for decimals: 0.25, not 0,25)"
+        return "unreadable", _CALCULATION_NOTE if isinstance(given, str) and _is_calculation(given) else ""
     expected = _as_number(spec.value)
     allowed = _as_number(spec.tolerance) if spec.tolerance is not None else Fraction(1, 2 * 10**spec.decimals)
     if abs(answer - expected) <= allowed:
@@ -440,6 +502,32 @@ def _judge(given, spec: Answer) -> tuple[str, str]:
     if expected and abs(answer / 100 - expected) <= allowed:
         return "wrong", f" (it looks like a percentage: write {_shown(given)}% as {float(answer / 100):g})"
     return "wrong", ""
+
+
+def _judge_text(given, spec: Answer) -> str:
+    """right, wrong or unreadable. With options, an answer that names exactly one of them is that option."""
+    answer = _as_text(given)
+    if answer is None:
+        return "unreadable"
+    right = {_as_text(t) for t in (spec.value, *spec.accept)}
+    if answer in right:
+        return "right"
+    if not spec.options:
+        return "wrong"
+    others = {_as_text(o) for o in spec.options} - right
+    if answer in others:
+        return "wrong"
+    if _NEGATIONS & set(answer.split()) or "n't" in answer:
+        return "unreadable"
+
+    def names(spelling: str) -> bool:  # "vector search" names "vector", "returned" names "precision of returned"
+        return bool(re.search(rf"(?<!\w){re.escape(spelling)}", answer)
+                    or len(answer) >= 3 and re.search(rf"(?<!\w){re.escape(answer)}(?!\w)", spelling))
+
+    named_right, named_others = any(map(names, right)), [o for o in others if names(o)]
+    if named_right + len(named_others) != 1:
+        return "unreadable"
+    return "right" if named_right else "wrong"
 
 
 def _unwrap(value):
@@ -465,21 +553,47 @@ def _as_number(value) -> Fraction | None:
         if isinstance(value, numbers.Real):
             return _as_number(float(value))
         if isinstance(value, str):
-            text = value.strip().replace("\u2212", "-").replace("_", "")
-            number = r"[-+]?(?:\d+\.?\d*|\.\d+)"
-            if fraction := re.fullmatch(rf"({number})\s*/\s*({number})", text):  # "1/3", "0.8/3"
-                top, bottom = Fraction(Decimal(fraction[1])), Fraction(Decimal(fraction[2]))
-                return top / bottom if bottom else None
+            text = _as_formula(value)
             if text.endswith("%"):
                 inner = _as_number(text[:-1])
                 return None if inner is None else inner / 100
-            number = Decimal(text)
-            if not number.is_finite() or abs(number.adjusted()) > 100:  # "1e999999" would take ages
-                return None
-            return Fraction(number)
-    except (ValueError, ZeroDivisionError, InvalidOperation, OverflowError, TypeError):
+            return _calculate(ast.parse(text, mode="eval").body)
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError, SyntaxError, RecursionError):
         return None
     return None
+
+
+def _as_formula(text: str) -> str:
+    """Typed text as Python arithmetic: the minus sign, × ÷ ^ as - * / **, no leading zeros ("007")."""
+    text = text.strip().replace("\u2212", "-").replace("×", "*").replace("÷", "/").replace("^", "**")
+    return re.sub(r"(?<![\d.eE])0+(?=\d)", "", text)
+
+
+def _calculate(node: ast.AST) -> Fraction | None:
+    """The exact value of a parsed calculation of numbers, brackets and + - * / **; None for anything else."""
+    if isinstance(node, ast.Constant):
+        return _as_number(node.value) if isinstance(node.value, (int, float)) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        inner = _calculate(node.operand)
+        return None if inner is None else inner if isinstance(node.op, ast.UAdd) else -inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _calculate(node.left), _calculate(node.right)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Pow) and (right.denominator != 1 or abs(right) > 64):
+            return None  # whole powers up to 64 only: 9**9**9 would take ages
+        value = _OPERATORS[type(node.op)](left, right)
+        return value if max(value.numerator.bit_length(), value.denominator.bit_length()) <= _MAX_BITS else None
+    return None
+
+
+def _is_calculation(text: str) -> bool:
+    """True for text that parses as arithmetic with something besides numbers in it, e.g. "1/log2(3)"."""
+    try:
+        tree = ast.parse(_as_formula(text), mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return any(isinstance(n, (ast.BinOp, ast.Call)) for n in ast.walk(tree))
 
 
 def _as_bool(value) -> bool | None:
@@ -498,7 +612,8 @@ def _as_text(value) -> str | None:
     value = _unwrap(value)
     if not isinstance(value, str):
         return None
-    return " ".join(value.strip().strip("\"'").rstrip(".").split()).casefold()
+    text = value.strip().strip("\"'").rstrip(".!?").replace("_", " ").replace("-", " ").casefold()
+    return " ".join(word for word in text.split() if word not in _ARTICLES)
 
 
 def _shown(value) -> str:

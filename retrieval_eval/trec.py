@@ -78,8 +78,8 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
     trec_eval ignores the rank column and re-sorts by score (descending), breaking ties by chunk id
     (descending). So the score written is ``len(ranking) − rank + 1``: strictly decreasing with
     rank, it makes trec_eval read exactly our order. A question with an empty ranking gets no line;
-    trec_eval then leaves it out of its means unless run with ``-c``, while our :func:`evaluate`
-    scores it 0.
+    ``trec_eval -c`` then scores it 0, as our :func:`evaluate` does; without ``-c``, trec_eval up to
+    9.0 leaves it out of its means and trec_eval 10.0 stops with an error.
 
     Args:
         run: ``{question_id: ranking}``.

@@ -135,6 +135,25 @@ def close_figures():
 
 
 @pytest.fixture
+def smallest_displayed_pt():
+    """A function: the smallest font size of a figure's visible text, in points as a notebook shows it.
+
+    A notebook shrinks a figure wider than ``DISPLAY_INCHES`` (its tight bounding box, as the inline
+    backend saves it) to that width, and its text with it.
+    """
+    from matplotlib.text import Text
+
+    from retrieval_eval.teaching import DISPLAY_INCHES
+
+    def measure(fig) -> float:
+        width = fig.get_tightbbox(fig.canvas.get_renderer()).width  # inches
+        sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+        return min(sizes) * min(1.0, DISPLAY_INCHES / width)
+
+    return measure
+
+
+@pytest.fixture
 def model_copy(tmp_path) -> Path:
     """A copy of the bundled embedding model's folder (all-MiniLM-L6-v2), free to modify."""
     return Path(shutil.copytree(model_path(None), tmp_path / "model"))

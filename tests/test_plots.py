@@ -45,6 +45,12 @@ def test_first_relevant_rank_bars_as_mrr_add_up_to_mrr_and_mrr_at_k():
     assert labels[1:] == [f"A: MRR = {(2 + 1 / 12) / 4:.3f}", f"B: MRR = {(1 + 1 / 2 + 2 / 3) / 4:.3f}"]
 
 
+def test_first_relevant_rank_text_is_at_least_10_pt_as_a_notebook_shows_it(smallest_displayed_pt):
+    for as_mrr in (False, True):
+        fig = h.plot_first_relevant_ranks(RANKS, k=3, show_rr=True, as_mrr=as_mrr, title="What each rank adds to MRR")
+        assert smallest_displayed_pt(fig) >= 10
+
+
 def test_first_relevant_ranks_needs_a_retriever_column():
     with pytest.raises(ValueError, match="no retriever column"):
         h.plot_first_relevant_ranks(pd.DataFrame({"question": ["?"], "n_relevant": [1]}))
@@ -67,3 +73,12 @@ def test_precision_ceiling_curve_comes_from_the_labels():
         h.plot_precision_ceiling(qrels, ks=[1, 3], table=table)
     with pytest.raises(ValueError, match="k = 5 is not one of the ks"):
         h.plot_precision_ceiling(qrels, ks=[1, 2], k=5)
+
+
+def test_precision_ceiling_picture_has_its_title_and_readable_text(smallest_displayed_pt):
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1, "b": 1}}
+    ks = range(1, 11)
+    table = pd.DataFrame({("precision", k): [0.5 / k, 0.4 / k, 0.3 / k] for k in ks}, index=["BM25", "vector", "hybrid"])
+    fig = h.plot_precision_ceiling(qrels, ks=ks, table=table, k=3, title="The precision@k ceiling of these labels")
+    assert fig.axes[0].get_title() == "The precision@k ceiling of these labels"
+    assert smallest_displayed_pt(fig) >= 10
