@@ -67,3 +67,25 @@ def test_precision_ceiling_curve_comes_from_the_labels():
         h.plot_precision_ceiling(qrels, ks=[1, 3], table=table)
     with pytest.raises(ValueError, match="k = 5 is not one of the ks"):
         h.plot_precision_ceiling(qrels, ks=[1, 2], k=5)
+
+
+# --- plot_chunking_budget -----------------------------------------------------------------------
+
+
+def test_chunking_budget_draws_recall_against_k_times_chunk_size():
+    curves = pd.DataFrame({
+        "setting": ["64, no overlap"] * 2 + ["64, overlap 10"] * 2 + ["128, no overlap"],
+        "chunk size": [64, 64, 64, 64, 128], "overlap": [0, 0, 10, 10, 0], "retriever": ["R"] * 5,
+        "k": [1, 2, 1, 2, 1], "budget": [64, 128, 64, 128, 128], "recall": [0.2, 0.5, 0.3, 0.6, 0.4],
+    })
+    fig = h.plot_chunking_budget(curves, budget=128)
+    ax = fig.axes[0]
+    plain, overlap, large, budget = ax.lines
+    assert list(plain.get_xdata()) == [64, 128] and list(plain.get_ydata()) == [0.2, 0.5]
+    assert plain.get_linestyle() == "-" and overlap.get_linestyle() == "--"
+    assert plain.get_color() == overlap.get_color() != large.get_color()  # one colour per chunk size
+    assert list(budget.get_xdata()) == [128, 128]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "64, no overlap", "64, overlap 10", "128, no overlap", "budget 128 word pieces"]
+    with pytest.raises(ValueError, match=r"curves misses the column\(s\) \['budget'\]"):
+        h.plot_chunking_budget(curves.drop(columns="budget"))
