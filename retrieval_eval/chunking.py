@@ -49,7 +49,10 @@ class Chunking(NamedTuple):
 
     @property
     def label(self) -> str:
-        """``"128, no overlap"`` or ``"128, overlap 19"``: how tables and plots name the setting."""
+        """``"128, no overlap"`` or ``"128, overlap 19"``: how tables and plots name the setting.
+
+        Taught in: notebook 09_chunking.
+        """
         return f"{self.chunk_size}, " + (f"overlap {self.chunk_overlap}" if self.chunk_overlap else "no overlap")
 
 
