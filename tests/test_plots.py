@@ -78,7 +78,8 @@ def test_chunking_budget_draws_recall_against_k_times_chunk_size():
         "chunk size": [64, 64, 64, 64, 128], "overlap": [0, 0, 10, 10, 0], "retriever": ["R"] * 5,
         "k": [1, 2, 1, 2, 1], "budget": [64, 128, 64, 128, 128], "recall": [0.2, 0.5, 0.3, 0.6, 0.4],
     })
-    fig = h.plot_chunking_budget(curves, budget=128)
+    fig = h.plot_chunking_budget(curves, budget=128, title="Recall at each budget")
+    assert fig._suptitle.get_text() == "Recall at each budget"
     ax = fig.axes[0]
     plain, overlap, large, budget = ax.lines
     assert list(plain.get_xdata()) == [64, 128] and list(plain.get_ydata()) == [0.2, 0.5]
