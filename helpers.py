@@ -16,8 +16,8 @@ lives, in teaching order:
                       share_of_ceiling, switchboard, trec_eval_means, VARIANTS,
                       Variant
   text.py             normalise, locate_evidence, read_text                          00, 05
-  corpus.py           load_corpus, load_chunks, split_into_chunks, write_chunks,     00, 05
-                      stored_or_split_chunks, check_chunks, CHUNK_SIZE,
+  corpus.py           load_corpus, load_chunks, split_into_chunks, write_chunks,     00, 05, 09
+                      stored_or_split_chunks, check_chunks, chunk_spans, CHUNK_SIZE,
                       DOCUMENT_SUFFIXES
   golden.py           read_golden_csv, label_chunks, load_golden_with_qrels,         00, 05, 08
                       graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
@@ -28,11 +28,14 @@ lives, in teaching order:
                       run_retrievers, tokenize, rank_by_score, unindexable_chunks
   parameters.py       check_parameters, ParameterError                               05
   pipeline.py         evaluation_setup (the set-up call of 01-10), Setup             01-10
+  chunking.py         chunking_experiment, ChunkingExperiment, chunk_and_rank,       09
+                      Chunking, setting_scores, shared_word_pieces,
+                      compare_settings, CHUNK_SIZES, OVERLAP_SHARE, BUDGET
   evaluation.py       evaluate, per_question_scores, first_relevant_ranks,           01-05, 08
                       precision_ceiling, disagree_at_k, slice_report, check_run,
                       METRICS, KS, rank_groups, verdict (who leads, or a tie)
-  plots.py            plot_metrics, plot_first_relevant_ranks, plot_slices,          01-05, 08
-                      plot_precision_ceiling, plot_intervals
+  plots.py            plot_metrics, plot_first_relevant_ranks, plot_slices,          01-05, 08, 09
+                      plot_precision_ceiling, plot_intervals, plot_chunking_budget
   teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-10
                       check_answers, Answer, print_versions
   statistics.py       bootstrap_ci, interval_table, sign_test, permutation_p,        08
@@ -68,13 +71,17 @@ from retrieval_eval.audit import (
     Audit, best_case_detectable_difference, content_words, golden_set_audit, near_duplicate_chunks,
 )
 from retrieval_eval.batch import batch_scores
+from retrieval_eval.chunking import (
+    BUDGET, CHUNK_SIZES, OVERLAP_SHARE, Chunking, ChunkingExperiment, chunk_and_rank, chunking_experiment,
+    compare_settings, setting_scores, shared_word_pieces,
+)
 from retrieval_eval.conventions import (
     VARIANTS, Variant, ap_at_k, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean,
     micro_recall, ndcg_retrieved_ideal, precision_of_returned, share_of_ceiling, switchboard, trec_eval_means,
 )
 from retrieval_eval.corpus import (
-    CHUNK_SIZE, DOCUMENT_SUFFIXES, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks,
-    write_chunks,
+    CHUNK_SIZE, DOCUMENT_SUFFIXES, check_chunks, chunk_spans, load_chunks, load_corpus, split_into_chunks,
+    stored_or_split_chunks, write_chunks,
 )
 from retrieval_eval.evaluation import (
     KS, METRICS, check_run, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
@@ -97,7 +104,7 @@ from retrieval_eval.parameters import ParameterError, check_parameters
 from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
 from retrieval_eval.pipeline import Setup, evaluation_setup
 from retrieval_eval.plots import (
-    plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
+    plot_chunking_budget, plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
 from retrieval_eval.reports import ReportNameError, report_folder
 from retrieval_eval.retrievers import (
@@ -131,7 +138,7 @@ __all__ = [
     # text, corpus, golden set and labels (00, 05)
     "normalise", "locate_evidence", "read_text",
     "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
-    "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
+    "chunk_spans", "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
     "read_golden_csv", "label_chunks", "load_golden_with_qrels", "graded_labels", "GoldenSetError",
     "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS",
     # models, parameters, fusion, retrievers and the set-up call (05)
@@ -145,6 +152,9 @@ __all__ = [
     "evaluate", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "disagree_at_k",
     "slice_report", "check_run", "METRICS", "KS", "rank_groups", "verdict",
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
+    # how the chunking moves the numbers (09)
+    "chunking_experiment", "ChunkingExperiment", "chunk_and_rank", "Chunking", "setting_scores", "shared_word_pieces",
+    "compare_settings", "CHUNK_SIZES", "OVERLAP_SHARE", "BUDGET", "plot_chunking_budget",
     # teaching aids (00-10)
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
     # statistics (08)

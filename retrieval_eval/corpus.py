@@ -186,6 +186,40 @@ def split_into_chunks(
     ]
 
 
+def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, int]]:
+    """Where each chunk of one document lies in that document, as offsets in normalised text.
+
+    Document and chunks go through :func:`~retrieval_eval.text.normalise` (the splitter strips the
+    whitespace around each chunk). The chunks are placed in order, each searched from one character
+    after the start of the chunk before it, so chunks that share text (``chunk_overlap`` > 0 in
+    :func:`split_into_chunks`) are placed where they are: the next chunk may start before the
+    previous one ends, and the shared text is ``normalise(text)[start of the next : end of the previous]``.
+
+    Args:
+        text: the document's text.
+        chunks: that document's chunks in document order, each with ``id`` and ``text``.
+
+    Returns:
+        ``{chunk id: (start, end)}``, character offsets into ``normalise(text)``, end exclusive.
+
+    Raises:
+        ValueError: a chunk's text is not in the document after the chunk before it (names the
+            chunk): the chunks are not this document's, or not in its order.
+
+    Taught in: notebook 09_chunking.
+    """
+    full = normalise(text)
+    spans, cursor = {}, 0
+    for chunk in chunks:
+        piece = normalise(chunk["text"])
+        start = full.find(piece, cursor)
+        if start < 0:
+            raise ValueError(f"chunk {chunk['id']!r} is not in its document after the chunk before it")
+        spans[chunk["id"]] = (start, start + len(piece))
+        cursor = start + 1
+    return spans
+
+
 def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> None:
     """Write chunks as JSON Lines (one chunk per line, keys id, doc, text, n_tokens).
 
@@ -267,11 +301,12 @@ def stored_or_split_chunks(
     model_name: str | None = None,
     chunk_size: int = CHUNK_SIZE,
     progress: bool = True,
+    chunk_overlap: int = 0,
 ) -> list[dict]:
     """The chunks an evaluation run uses: the stored Polder chunks when they apply, else chunked now.
 
-    ``data/chunks.jsonl`` is used when ``corpus`` is the Polder corpus folder and ``model_name``
-    and ``chunk_size`` are the defaults (a test checks that file equals a rebuild). Any other
+    ``data/chunks.jsonl`` is used when ``corpus`` is the Polder corpus folder and ``model_name``,
+    ``chunk_size`` and ``chunk_overlap`` are the defaults (a test checks that file equals a rebuild). Any other
     corpus, model or size is split with :func:`split_into_chunks`, one document at a time under a
     progress bar (the output is the same as one call: documents are split independently).
 
@@ -282,18 +317,22 @@ def stored_or_split_chunks(
             its tokenizer sizes the chunks.
         chunk_size: the largest chunk, in word pieces of that tokenizer.
         progress: show a progress bar while chunking.
+        chunk_overlap: the most word pieces neighbouring chunks may share (0 by default; see
+            :func:`split_into_chunks`).
 
     Returns:
         Chunks as :func:`split_into_chunks` returns them.
 
     Raises:
         ValueError: ``chunk_size`` is not an integer >= 1, or is larger than the model's window
-            (:func:`~retrieval_eval.models.model_window`: the model could not read a whole chunk).
+            (:func:`~retrieval_eval.models.model_window`: the model could not read a whole chunk),
+            or ``chunk_overlap`` is invalid (as :func:`split_into_chunks`).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebooks 05_three_retrievers and 09_chunking.
     """
     chunk_size = check_positive_int(chunk_size, "chunk_size")
-    stored = Path(corpus).resolve() == CORPUS_DIR.resolve() and model_name is None and chunk_size == CHUNK_SIZE
+    stored = (Path(corpus).resolve() == CORPUS_DIR.resolve() and model_name is None and chunk_size == CHUNK_SIZE
+              and chunk_overlap == 0)
     if stored:
         return load_chunks()
     window = model_window(model_name)
@@ -303,5 +342,5 @@ def stored_or_split_chunks(
     return [
         chunk
         for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)
-        for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size, prefix=prefix)
+        for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size, chunk_overlap, prefix)
     ]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .corpus import chunk_spans
 from .paths import GOLDEN_PATH
 from .text import normalise, read_text
 
@@ -205,14 +206,8 @@ def _why_missing(needle: str, chunks: Sequence[Mapping], docs: Mapping[str, str]
         start = full.find(needle)
         if start < 0:
             continue
-        # Place each chunk of this document in the normalised document text, in order.
-        spans, cursor = [], 0
-        for chunk in (c for c in chunks if c["doc"] == doc):
-            piece = normalise(chunk["text"])
-            begin = full.find(piece, cursor)
-            spans.append((chunk["id"], begin, begin + len(piece)))
-            cursor = begin + len(piece)
-        cut = [cid for cid, b, e in spans if b < start + len(needle) and e > start]
+        spans = chunk_spans(text, [c for c in chunks if c["doc"] == doc])  # overlapping chunks too
+        cut = [cid for cid, (b, e) in spans.items() if b < start + len(needle) and e > start]
         return f"is cut by a chunk boundary between chunks {cut}"
     return "is in no chunk" + ("" if docs is None else " and not in the corpus")
 

@@ -1,4 +1,5 @@
-"""Plots of evaluation results: metrics against k, first relevant ranks, the ceiling, slices, intervals.
+"""Plots of evaluation results: metrics against k, first relevant ranks, the ceiling, slices, intervals,
+recall against the token budget per chunking.
 
 The only modules besides :mod:`retrieval_eval.teaching` and the widgets that import matplotlib.
 """
@@ -224,4 +225,56 @@ def plot_intervals(intervals: pd.DataFrame, k: int = 3):
         ax.set_xlim(0, 1)
         ax.grid(axis="x", alpha=0.3)
     np.atleast_1d(axes)[0].invert_yaxis()  # first retriever on top (the y axis is shared)
+    return fig
+
+
+def plot_chunking_budget(curves: pd.DataFrame, budget: int | None = None, title: str | None = None):
+    """Recall@k against the word pieces the generator reads (k × chunk size), one line per chunking.
+
+    One panel per retriever; one colour per chunk size, a solid line without overlap and a dashed
+    one with it, a marker at every k. Read along a vertical line: every chunking at the same
+    budget, the comparison that matters for RAG (at the same k, smaller chunks give the model less).
+    The figure is 9 inches wide, so a notebook shows its text at full size (10 pt and more).
+
+    Args:
+        curves: the ``curves`` table of :func:`~retrieval_eval.chunking.chunking_experiment`
+            (columns ``setting, chunk size, overlap, retriever, budget, recall``).
+        budget: when given, a vertical line marks this budget (word pieces).
+        title: the figure title.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: ``curves`` misses one of those columns (names them).
+
+    Taught in: notebook 09_chunking.
+    """
+
+    missing = [c for c in ("setting", "chunk size", "overlap", "retriever", "budget", "recall") if c not in curves.columns]
+    if missing:
+        raise ValueError(f"curves misses the column(s) {missing}: pass the curves table of chunking_experiment")
+    retrievers = list(dict.fromkeys(curves["retriever"]))
+    sizes = sorted(curves["chunk size"].unique())
+    colours = dict(zip(sizes, ["#d95f02", "#7570b3", "#1b9e77", "#e7298a", "#66a61e"]))
+    fig, axes = plt.subplots(1, len(retrievers), figsize=(9, 4.8), sharey=True, constrained_layout=True, squeeze=False)
+    for ax, retriever in zip(axes[0], retrievers):
+        part = curves[curves["retriever"] == retriever]
+        for setting, line in part.groupby("setting", sort=False):
+            size, overlap = line["chunk size"].iloc[0], line["overlap"].iloc[0]
+            ax.plot(line["budget"], line["recall"], "--" if overlap else "-", marker="o" if overlap else "s",
+                    markersize=3.5, lw=1.6, color=colours[size], alpha=0.75 if overlap else 1.0, label=setting)
+        if budget is not None:
+            ax.axvline(budget, color="grey", lw=5, alpha=0.25, label=f"budget {budget} word pieces")
+        ax.set_title(retriever, fontsize=11)
+        ax.set_xticks(sorted({*range(0, int(curves["budget"].max()) + 1, max(sizes))}))
+        ax.tick_params(labelsize=10)
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("recall@k (mean over questions)", fontsize=10)
+    axes[0][len(retrievers) // 2].set_xlabel("word pieces the model reads (k × chunk size)", fontsize=10)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)), fontsize=10, frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=11.5)
     return fig

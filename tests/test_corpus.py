@@ -264,6 +264,26 @@ def test_chunk_overlap_shares_word_pieces_between_neighbours(tokenizer):
     assert max(c["n_tokens"] for c in overlapping) <= 128
 
 
+def test_chunk_spans_place_overlapping_chunks_where_they_are(tokenizer):
+    text = paragraph(tokenizer, 600)
+    for overlap in (0, 20):
+        chunks = h.split_into_chunks({"doc": text}, tokenizer, 128, chunk_overlap=overlap)
+        spans = h.chunk_spans(text, chunks)
+        full = h.normalise(text)
+        assert list(spans) == [c["id"] for c in chunks]
+        assert all(full[start:end] == h.normalise(c["text"]) for c, (start, end) in zip(chunks, spans.values()))
+        starts, ends = [s for s, _ in spans.values()], [e for _, e in spans.values()]
+        assert starts == sorted(starts) and starts[0] == 0 and ends[-1] == len(full)
+        shared = [end - start for (_, end), (start, _) in zip(spans.values(), list(spans.values())[1:])]
+        assert (max(shared) > 0) if overlap else (max(shared) < 0)  # overlap: the next chunk starts before the end
+
+
+def test_chunk_spans_refuse_a_chunk_of_another_document(tokenizer):
+    chunks = [{"id": "a#00", "text": "first part"}, {"id": "b#00", "text": "not in this document"}]
+    with pytest.raises(ValueError, match="chunk 'b#00' is not in its document after the chunk before it"):
+        h.chunk_spans("first part and second part", chunks)
+
+
 @pytest.mark.parametrize("chunk_size, chunk_overlap, message", [
     (2, 0, "chunk_size 2 leaves no room beside the model's 2 special and prefix tokens"),
     (0, 0, "chunk_size must be >= 1"),

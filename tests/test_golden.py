@@ -111,6 +111,18 @@ def test_evidence_cut_by_chunk_boundary_names_both_chunks(golden, chunks, docs):
         h.label_chunks(bad, chunks, docs)
 
 
+def test_evidence_cut_between_overlapping_chunks_names_the_two_chunks():
+    """With overlap a chunk starts before the previous one ends; the message still names the right two."""
+    words = [f"word{i}" for i in range(120)]
+    chunks = h.split_into_chunks({"d": " ".join(words)}, h.load_tokenizer(), 40, chunk_overlap=12)
+    first, second = chunks[1], chunks[2]
+    begin, end = words.index(second["text"].split()[0]), words.index(first["text"].split()[-1])
+    assert begin <= end  # the two chunks share words
+    evidence = " ".join(words[begin - 1 : end + 2])  # from just before the second chunk to just after the first
+    with pytest.raises(h.GoldenSetError, match=rf"between chunks \['{first['id']}', '{second['id']}'\]"):
+        h.label_chunks(pd.DataFrame({"id": ["q1"], "evidence": [evidence]}), chunks, {"d": " ".join(words)})
+
+
 def test_partial_evidence_that_is_the_evidence_or_in_no_chunk_is_refused(golden, chunks):
     bad = golden.head(2).copy()
     bad["partial_evidence"] = [bad.iloc[0]["evidence"], "a partial answer that is nowhere in the corpus"]

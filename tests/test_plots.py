@@ -82,3 +82,27 @@ def test_precision_ceiling_picture_has_its_title_and_readable_text(smallest_disp
     fig = h.plot_precision_ceiling(qrels, ks=ks, table=table, k=3, title="The precision@k ceiling of these labels")
     assert fig.axes[0].get_title() == "The precision@k ceiling of these labels"
     assert smallest_displayed_pt(fig) >= 10
+
+
+# --- plot_chunking_budget -----------------------------------------------------------------------
+
+
+def test_chunking_budget_draws_recall_against_k_times_chunk_size(smallest_displayed_pt):
+    curves = pd.DataFrame({
+        "setting": ["64, no overlap"] * 2 + ["64, overlap 10"] * 2 + ["128, no overlap"],
+        "chunk size": [64, 64, 64, 64, 128], "overlap": [0, 0, 10, 10, 0], "retriever": ["R"] * 5,
+        "k": [1, 2, 1, 2, 1], "budget": [64, 128, 64, 128, 128], "recall": [0.2, 0.5, 0.3, 0.6, 0.4],
+    })
+    fig = h.plot_chunking_budget(curves, budget=128, title="Recall at each budget")
+    assert fig._suptitle.get_text() == "Recall at each budget"
+    assert smallest_displayed_pt(fig) >= 10
+    ax = fig.axes[0]
+    plain, overlap, large, budget = ax.lines
+    assert list(plain.get_xdata()) == [64, 128] and list(plain.get_ydata()) == [0.2, 0.5]
+    assert plain.get_linestyle() == "-" and overlap.get_linestyle() == "--"
+    assert plain.get_color() == overlap.get_color() != large.get_color()  # one colour per chunk size
+    assert list(budget.get_xdata()) == [128, 128]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "64, no overlap", "64, overlap 10", "128, no overlap", "budget 128 word pieces"]
+    with pytest.raises(ValueError, match=r"curves misses the column\(s\) \['budget'\]"):
+        h.plot_chunking_budget(curves.drop(columns="budget"))
