@@ -28,8 +28,16 @@ lives, in teaching order:
                              plot_precision_ceiling, plot_slices, plot_intervals
   teaching.py                plot_rankings, plot_discount, evidence_html,        00-08
                              random_cases, check_answers, print_versions
-  statistics.py              bootstrap_ci, interval_table, sign_test,            08
-                             permutation_p, paired_comparisons, rank_differences
+  statistics.py              bootstrap_ci, wilson_ci, mean_interval, sign_test,  08
+                             mcnemar_test, permutation_test, permutation_p,
+                             paired_test, holm, N_RESAMPLES, SEED, EXACT_LIMIT,
+                             ALPHA, MCNEMAR, PERMUTATION, WILSON, BOOTSTRAP
+  power.py                   questions_needed, smallest_detectable_difference,   08
+                             POWER (planning the size of a golden set)
+  comparisons.py             per_question_table, interval_table, slice_          08
+                             intervals, paired_comparisons, slice_comparisons,
+                             comparison_sentences, power_table, rank_
+                             differences, SUCCESS, MIN_DISCORDANT
   widgets/playground.py      playground_widget, playground_scores                07
   widgets/ceiling.py         ceiling_widget, ceiling_report, hypothetical_qrels  07
   widgets/ranks.py           ranks_widget, question_view, filter_questions       07
@@ -47,6 +55,10 @@ docstring says otherwise.
 """
 
 from retrieval_eval.batch import batch_scores
+from retrieval_eval.comparisons import (
+    MIN_DISCORDANT, SUCCESS, comparison_sentences, interval_table, paired_comparisons, per_question_table, power_table,
+    rank_differences, slice_comparisons, slice_intervals,
+)
 from retrieval_eval.corpus import (
     CHUNK_SIZE, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks, write_chunks,
 )
@@ -65,6 +77,7 @@ from retrieval_eval.metrics import (
 from retrieval_eval.models import load_tokenizer, model_fingerprint
 from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
 from retrieval_eval.pipeline import Setup, evaluation_setup
+from retrieval_eval.power import POWER, questions_needed, smallest_detectable_difference
 from retrieval_eval.plots import (
     plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
@@ -72,7 +85,8 @@ from retrieval_eval.retrievers import (
     BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize,
 )
 from retrieval_eval.statistics import (
-    N_RESAMPLES, SEED, bootstrap_ci, interval_table, paired_comparisons, permutation_p, rank_differences, sign_test,
+    ALPHA, BOOTSTRAP, EXACT_LIMIT, MCNEMAR, N_RESAMPLES, PERMUTATION, SEED, WILSON, bootstrap_ci, holm, mcnemar_test,
+    mean_interval, paired_test, permutation_p, permutation_test, sign_test, wilson_ci,
 )
 from retrieval_eval.teaching import (
     check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
@@ -103,9 +117,12 @@ __all__ = [
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
     # teaching aids (00-08)
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "print_versions",
-    # statistics (08)
-    "bootstrap_ci", "interval_table", "sign_test", "permutation_p", "paired_comparisons", "rank_differences",
-    "N_RESAMPLES", "SEED",
+    # statistics, comparisons and planning (08)
+    "bootstrap_ci", "wilson_ci", "mean_interval", "sign_test", "mcnemar_test", "permutation_test", "permutation_p",
+    "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
+    "questions_needed", "smallest_detectable_difference", "POWER",
+    "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
+    "comparison_sentences", "power_table", "rank_differences", "SUCCESS", "MIN_DISCORDANT",
     # widgets (07)
     "playground_widget", "playground_scores", "ceiling_widget", "ceiling_report", "ceiling_by_k",
     "hypothetical_qrels", "ranks_widget", "question_view", "filter_questions",

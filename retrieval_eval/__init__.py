@@ -4,8 +4,8 @@ Notebooks, tests and the Makefile import ``helpers`` (the face that hands these 
 module here to see how a concept is computed. Imports run one way, from the bottom up:
 
 ``paths``, ``checks`` → ``metrics`` → ``fusion`` → ``text`` → ``models`` → ``corpus`` → ``golden``
-→ ``retrievers`` → ``evaluation`` → ``batch``, ``statistics``, ``trec`` → ``pipeline`` → ``plots``,
-``teaching`` → ``widgets``.
+→ ``retrievers`` → ``evaluation`` → ``batch``, ``statistics`` → ``power`` → ``comparisons``, ``trec``
+→ ``pipeline`` → ``plots``, ``teaching`` → ``widgets``.
 """
 
 import os

@@ -25,6 +25,16 @@ def check_positive_int(value, name: str = "k") -> int:
     return int(value)
 
 
+def check_probability(value, name: str) -> float:
+    """``value`` as a ``float`` strictly between 0 and 1 (a confidence, a significance level, a power); else ValueError naming ``name``.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 < value < 1:
+        raise ValueError(f"{name} must be between 0 and 1 (e.g. 0.95 or 0.05), got {value!r}")
+    return float(value)
+
+
 def check_ranking(ranked: Sequence[str]) -> list:
     """A ranking as a list: an ordered sequence (not a set, dict, iterator or string) without a repeated id.
 
