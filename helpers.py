@@ -35,8 +35,16 @@ lives, in teaching order:
                       plot_precision_ceiling, plot_intervals
   teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-10
                       check_answers, Answer, print_versions
-  statistics.py       bootstrap_ci, interval_table, sign_test, permutation_p,        08
-                      paired_comparisons, rank_differences, N_RESAMPLES, SEED
+  statistics.py       bootstrap_ci, wilson_ci, mean_interval, sign_test,             08
+                      mcnemar_test, permutation_test, permutation_p, paired_test,
+                      holm, N_RESAMPLES, SEED, EXACT_LIMIT, ALPHA, MCNEMAR,
+                      PERMUTATION, WILSON, BOOTSTRAP
+  power.py            questions_needed, smallest_detectable_difference,              08
+                      best_case_detectable_difference, POWER (planning the size
+                      of a golden set)
+  comparisons.py      per_question_table, interval_table, slice_intervals,           08
+                      paired_comparisons, slice_comparisons, comparison_sentences,
+                      power_table, rank_differences, SUCCESS, MIN_DISCORDANT
   widgets/            playground_widget, playground_scores (playground.py);          01-04, 07
                       rank_slider_widget, rank_slider_scores (rank_slider.py);
                       ceiling_widget, ceiling_report, ceiling_by_k,
@@ -49,7 +57,7 @@ lives, in teaching order:
                       TrecFormatError
   evaluate_runs.py    load_runs, RunsEvaluation, scores_table (make evaluate-runs)   README
   audit.py            golden_set_audit, Audit, near_duplicate_chunks,                README
-                      content_words, best_case_detectable_difference
+                      content_words
   reports.py          report_folder, ReportNameError (reports only in output/)       README
   evaluate_report.py  the runner of `make evaluate` (python -m ...)                  README
   paths.py            ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH,          -
@@ -64,10 +72,12 @@ the question's evidence string (see ``normalise``). Conventions follow trec_eval
 docstring says otherwise.
 """
 
-from retrieval_eval.audit import (
-    Audit, best_case_detectable_difference, content_words, golden_set_audit, near_duplicate_chunks,
-)
+from retrieval_eval.audit import Audit, content_words, golden_set_audit, near_duplicate_chunks
 from retrieval_eval.batch import batch_scores
+from retrieval_eval.comparisons import (
+    MIN_DISCORDANT, SUCCESS, comparison_sentences, interval_table, paired_comparisons, per_question_table, power_table,
+    rank_differences, slice_comparisons, slice_intervals,
+)
 from retrieval_eval.conventions import (
     VARIANTS, Variant, ap_at_k, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean,
     micro_recall, ndcg_retrieved_ideal, precision_of_returned, share_of_ceiling, switchboard, trec_eval_means,
@@ -96,6 +106,7 @@ from retrieval_eval.models import (
 from retrieval_eval.parameters import ParameterError, check_parameters
 from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
 from retrieval_eval.pipeline import Setup, evaluation_setup
+from retrieval_eval.power import POWER, best_case_detectable_difference, questions_needed, smallest_detectable_difference
 from retrieval_eval.plots import (
     plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
@@ -104,7 +115,8 @@ from retrieval_eval.retrievers import (
     BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize, unindexable_chunks,
 )
 from retrieval_eval.statistics import (
-    N_RESAMPLES, SEED, bootstrap_ci, interval_table, paired_comparisons, permutation_p, rank_differences, sign_test,
+    ALPHA, BOOTSTRAP, EXACT_LIMIT, MCNEMAR, N_RESAMPLES, PERMUTATION, SEED, WILSON, bootstrap_ci, holm, mcnemar_test,
+    mean_interval, paired_test, permutation_p, permutation_test, sign_test, wilson_ci,
 )
 from retrieval_eval.teaching import (
     Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
@@ -147,9 +159,12 @@ __all__ = [
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
     # teaching aids (00-10)
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
-    # statistics (08)
-    "bootstrap_ci", "interval_table", "sign_test", "permutation_p", "paired_comparisons", "rank_differences",
-    "N_RESAMPLES", "SEED",
+    # statistics, comparisons and planning (08)
+    "bootstrap_ci", "wilson_ci", "mean_interval", "sign_test", "mcnemar_test", "permutation_test", "permutation_p",
+    "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
+    "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "POWER",
+    "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
+    "comparison_sentences", "power_table", "rank_differences", "SUCCESS", "MIN_DISCORDANT",
     # widgets (01-04, 07)
     "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",
     "ceiling_widget", "ceiling_report", "ceiling_by_k", "hypothetical_qrels",
@@ -159,7 +174,7 @@ __all__ = [
     "read_qrels", "read_run", "Run", "trec_order", "align_run", "Coverage", "find_line", "TrecFormatError",
     "load_runs", "RunsEvaluation", "scores_table",
     # the golden-set audit (README)
-    "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words", "best_case_detectable_difference",
+    "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words",
     # reports of `make evaluate` (README)
     "report_folder", "ReportNameError",
     # paths

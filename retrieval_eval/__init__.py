@@ -5,8 +5,8 @@ module here to see how a concept is computed. Imports run one way, from the bott
 
 ``paths``, ``checks`` → ``metrics``, ``more_metrics`` → ``conventions``, ``fusion`` → ``text`` → ``models``
 → ``parameters``, ``corpus`` → ``golden`` → ``retrievers`` → ``evaluation`` → ``batch``, ``statistics``,
-``trec``, ``audit`` → ``pipeline``, ``reports`` → ``evaluate_report``, ``evaluate_runs`` (the make targets),
-``plots``, ``teaching`` → ``widgets``.
+``trec`` → ``power`` → ``comparisons``, ``audit`` → ``pipeline``, ``reports`` → ``evaluate_report``,
+``evaluate_runs`` (the make targets), ``plots``, ``teaching`` → ``widgets``.
 """
 
 import os

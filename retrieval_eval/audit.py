@@ -32,11 +32,12 @@ import pandas as pd
 from .checks import check_positive_int
 from .evaluation import first_relevant_ranks
 from .metrics import relevant_ids
+from .power import best_case_detectable_difference
 from .retrievers import tokenize
+from .statistics import ALPHA
 
 NEAR_DUPLICATE = 0.8  # word-shingle Jaccard at or above which two chunks count as near duplicates
 SHINGLE = 3  # words per shingle
-ALPHA = 0.05  # two-sided significance level of the slice-size check
 MIN_SHARED = 0.8  # share of the evidence's content words an unlabelled chunk must hold to be listed for review
 
 
@@ -115,38 +116,6 @@ def content_words(text: str) -> set[str]:
     Taught in: the README's "Your own data" (the audit of a golden set).
     """
     return set(_stemmer().stemWords([w for w in tokenize(text) if w not in _stop_words()]))
-
-
-def best_case_detectable_difference(n_questions: int, alpha: float = ALPHA) -> float:
-    """The smallest difference in hit rate between two retrievers that n paired questions could ever show.
-
-    McNemar's exact test (a two-sided binomial test on the discordant questions, those that one
-    retriever finds and the other misses) is most significant when every discordant question goes
-    the same way: with d of them, p = 2 × 0.5^d. The smallest d with p <= α (6 at α = 0.05) over n
-    questions is the smallest difference in hit rate that can ever be called significant: a set of
-    20 questions cannot show a difference below 6/20 = 0.30, whatever the retrievers do. This is
-    the best case; how many questions a realistic difference needs (power) is a separate question.
-
-    Args:
-        n_questions: the number of questions, an integer >= 1.
-        alpha: the two-sided significance level, in (0, 1).
-
-    Returns:
-        d / n, a float in (0, 1], or NaN when even n discordant questions all going one way are not
-        enough (fewer than 6 questions at α = 0.05).
-
-    Raises:
-        ValueError: ``n_questions`` is not an integer >= 1 or ``alpha`` is not in (0, 1).
-
-    Taught in: the README's "Your own data" (the audit of a golden set).
-    """
-    from scipy.stats import binomtest
-
-    n = check_positive_int(n_questions, "n_questions")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1 (e.g. 0.05), got {alpha!r}")
-    d = next((d for d in range(1, n + 1) if binomtest(d, d, 0.5).pvalue <= alpha), None)
-    return d / n if d else float("nan")
 
 
 def golden_set_audit(
