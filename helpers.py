@@ -25,7 +25,8 @@ lives, in teaching order:
                       document_prefix, model_fingerprint
   fusion.py           reciprocal_rank_fusion, fuse_runs                              05
   retrievers.py       BM25Retriever, VectorRetriever, HybridRetriever,               05
-                      run_retrievers, tokenize, rank_by_score, unindexable_chunks
+                      run_retrievers, tokenize, stop_word_list, rank_by_score,
+                      unindexable_chunks, STOP_WORDS, STEMMER
   parameters.py       check_parameters, ParameterError                               05
   pipeline.py         evaluation_setup (the set-up call of 01-10), Setup             01-10
   evaluation.py       evaluate, per_question_scores, first_relevant_ranks,           01-05, 08
@@ -112,7 +113,8 @@ from retrieval_eval.plots import (
 )
 from retrieval_eval.reports import ReportNameError, report_folder
 from retrieval_eval.retrievers import (
-    BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize, unindexable_chunks,
+    STEMMER, STOP_WORDS, BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, stop_word_list,
+    tokenize, unindexable_chunks,
 )
 from retrieval_eval.statistics import (
     ALPHA, BOOTSTRAP, EXACT_LIMIT, MCNEMAR, N_RESAMPLES, PERMUTATION, SEED, WILSON, bootstrap_ci, holm, mcnemar_test,
@@ -150,7 +152,8 @@ __all__ = [
     "load_tokenizer", "token_counter", "model_window", "query_prefix", "document_prefix", "model_fingerprint",
     "check_parameters", "ParameterError",
     "reciprocal_rank_fusion", "fuse_runs",
-    "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "rank_by_score",
+    "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "stop_word_list", "STOP_WORDS",
+    "STEMMER", "rank_by_score",
     "unindexable_chunks",
     "evaluation_setup", "Setup",
     # evaluation tables and plots (01-05, 08)
