@@ -20,18 +20,22 @@ lives, in teaching order:
                       stored_or_split_chunks, check_chunks, CHUNK_SIZE,
                       DOCUMENT_SUFFIXES
   golden.py           read_golden_csv, label_chunks, load_golden_with_qrels,         00, 05, 08
-                      graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
+                      graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS,
+                      read_known_false_negatives, with_known_false_negatives
   models.py           load_tokenizer, token_counter, model_window, query_prefix,     05
                       document_prefix, model_fingerprint
-  fusion.py           reciprocal_rank_fusion, fuse_runs                              05
+  fusion.py           reciprocal_rank_fusion, fuse_runs, TIE_RULES                   05
   retrievers.py       BM25Retriever, VectorRetriever, HybridRetriever,               05
                       run_retrievers, tokenize, stop_word_list, rank_by_score,
                       unindexable_chunks, STOP_WORDS, STEMMER
   parameters.py       check_parameters, ParameterError                               05
+  baselines.py        random_baseline, bm25_steps, BM25_STEPS, RANDOM_BASELINE       05
+                      (what chance scores; BM25 one choice at a time)
   pipeline.py         evaluation_setup (the set-up call of 01-10), Setup             01-10
   evaluation.py       evaluate, per_question_scores, first_relevant_ranks,           01-05, 08
                       precision_ceiling, disagree_at_k, slice_report, check_run,
-                      METRICS, KS, rank_groups, verdict (who leads, or a tie)
+                      METRICS, KS, rank_groups, verdict (who leads, or a tie),
+                      rrf_tie_effect, TieEffect
   plots.py            plot_metrics, plot_first_relevant_ranks, plot_slices,          01-05, 08
                       plot_precision_ceiling, plot_intervals
   teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-10
@@ -43,9 +47,12 @@ lives, in teaching order:
   power.py            questions_needed, smallest_detectable_difference,              08
                       best_case_detectable_difference, POWER (planning the size
                       of a golden set)
-  comparisons.py      per_question_table, interval_table, slice_intervals,           08
-                      paired_comparisons, slice_comparisons, comparison_sentences,
-                      power_table, rank_differences, SUCCESS, MIN_DISCORDANT
+  comparisons.py      per_question_table, interval_table, slice_intervals,           05-08
+                      paired_comparisons, slice_comparisons, setting_comparisons,
+                      comparison_sentences, pair_sentence, tested_pair,
+                      tested_verdict (who leads, and whether the golden set can
+                      tell), power_table, rank_differences, SUCCESS,
+                      MIN_DISCORDANT
   widgets/            playground_widget, playground_scores (playground.py);          01-04, 07
                       rank_slider_widget, rank_slider_scores (rank_slider.py);
                       ceiling_widget, ceiling_report, ceiling_by_k,
@@ -62,7 +69,7 @@ lives, in teaching order:
   reports.py          report_folder, ReportNameError (reports only in output/)       README
   evaluate_report.py  the runner of `make evaluate` (python -m ...)                  README
   paths.py            ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH,          -
-                      CACHE_DIR, OUTPUT_DIR
+                      KNOWN_FALSE_NEGATIVES_PATH, CACHE_DIR, OUTPUT_DIR
 
 Terms used throughout (the field's standard ones): a *chunk* is the unit that is retrieved, with an
 id such as ``"03_battery_care#01"``; a *ranking* (or *run*) is a sequence of chunk ids, best first;
@@ -74,10 +81,11 @@ docstring says otherwise.
 """
 
 from retrieval_eval.audit import Audit, content_words, golden_set_audit, near_duplicate_chunks
+from retrieval_eval.baselines import BM25_STEPS, RANDOM_BASELINE, bm25_steps, random_baseline
 from retrieval_eval.batch import batch_scores
 from retrieval_eval.comparisons import (
-    MIN_DISCORDANT, SUCCESS, comparison_sentences, interval_table, paired_comparisons, per_question_table, power_table,
-    rank_differences, slice_comparisons, slice_intervals,
+    MIN_DISCORDANT, SUCCESS, comparison_sentences, interval_table, pair_sentence, paired_comparisons, per_question_table,
+    power_table, rank_differences, setting_comparisons, slice_comparisons, slice_intervals, tested_pair, tested_verdict,
 )
 from retrieval_eval.conventions import (
     VARIANTS, Variant, ap_at_k, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean,
@@ -88,13 +96,13 @@ from retrieval_eval.corpus import (
     write_chunks,
 )
 from retrieval_eval.evaluation import (
-    KS, METRICS, check_run, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
-    rank_groups, slice_report, verdict,
+    KS, METRICS, TieEffect, check_run, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores,
+    precision_ceiling, rank_groups, rrf_tie_effect, slice_report, verdict,
 )
-from retrieval_eval.fusion import fuse_runs, reciprocal_rank_fusion
+from retrieval_eval.fusion import TIE_RULES, fuse_runs, reciprocal_rank_fusion
 from retrieval_eval.golden import (
     GOLDEN_COLUMNS, MIN_EVIDENCE_CHARS, GoldenSetError, graded_labels, label_chunks, load_golden_with_qrels,
-    read_golden_csv,
+    read_golden_csv, read_known_false_negatives, with_known_false_negatives,
 )
 from retrieval_eval.evaluate_runs import RunsEvaluation, load_runs, scores_table
 from retrieval_eval.metrics import (
@@ -105,7 +113,9 @@ from retrieval_eval.models import (
     document_prefix, load_tokenizer, model_fingerprint, model_window, query_prefix, token_counter,
 )
 from retrieval_eval.parameters import ParameterError, check_parameters
-from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
+from retrieval_eval.paths import (
+    CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH, OUTPUT_DIR, ROOT,
+)
 from retrieval_eval.pipeline import Setup, evaluation_setup
 from retrieval_eval.power import POWER, best_case_detectable_difference, questions_needed, smallest_detectable_difference
 from retrieval_eval.plots import (
@@ -147,18 +157,20 @@ __all__ = [
     "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
     "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
     "read_golden_csv", "label_chunks", "load_golden_with_qrels", "graded_labels", "GoldenSetError",
-    "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS",
+    "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS", "read_known_false_negatives", "with_known_false_negatives",
     # models, parameters, fusion, retrievers and the set-up call (05)
     "load_tokenizer", "token_counter", "model_window", "query_prefix", "document_prefix", "model_fingerprint",
     "check_parameters", "ParameterError",
-    "reciprocal_rank_fusion", "fuse_runs",
+    "reciprocal_rank_fusion", "fuse_runs", "TIE_RULES",
     "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "stop_word_list", "STOP_WORDS",
     "STEMMER", "rank_by_score",
     "unindexable_chunks",
     "evaluation_setup", "Setup",
     # evaluation tables and plots (01-05, 08)
     "evaluate", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "disagree_at_k",
-    "slice_report", "check_run", "METRICS", "KS", "rank_groups", "verdict",
+    "slice_report", "check_run", "METRICS", "KS", "rank_groups", "verdict", "rrf_tie_effect", "TieEffect",
+    # baselines (05)
+    "random_baseline", "bm25_steps", "BM25_STEPS", "RANDOM_BASELINE",
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
     # teaching aids (00-10)
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
@@ -167,7 +179,8 @@ __all__ = [
     "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
     "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "POWER",
     "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
-    "comparison_sentences", "power_table", "rank_differences", "SUCCESS", "MIN_DISCORDANT",
+    "setting_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
+    "rank_differences", "SUCCESS", "MIN_DISCORDANT",
     # widgets (01-04, 07)
     "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",
     "ceiling_widget", "ceiling_report", "ceiling_by_k", "hypothetical_qrels",
@@ -181,5 +194,5 @@ __all__ = [
     # reports of `make evaluate` (README)
     "report_folder", "ReportNameError",
     # paths
-    "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
+    "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "KNOWN_FALSE_NEGATIVES_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

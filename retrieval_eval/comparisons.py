@@ -16,7 +16,7 @@ from itertools import combinations
 import pandas as pd
 
 from .checks import check_positive_int, check_probability
-from .evaluation import METRICS, _check_same_questions, per_question_scores
+from .evaluation import METRICS, _check_same_questions, per_question_scores, rank_groups, verdict
 from .power import POWER, questions_needed, smallest_detectable_difference
 from .statistics import (
     ALPHA, BOOTSTRAP, MCNEMAR, N_RESAMPLES, SEED, WILSON, _is_binary, bootstrap_ci, holm, mean_interval, paired_test,
@@ -136,8 +136,9 @@ def paired_comparisons(
         ``difference``, ``low``, ``high``, ``wins``, ``ties``, ``losses``, ``test``, ``method``,
         ``p``, ``p (Holm)``, ``verdict`` ("A higher", "B higher" or "not distinguishable") and
         ``few discordant`` (True when fewer than ``MIN_DISCORDANT`` questions differ). Its
-        ``attrs`` hold ``k``, ``alpha`` and ``family``, the family named in words (read by
-        :func:`comparison_sentences`).
+        ``attrs`` hold ``k``, ``alpha``, ``family`` (the family named in words), ``questions`` and
+        ``means`` (``{(retriever, metric): mean}``), read by :func:`comparison_sentences`,
+        :func:`tested_verdict` and :func:`pair_sentence`.
 
     Raises:
         ValueError: a pair names an unknown retriever or the same one twice, ``alpha`` is not
@@ -151,7 +152,7 @@ def paired_comparisons(
     rows = _compare(wide, pairs, metrics, n_resamples, seed)
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["pair", "metric"])
     family = f"{_count(len(table), 'test')}: {_count(len(pairs), 'pair')} of retrievers × {_count(len(metrics), 'metric')} at k = {k}"
-    return _adjust(table, pairs, family, k, alpha)
+    return _adjust(table, pairs, family, k, alpha, wide)
 
 
 def slice_comparisons(
@@ -189,7 +190,7 @@ def slice_comparisons(
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["slice", "pair", "metric"])
     family = (f"{_count(len(table), 'test')}: {_count(len(labels), 'slice')} × {_count(len(pairs), 'pair')} of retrievers"
               f" × {_count(len(metrics), 'metric')} at k = {k}")
-    return _adjust(table, pairs, family, k, alpha)
+    return _adjust(table, pairs, family, k, alpha, wide)
 
 
 def comparison_sentences(table: pd.DataFrame) -> list[str]:
@@ -211,24 +212,147 @@ def comparison_sentences(table: pd.DataFrame) -> list[str]:
 
     Taught in: notebook 08_beyond_the_averages.
     """
-    if not {"k", "alpha", "family"} <= set(table.attrs):
-        raise ValueError("table must be the output of paired_comparisons or slice_comparisons (its attrs name the family)")
-    k, level = table.attrs["k"], f"family-wise {table.attrs['alpha']:.0%}"
+    _check_family(table)
+    level = f"family-wise {table.attrs['alpha']:.0%}"
     sentences = [f"The family: {table.attrs['family']}; every verdict uses Holm-adjusted p-values at {level}."]
-    for key, r in table.iterrows():
-        *where, pair, metric = key
-        test = "McNemar exact" if r["test"] == MCNEMAR else f"permutation test ({r['method']})"
-        sentence = (
-            f"{pair} {metric}@{k}{' on ' + where[0] if where else ''}: {r['difference']:+.3f} [{r['low']:.2f}, {r['high']:.2f}], "
-            f"{_count(r['wins'], 'win')}, {_count(r['ties'], 'tie')}, {_count(r['losses'], 'loss')}, {test} p = {_p(r['p'])}, "
-            f"Holm p = {_p(r['p (Holm)'])}: {r['verdict']} at {level}"
-        )
-        if r["wins"] + r["losses"] == 0:
-            sentence += " — no question differs"
-        elif r["few discordant"]:
-            sentence += f" — rests on {_count(r['wins'] + r['losses'], 'discordant question')} ({r['wins']}–{r['losses']})"
-        sentences.append(sentence + ".")
-    return sentences
+    return sentences + [_sentence(table, key) for key in table.index]
+
+
+def pair_sentence(table: pd.DataFrame, first: str, second: str, metric: str) -> str:
+    """The sentence of :func:`comparison_sentences` for one pair and metric, in either order of the pair.
+
+    Args:
+        table: the output of :func:`paired_comparisons` or :func:`setting_comparisons`.
+        first, second: the two compared names (retrievers, or retrievers with their setting).
+        metric: a metric of the table.
+
+    Returns:
+        The sentence (str), e.g. "vector − hybrid recall@3: −0.011 [-0.09, 0.06], 4 wins, 38 ties,
+        5 losses, McNemar exact p = 1, Holm p = 1: not distinguishable at family-wise 5%."
+
+    Raises:
+        ValueError: the table holds no such pair or metric (lists what it holds).
+
+    Taught in: notebook 06_mistakes_and_interview.
+    """
+    _check_family(table)
+    return _sentence(table, tested_pair(table, first, second, metric).name)
+
+
+def tested_pair(table: pd.DataFrame, first: str, second: str, metric: str) -> pd.Series:
+    """The row of a comparison table for one pair and metric, whichever way round the table holds the pair.
+
+    Args:
+        table: the output of :func:`paired_comparisons` (or :func:`setting_comparisons`).
+        first, second: the two compared names.
+        metric: a metric of the table.
+
+    Returns:
+        The row (a Series named by its index key), e.g. ``row["verdict"]`` and ``row["p (Holm)"]``.
+
+    Raises:
+        ValueError: the table holds no such pair or metric (lists what it holds).
+
+    Taught in: notebook 06_mistakes_and_interview.
+    """
+    for key in (f"{first} − {second}", f"{second} − {first}"):
+        if (key, metric) in table.index:
+            return table.loc[(key, metric)].rename((key, metric))
+    raise ValueError(f"no test of {first} and {second} on {metric!r}; the table holds {list(table.index)}")
+
+
+def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
+    """Who leads on a metric, and whether the golden set can tell the leader from each of the others.
+
+    The leader comes from the means, as in :func:`~retrieval_eval.evaluation.verdict` (names that
+    are equal as printed tie); then, for every other retriever, the Holm-adjusted verdict of the
+    family decides between "ahead of" and "cannot tell it from", each with the test's p-value and
+    its Holm-adjusted p, and the sentence ends by naming the family. So the sentence stays true
+    when the numbers move. For example: "**vector** has the highest recall@3 (0.787), but 47
+    questions cannot tell it from **hybrid** (0.755; McNemar exact p = 0.73, Holm p = 1) or
+    **BM25** (0.606; ...). Holm-adjusted over a family of 9 tests: 3 pairs of retrievers × 3
+    metrics at k = 3, family-wise 5%."
+
+    Args:
+        table: the output of :func:`paired_comparisons`, whose family holds a test of every pair on ``metric``.
+        metric: the metric, e.g. ``"recall"``.
+        decimals: the places the means are printed with.
+
+    Returns:
+        Markdown (str).
+
+    Raises:
+        ValueError: the table is not the output of :func:`paired_comparisons`, or it lacks ``metric``
+            or a pair of retrievers (names them).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    _check_family(table)
+    means = pd.Series({name: mean for (name, m), mean in table.attrs["means"].items() if m == metric}, dtype=float)
+    if means.empty:
+        metrics = sorted({m for _, m in table.attrs["means"]})
+        raise ValueError(f"the table holds no test on {metric!r}; its metrics are {metrics}")
+    k, n, level = table.attrs["k"], table.attrs["questions"], f"family-wise {table.attrs['alpha']:.0%}"
+    leaders = rank_groups(means, decimals)[0]
+    ahead, unclear = [], []
+    for name in means.sort_values(ascending=False, kind="stable").index:
+        if name in leaders:
+            continue
+        rows = [tested_pair(table, leader, name, metric) for leader in leaders]
+        tests = "; ".join(_test_phrase(row) for row in rows)
+        clause = f"**{name}** ({means[name]:.{decimals}f}; {tests})"
+        (ahead if all(row["verdict"] != "not distinguishable" for row in rows) else unclear).append(clause)
+    parts = [verdict(means, f"{metric}@{k}", decimals)]
+    it = "it" if len(leaders) == 1 else "them"
+    if ahead:
+        parts.append(f", ahead of {_listed(ahead, 'and')} beyond chance")
+    if unclear:
+        parts.append(f"{',' if not ahead else ';'} but {n} questions cannot tell {it} from {_listed(unclear, 'or')}")
+    return "".join(parts) + f". Holm-adjusted over a family of {table.attrs['family']}, {level}."
+
+
+def setting_comparisons(
+    settings: Mapping[str, tuple[Mapping, Mapping]], k: int = 3, metrics: Sequence[str] = ("recall", "MRR"),
+    alpha: float = ALPHA, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+) -> pd.DataFrame:
+    """Each retriever under two settings (e.g. two chunk sizes), compared question by question: one family.
+
+    Two settings can chunk the corpus differently, so each brings its own runs and qrels; what is
+    paired is the question. For every retriever in both settings and every metric, the paired test
+    of :func:`paired_comparisons` and Holm's adjustment over the family (retrievers × metrics).
+
+    Args:
+        settings: exactly two ``{label: (runs, qrels)}``, e.g. ``{"512": (setup.runs, setup.qrels),
+            "256": (small.runs, small.qrels)}``; the qrels must hold the same questions.
+        k, metrics, alpha, n_resamples, seed: as :func:`paired_comparisons`.
+
+    Returns:
+        The table of :func:`paired_comparisons`, its pairs named "vector (512) − vector (256)".
+
+    Raises:
+        ValueError: not two settings, the settings hold different questions or no common
+            retriever, or as :func:`paired_comparisons`.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    alpha = check_probability(alpha, "alpha")
+    if len(settings) != 2:
+        raise ValueError(f"settings must hold exactly two {{label: (runs, qrels)}}, got {len(settings)}")
+    (first, (runs_a, qrels_a)), (second, (runs_b, qrels_b)) = settings.items()
+    if set(qrels_a) != set(qrels_b):
+        raise ValueError(f"the settings {first!r} and {second!r} hold different questions")
+    names = [name for name in runs_a if name in runs_b]
+    if not names:
+        raise ValueError(f"the settings {first!r} and {second!r} have no retriever in common")
+    wide = pd.concat([
+        per_question_table({f"{name} ({label})": runs[name] for name in names}, qrels, k, metrics).reindex(list(qrels_a))
+        for label, (runs, qrels) in ((first, (runs_a, qrels_a)), (second, (runs_b, qrels_b)))
+    ], axis=1)
+    pairs = [(f"{name} ({first})", f"{name} ({second})") for name in names]
+    table = pd.DataFrame.from_dict(_compare(wide, pairs, metrics, n_resamples, seed), orient="index").rename_axis(["pair", "metric"])
+    family = (f"{_count(len(table), 'test')}: {_count(len(names), 'retriever')}, {first} against {second},"
+              f" × {_count(len(metrics), 'metric')} at k = {k}")
+    return _adjust(table, pairs, family, k, alpha, wide)
 
 
 def power_table(
@@ -333,8 +457,8 @@ def _compare(wide: pd.DataFrame, pairs: list, metrics: Sequence[str], n_resample
     return rows
 
 
-def _adjust(table: pd.DataFrame, pairs: list, family: str, k: int, alpha: float) -> pd.DataFrame:
-    """Add the Holm-adjusted p over every row, the verdict at ``alpha`` and the few-discordant flag."""
+def _adjust(table: pd.DataFrame, pairs: list, family: str, k: int, alpha: float, wide: pd.DataFrame) -> pd.DataFrame:
+    """Add the Holm-adjusted p over every row, the verdict at ``alpha`` and the few-discordant flag; name the family."""
     table["p (Holm)"] = holm(table["p"].to_numpy())
     higher = {f"{a} − {b}": (a, b) for a, b in pairs}
     table["verdict"] = [
@@ -343,8 +467,44 @@ def _adjust(table: pd.DataFrame, pairs: list, family: str, k: int, alpha: float)
         for pair, (_, r) in zip(table.index.get_level_values("pair"), table.iterrows())
     ]
     table["few discordant"] = table["wins"] + table["losses"] < MIN_DISCORDANT
-    table.attrs.update(k=k, alpha=alpha, family=family)
+    means = {column: float(wide[column].mean()) for column in wide.columns}
+    table.attrs.update(k=k, alpha=alpha, family=family, questions=len(wide), means=means)
     return table
+
+
+def _check_family(table: pd.DataFrame) -> None:
+    """ValueError unless ``table`` carries the attrs of a comparison table (its family named)."""
+    if not {"k", "alpha", "family", "questions", "means"} <= set(table.attrs):
+        raise ValueError("table must be the output of paired_comparisons, slice_comparisons or setting_comparisons "
+                         "(its attrs name the family)")
+
+
+def _sentence(table: pd.DataFrame, key: tuple) -> str:
+    """One test of a comparison table in a sentence: difference, interval, counts, test, p, Holm p, verdict."""
+    r = table.loc[key]
+    *where, pair, metric = key
+    level = f"family-wise {table.attrs['alpha']:.0%}"
+    sentence = (
+        f"{pair} {metric}@{table.attrs['k']}{' on ' + where[0] if where else ''}: {r['difference']:+.3f} "
+        f"[{r['low']:.2f}, {r['high']:.2f}], {_count(r['wins'], 'win')}, {_count(r['ties'], 'tie')}, "
+        f"{_count(r['losses'], 'loss')}, {_test_phrase(r)}: {r['verdict']} at {level}"
+    )
+    if r["wins"] + r["losses"] == 0:
+        sentence += " — no question differs"
+    elif r["few discordant"]:
+        sentence += f" — rests on {_count(r['wins'] + r['losses'], 'discordant question')} ({r['wins']}–{r['losses']})"
+    return sentence + "."
+
+
+def _test_phrase(r: pd.Series) -> str:
+    """"McNemar exact p = 0.049, Holm p = 0.15" or "permutation test (exact, 2^9 flips) p = ..., Holm p = ..."."""
+    test = "McNemar exact" if r["test"] == MCNEMAR else f"permutation test ({r['method']})"
+    return f"{test} p = {_p(r['p'])}, Holm p = {_p(r['p (Holm)'])}"
+
+
+def _listed(items: list[str], word: str) -> str:
+    """"a", "a or b", "a, b or c"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {word} " + items[-1]
 
 
 def _slices(wide: pd.DataFrame, golden: pd.DataFrame):

@@ -60,8 +60,53 @@ def test_comparison_sentences_state_the_family_and_each_verdict():
         f"A − C success@1: +0.167 [{low:.2f}, {high:.2f}], 2 wins, 10 ties, 0 losses, McNemar exact p = 0.5, "
         "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 discordant questions (2–0).",
     ]
-    with pytest.raises(ValueError, match="output of paired_comparisons or slice_comparisons"):
+    with pytest.raises(ValueError, match="output of paired_comparisons, slice_comparisons or setting_comparisons"):
         h.comparison_sentences(pd.DataFrame(table))
+
+
+def test_tested_verdict_follows_the_holm_adjusted_verdicts():
+    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success", "MRR"])
+    b, c = (h.tested_pair(table, "A", name, "success") for name in ("B", "C"))
+    assert (b["verdict"], c["verdict"]) == ("A higher", "not distinguishable")
+
+    def p(row):
+        return f"McNemar exact p = {row['p']:.2g}, Holm p = {row['p (Holm)']:.2g}"
+
+    assert h.tested_verdict(table, "success") == (
+        f"**A** has the highest success@1 (1.000), ahead of **B** (0.167; {p(b)}) beyond chance; but 12 questions "
+        f"cannot tell it from **C** (0.833; {p(c)}). Holm-adjusted over a family of 6 tests: 3 pairs of retrievers "
+        "× 2 metrics at k = 1, family-wise 5%."
+    )
+    # two leaders that tie as printed are named together, each tested against the others
+    tied = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
+    assert h.tested_verdict(tied, "success").startswith(
+        "**A** and **A2** tie for the highest success@1 (1.000), but 12 questions cannot tell them from **C** (0.833; "
+        "McNemar exact p = 0.5, Holm p = 1; McNemar exact p = 0.5, Holm p = 1).")
+    with pytest.raises(ValueError, match=r"the table holds no test on 'nDCG'; its metrics are \['MRR', 'success'\]"):
+        h.tested_verdict(table, "nDCG")
+
+
+def test_tested_pair_and_pair_sentence_take_the_pair_either_way_round():
+    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success"])
+    assert h.tested_pair(table, "C", "A", "success").name == ("A − C", "success")
+    assert h.pair_sentence(table, "C", "A", "success") == h.comparison_sentences(table)[2]
+    with pytest.raises(ValueError, match="no test of A and D on 'success'"):
+        h.tested_pair(table, "A", "D", "success")
+
+
+def test_setting_comparisons_pair_each_retriever_with_itself():
+    # setting "new": B finds every answer at rank 1, with other chunk ids and labels than setting "old"
+    new_qrels = {q: {f"{q}-new": 1} for q in QUESTIONS}
+    new_runs = {"A": {q: [f"{q}-new"] for q in QUESTIONS}, "B": {q: [f"{q}-new"] for q in QUESTIONS}}
+    table = h.setting_comparisons({"old": (RUNS, QRELS), "new": (new_runs, new_qrels)}, k=1, metrics=["success"])
+    assert list(table.index) == [("A (old) − A (new)", "success"), ("B (old) − B (new)", "success")]
+    assert table.attrs["family"] == "2 tests: 2 retrievers, old against new, × 1 metric at k = 1"
+    assert table.loc[("B (old) − B (new)", "success"), ["wins", "losses", "verdict"]].tolist() == [0, 10, "B (new) higher"]
+    assert table.loc[("A (old) − A (new)", "success"), "verdict"] == "not distinguishable"
+    with pytest.raises(ValueError, match="exactly two"):
+        h.setting_comparisons({"old": (RUNS, QRELS)})
+    with pytest.raises(ValueError, match="hold different questions"):
+        h.setting_comparisons({"old": (RUNS, QRELS), "new": (new_runs, {"q01": new_qrels["q01"]})})
 
 
 def test_slice_comparisons_adjust_over_slices_pairs_and_metrics():
