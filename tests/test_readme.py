@@ -49,7 +49,7 @@ def test_label_audit_figures(chunks, qrels, runs):
     assert "(no\n  verdict of the family moves)" in README
     assert (h.paired_comparisons(runs, fixed, k=3)["verdict"] == h.paired_comparisons(runs, qrels, k=3)["verdict"]).all()
     sizes = sorted(len(g) for g in qrels.values())
-    assert f"its {sizes.count(1)} single and {sum(n == 2 for n in sizes)} double relevant chunks" in README
+    assert f"the golden set's shape: {sizes.count(1)} questions\n  with one relevant chunk, {sum(n == 2 for n in sizes)} with two." in README
 
 
 def test_window_and_slice_figures(golden, chunks):
