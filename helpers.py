@@ -20,26 +20,42 @@ lives, in teaching order:
                       stored_or_split_chunks, check_chunks, chunk_spans, CHUNK_SIZE,
                       DOCUMENT_SUFFIXES
   golden.py           read_golden_csv, label_chunks, load_golden_with_qrels,         00, 05, 08
-                      graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
+                      graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS,
+                      read_known_false_negatives, with_known_false_negatives
   models.py           load_tokenizer, token_counter, model_window, query_prefix,     05
                       document_prefix, model_fingerprint
-  fusion.py           reciprocal_rank_fusion, fuse_runs                              05
+  fusion.py           reciprocal_rank_fusion, fuse_runs, TIE_RULES                   05
   retrievers.py       BM25Retriever, VectorRetriever, HybridRetriever,               05
-                      run_retrievers, tokenize, rank_by_score, unindexable_chunks
+                      run_retrievers, tokenize, stop_word_list, rank_by_score,
+                      unindexable_chunks, STOP_WORDS, STEMMER
   parameters.py       check_parameters, ParameterError                               05
+  baselines.py        random_baseline, bm25_steps, BM25_STEPS, RANDOM_BASELINE       05
+                      (what chance scores; BM25 one choice at a time)
   pipeline.py         evaluation_setup (the set-up call of 01-10), Setup             01-10
   chunking.py         chunking_experiment, ChunkingExperiment, chunk_and_rank,       09
                       Chunking, setting_scores, shared_word_pieces,
                       compare_settings, CHUNK_SIZES, OVERLAP_SHARE, BUDGET
   evaluation.py       evaluate, per_question_scores, first_relevant_ranks,           01-05, 08
                       precision_ceiling, disagree_at_k, slice_report, check_run,
-                      METRICS, KS, rank_groups, verdict (who leads, or a tie)
+                      METRICS, KS, rank_groups, verdict (who leads, or a tie),
+                      rrf_tie_effect, TieEffect
   plots.py            plot_metrics, plot_first_relevant_ranks, plot_slices,          01-05, 08, 09
                       plot_precision_ceiling, plot_intervals, plot_chunking_budget
   teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-10
                       check_answers, Answer, print_versions
-  statistics.py       bootstrap_ci, interval_table, sign_test, permutation_p,        08
-                      paired_comparisons, rank_differences, N_RESAMPLES, SEED
+  statistics.py       bootstrap_ci, wilson_ci, mean_interval, sign_test,             08
+                      mcnemar_test, permutation_test, permutation_p, paired_test,
+                      holm, N_RESAMPLES, SEED, EXACT_LIMIT, ALPHA, MCNEMAR,
+                      PERMUTATION, WILSON, BOOTSTRAP
+  power.py            questions_needed, smallest_detectable_difference,              08
+                      best_case_detectable_difference, POWER (planning the size
+                      of a golden set)
+  comparisons.py      per_question_table, interval_table, slice_intervals,           05-08
+                      paired_comparisons, slice_comparisons, setting_comparisons,
+                      comparison_sentences, pair_sentence, tested_pair,
+                      tested_verdict (who leads, and whether the golden set can
+                      tell), power_table, rank_differences, SUCCESS,
+                      MIN_DISCORDANT
   widgets/            playground_widget, playground_scores (playground.py);          01-04, 07
                       rank_slider_widget, rank_slider_scores (rank_slider.py);
                       ceiling_widget, ceiling_report, ceiling_by_k,
@@ -52,11 +68,11 @@ lives, in teaching order:
                       TrecFormatError
   evaluate_runs.py    load_runs, RunsEvaluation, scores_table (make evaluate-runs)   README
   audit.py            golden_set_audit, Audit, near_duplicate_chunks,                README
-                      content_words, best_case_detectable_difference
+                      content_words
   reports.py          report_folder, ReportNameError (reports only in output/)       README
   evaluate_report.py  the runner of `make evaluate` (python -m ...)                  README
   paths.py            ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH,          -
-                      CACHE_DIR, OUTPUT_DIR
+                      KNOWN_FALSE_NEGATIVES_PATH, CACHE_DIR, OUTPUT_DIR
 
 Terms used throughout (the field's standard ones): a *chunk* is the unit that is retrieved, with an
 id such as ``"03_battery_care#01"``; a *ranking* (or *run*) is a sequence of chunk ids, best first;
@@ -67,13 +83,16 @@ the question's evidence string (see ``normalise``). Conventions follow trec_eval
 docstring says otherwise.
 """
 
-from retrieval_eval.audit import (
-    Audit, best_case_detectable_difference, content_words, golden_set_audit, near_duplicate_chunks,
-)
+from retrieval_eval.audit import Audit, content_words, golden_set_audit, near_duplicate_chunks
+from retrieval_eval.baselines import BM25_STEPS, RANDOM_BASELINE, bm25_steps, random_baseline
 from retrieval_eval.batch import batch_scores
 from retrieval_eval.chunking import (
     BUDGET, CHUNK_SIZES, OVERLAP_SHARE, Chunking, ChunkingExperiment, chunk_and_rank, chunking_experiment,
     compare_settings, setting_scores, shared_word_pieces,
+)
+from retrieval_eval.comparisons import (
+    MIN_DISCORDANT, SUCCESS, comparison_sentences, interval_table, pair_sentence, paired_comparisons, per_question_table,
+    power_table, rank_differences, setting_comparisons, slice_comparisons, slice_intervals, tested_pair, tested_verdict,
 )
 from retrieval_eval.conventions import (
     VARIANTS, Variant, ap_at_k, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean,
@@ -84,13 +103,13 @@ from retrieval_eval.corpus import (
     stored_or_split_chunks, write_chunks,
 )
 from retrieval_eval.evaluation import (
-    KS, METRICS, check_run, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
-    rank_groups, slice_report, verdict,
+    KS, METRICS, TieEffect, check_run, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores,
+    precision_ceiling, rank_groups, rrf_tie_effect, slice_report, verdict,
 )
-from retrieval_eval.fusion import fuse_runs, reciprocal_rank_fusion
+from retrieval_eval.fusion import TIE_RULES, fuse_runs, reciprocal_rank_fusion
 from retrieval_eval.golden import (
     GOLDEN_COLUMNS, MIN_EVIDENCE_CHARS, GoldenSetError, graded_labels, label_chunks, load_golden_with_qrels,
-    read_golden_csv,
+    read_golden_csv, read_known_false_negatives, with_known_false_negatives,
 )
 from retrieval_eval.evaluate_runs import RunsEvaluation, load_runs, scores_table
 from retrieval_eval.metrics import (
@@ -101,17 +120,22 @@ from retrieval_eval.models import (
     document_prefix, load_tokenizer, model_fingerprint, model_window, query_prefix, token_counter,
 )
 from retrieval_eval.parameters import ParameterError, check_parameters
-from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
+from retrieval_eval.paths import (
+    CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH, OUTPUT_DIR, ROOT,
+)
 from retrieval_eval.pipeline import Setup, evaluation_setup
+from retrieval_eval.power import POWER, best_case_detectable_difference, questions_needed, smallest_detectable_difference
 from retrieval_eval.plots import (
     plot_chunking_budget, plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
 from retrieval_eval.reports import ReportNameError, report_folder
 from retrieval_eval.retrievers import (
-    BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize, unindexable_chunks,
+    STEMMER, STOP_WORDS, BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, stop_word_list,
+    tokenize, unindexable_chunks,
 )
 from retrieval_eval.statistics import (
-    N_RESAMPLES, SEED, bootstrap_ci, interval_table, paired_comparisons, permutation_p, rank_differences, sign_test,
+    ALPHA, BOOTSTRAP, EXACT_LIMIT, MCNEMAR, N_RESAMPLES, PERMUTATION, SEED, WILSON, bootstrap_ci, holm, mcnemar_test,
+    mean_interval, paired_test, permutation_p, permutation_test, sign_test, wilson_ci,
 )
 from retrieval_eval.teaching import (
     Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
@@ -140,26 +164,33 @@ __all__ = [
     "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
     "chunk_spans", "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
     "read_golden_csv", "label_chunks", "load_golden_with_qrels", "graded_labels", "GoldenSetError",
-    "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS",
+    "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS", "read_known_false_negatives", "with_known_false_negatives",
     # models, parameters, fusion, retrievers and the set-up call (05)
     "load_tokenizer", "token_counter", "model_window", "query_prefix", "document_prefix", "model_fingerprint",
     "check_parameters", "ParameterError",
-    "reciprocal_rank_fusion", "fuse_runs",
-    "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "rank_by_score",
+    "reciprocal_rank_fusion", "fuse_runs", "TIE_RULES",
+    "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "stop_word_list", "STOP_WORDS",
+    "STEMMER", "rank_by_score",
     "unindexable_chunks",
     "evaluation_setup", "Setup",
     # evaluation tables and plots (01-05, 08)
     "evaluate", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "disagree_at_k",
-    "slice_report", "check_run", "METRICS", "KS", "rank_groups", "verdict",
+    "slice_report", "check_run", "METRICS", "KS", "rank_groups", "verdict", "rrf_tie_effect", "TieEffect",
+    # baselines (05)
+    "random_baseline", "bm25_steps", "BM25_STEPS", "RANDOM_BASELINE",
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
     # how the chunking moves the numbers (09)
     "chunking_experiment", "ChunkingExperiment", "chunk_and_rank", "Chunking", "setting_scores", "shared_word_pieces",
     "compare_settings", "CHUNK_SIZES", "OVERLAP_SHARE", "BUDGET", "plot_chunking_budget",
     # teaching aids (00-10)
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
-    # statistics (08)
-    "bootstrap_ci", "interval_table", "sign_test", "permutation_p", "paired_comparisons", "rank_differences",
-    "N_RESAMPLES", "SEED",
+    # statistics, comparisons and planning (08)
+    "bootstrap_ci", "wilson_ci", "mean_interval", "sign_test", "mcnemar_test", "permutation_test", "permutation_p",
+    "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
+    "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "POWER",
+    "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
+    "setting_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
+    "rank_differences", "SUCCESS", "MIN_DISCORDANT",
     # widgets (01-04, 07)
     "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",
     "ceiling_widget", "ceiling_report", "ceiling_by_k", "hypothetical_qrels",
@@ -169,9 +200,9 @@ __all__ = [
     "read_qrels", "read_run", "Run", "trec_order", "align_run", "Coverage", "find_line", "TrecFormatError",
     "load_runs", "RunsEvaluation", "scores_table",
     # the golden-set audit (README)
-    "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words", "best_case_detectable_difference",
+    "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words",
     # reports of `make evaluate` (README)
     "report_folder", "ReportNameError",
     # paths
-    "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
+    "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "KNOWN_FALSE_NEGATIVES_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

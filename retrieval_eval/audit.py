@@ -14,15 +14,15 @@
 7. each slice's size against the smallest difference in hit rate it could ever show, beside the largest
    difference in hit rate at k (a relevant chunk in the top k) observed between two retrievers in it.
 
-Words are compared as *content words*: the BM25 tokens (:func:`~retrieval_eval.retrievers.tokenize`)
-without English stop words (NLTK's list of 179, which bm25s ships as ``"en_plus"``), reduced by the
-Snowball English stemmer (PyStemmer), so "renews" and "renewal" meet and "does" does not count.
+Words are compared as *content words*: the terms of BM25's analyzer
+(:func:`~retrieval_eval.retrievers.tokenize`: English stop words out, NLTK's list of 179, and the
+Snowball English stemmer from PyStemmer), so "renews" and "renewal" meet and "does" does not count.
+Near duplicates are found on the words as written (no stop words dropped, no stems).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cache
 from itertools import combinations
 from typing import NamedTuple
 
@@ -32,11 +32,12 @@ import pandas as pd
 from .checks import check_positive_int
 from .evaluation import first_relevant_ranks
 from .metrics import relevant_ids
+from .power import best_case_detectable_difference
 from .retrievers import tokenize
+from .statistics import ALPHA
 
 NEAR_DUPLICATE = 0.8  # word-shingle Jaccard at or above which two chunks count as near duplicates
 SHINGLE = 3  # words per shingle
-ALPHA = 0.05  # two-sided significance level of the slice-size check
 MIN_SHARED = 0.8  # share of the evidence's content words an unlabelled chunk must hold to be listed for review
 
 
@@ -89,22 +90,10 @@ class Audit(NamedTuple):
         return "\n".join(lines)
 
 
-@cache
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
-@cache
-def _stop_words() -> frozenset:
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    return frozenset(STOPWORDS_EN_PLUS)
-
-
 def content_words(text: str) -> set[str]:
-    """The stemmed content words of a text: BM25 tokens without English stop words (NLTK's), Snowball-stemmed.
+    """The stemmed content words of a text: the terms of BM25's analyzer (:func:`~retrieval_eval.retrievers.tokenize`).
+
+    Words without English stop words (NLTK's list), Snowball-stemmed: the same terms BM25 indexes.
 
     Args:
         text: any text (str).
@@ -114,39 +103,7 @@ def content_words(text: str) -> set[str]:
 
     Taught in: the README's "Your own data" (the audit of a golden set).
     """
-    return set(_stemmer().stemWords([w for w in tokenize(text) if w not in _stop_words()]))
-
-
-def best_case_detectable_difference(n_questions: int, alpha: float = ALPHA) -> float:
-    """The smallest difference in hit rate between two retrievers that n paired questions could ever show.
-
-    McNemar's exact test (a two-sided binomial test on the discordant questions, those that one
-    retriever finds and the other misses) is most significant when every discordant question goes
-    the same way: with d of them, p = 2 × 0.5^d. The smallest d with p <= α (6 at α = 0.05) over n
-    questions is the smallest difference in hit rate that can ever be called significant: a set of
-    20 questions cannot show a difference below 6/20 = 0.30, whatever the retrievers do. This is
-    the best case; how many questions a realistic difference needs (power) is a separate question.
-
-    Args:
-        n_questions: the number of questions, an integer >= 1.
-        alpha: the two-sided significance level, in (0, 1).
-
-    Returns:
-        d / n, a float in (0, 1], or NaN when even n discordant questions all going one way are not
-        enough (fewer than 6 questions at α = 0.05).
-
-    Raises:
-        ValueError: ``n_questions`` is not an integer >= 1 or ``alpha`` is not in (0, 1).
-
-    Taught in: the README's "Your own data" (the audit of a golden set).
-    """
-    from scipy.stats import binomtest
-
-    n = check_positive_int(n_questions, "n_questions")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1 (e.g. 0.05), got {alpha!r}")
-    d = next((d for d in range(1, n + 1) if binomtest(d, d, 0.5).pvalue <= alpha), None)
-    return d / n if d else float("nan")
+    return set(tokenize(text))
 
 
 def golden_set_audit(
@@ -212,7 +169,8 @@ def _repeated_evidence(by_id: pd.DataFrame, qrels: Mapping) -> pd.DataFrame:
 def near_duplicate_chunks(chunks: Sequence[Mapping], threshold: float = NEAR_DUPLICATE, shingle: int = SHINGLE) -> pd.DataFrame:
     """Pairs of chunks whose sets of word shingles have a Jaccard similarity at or above ``threshold``.
 
-    A shingle is ``shingle`` consecutive BM25 tokens; a chunk shorter than that is one shingle.
+    A shingle is ``shingle`` consecutive words as written (:func:`~retrieval_eval.retrievers.tokenize`
+    without stop-word list or stemmer); a chunk shorter than that is one shingle.
     Jaccard = |A ∩ B| / |A ∪ B| over the two chunks' shingle sets (Broder 1997), computed for
     every pair at once as a sparse matrix product.
 
@@ -232,7 +190,7 @@ def near_duplicate_chunks(chunks: Sequence[Mapping], threshold: float = NEAR_DUP
     shingle = check_positive_int(shingle, "shingle")
 
     def shingles(text):
-        words = tokenize(text)
+        words = tokenize(text, stop_words=None, stemmer=None)
         return {" ".join(words[i : i + shingle]) for i in range(max(len(words) - shingle + 1, 1 if words else 0))}
 
     columns = ["chunk a", "chunk b", "jaccard", "shared shingles"]

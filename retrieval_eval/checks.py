@@ -63,6 +63,16 @@ def check_question_ids(run: Mapping, qrels: Mapping, name: str = "run") -> None:
     check_ids(run, f"{name} holds question id")
 
 
+def check_probability(value, name: str) -> float:
+    """``value`` as a ``float`` strictly between 0 and 1 (a confidence, a significance level, a power); else ValueError naming ``name``.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 < value < 1:
+        raise ValueError(f"{name} must be between 0 and 1 (e.g. 0.95 or 0.05), got {value!r}")
+    return float(value)
+
+
 def check_ranking(ranked: Sequence[str]) -> list:
     """A ranking as a list: an ordered sequence (not a set, dict, iterator or string) of str ids
     (:func:`check_ids`), none repeated.

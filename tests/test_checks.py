@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from retrieval_eval.checks import check_gains, check_positive_int, check_ranking, check_relevant
+from retrieval_eval.checks import check_gains, check_positive_int, check_probability, check_ranking, check_relevant
 
 
 def test_positive_int_accepts_numpy_integers_and_names_the_argument():
@@ -22,6 +22,14 @@ def test_positive_int_accepts_numpy_integers_and_names_the_argument():
     for bad in (True, 2.0, "3", None):
         with pytest.raises(ValueError, match="k must be an integer >= 1"):
             check_positive_int(bad)
+
+
+def test_probability_is_strictly_between_0_and_1_and_names_the_argument():
+    assert check_probability(0.95, "confidence") == 0.95
+    assert type(check_probability(np.float32(0.5), "power")) is float
+    for bad in (0, 1, 95, -0.1, math.nan, True, "0.05", None):
+        with pytest.raises(ValueError, match="alpha must be between 0 and 1"):
+            check_probability(bad, "alpha")
 
 
 def test_ranking_is_returned_as_a_list_and_unordered_containers_are_refused():

@@ -144,3 +144,22 @@ def test_the_golden_set_verdict_agrees_with_the_table(runs, qrels):
     leaders = h.rank_groups(at_3)[0]
     assert {f"{at_3[name]:.3f}" for name in leaders} == {f"{at_3.max():.3f}"}
     assert all(f"{at_3[name]:.3f}" != f"{at_3.max():.3f}" for name in at_3.index if name not in leaders)
+
+
+def test_rrf_tie_effect_by_hand():
+    # q1: a and b tie (ranks 1 and 2 in one list, 2 and 1 in the other); b is relevant: rank 2 ours, 1 the other way.
+    # q2: no tie near the relevant chunk.
+    first, second = {"q1": ["a", "b"], "q2": ["c", "d"]}, {"q1": ["b", "a"], "q2": ["c", "e"]}
+    effect = h.rrf_tie_effect([first, second], {"q1": {"b": 1}, "q2": {"c": 1}}, k=1)
+    assert effect.questions.to_dict("index") == {"q1": {"id ascending": 2, "id descending": 1}}
+    assert effect.means.loc["id ascending", "recall"] == 0.5 and effect.means.loc["id descending", "recall"] == 1.0
+    assert effect.means.loc["spread", "MRR"] == 0.5 and effect.k == 1
+
+
+def test_rrf_tie_effect_on_polder_keeps_our_hybrid_as_the_first_rule(runs, qrels):
+    effect = h.rrf_tie_effect([runs["BM25"], runs["vector"]], qrels, k=3)
+    ours = h.evaluate({"hybrid": runs["hybrid"]}, qrels, ks=[3]).xs(3, axis=1, level="k").loc["hybrid"]
+    assert effect.means.loc[h.TIE_RULES[0]].tolist() == pytest.approx(ours.tolist())
+    ranks = h.first_relevant_ranks(runs, qrels, h.read_golden_csv())["hybrid"]
+    assert (effect.questions[h.TIE_RULES[0]] == ranks[effect.questions.index]).all()
+    assert (effect.questions[h.TIE_RULES[0]] != effect.questions[h.TIE_RULES[1]]).all()

@@ -93,3 +93,13 @@ def test_ids_that_are_not_str_are_refused_naming_the_list_and_rank():
         h.reciprocal_rank_fusion([["a"], ["b", 1]])
     with pytest.raises(ValueError, match=r"run 2 holds question id 7 \(int\)"):
         h.fuse_runs([{"q1": ["a"]}, {7: ["a"]}])
+
+
+def test_the_tie_rule_orders_equal_scores_and_nothing_else():
+    # a: 1/61 + 1/62 and b: 1/62 + 1/61 tie exactly; c: 1/63 comes last under either rule
+    lists = [["a", "b", "c"], ["b", "a"]]
+    assert h.reciprocal_rank_fusion(lists) == ["a", "b", "c"]
+    assert h.reciprocal_rank_fusion(lists, ties="id descending") == ["b", "a", "c"]
+    assert h.fuse_runs([{"q": lists[0]}, {"q": lists[1]}], ties="id descending") == {"q": ["b", "a", "c"]}
+    with pytest.raises(ValueError, match=r"ties must be one of \['id ascending', 'id descending'\], got 'random'"):
+        h.reciprocal_rank_fusion(lists, ties="random")

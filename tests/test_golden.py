@@ -17,7 +17,33 @@ def test_golden_set_shape(golden):
     assert len(golden) == 47
     assert golden["id"].is_unique
     slices = collections.Counter(golden["slice"])
-    assert len(slices) >= 3 and min(slices.values()) >= 8, slices
+    assert set(slices) == set(WORDING) and min(slices.values()) >= 15, slices
+
+
+# The golden sets' `slice` is one dimension, the wording: how the question's words relate to its evidence's.
+# exact_term: the question holds, as the corpus writes it, a name or code its evidence holds (a plan, a model, a
+# place, an error code) or the evidence's own word for what is asked (pause fee, invoices); paraphrase: it says
+# it in other words. Where the answer sits (a table row or prose) is another dimension; it is read from the
+# evidence string and is no slice.
+WORDING = ("exact_term", "paraphrase")
+
+
+@pytest.mark.parametrize("example", [False, True], ids=["polder", "library_hours"])
+def test_an_exact_term_question_shares_a_distinctive_term_with_its_evidence(example, golden, chunks, example_dir,
+                                                                            example_chunks):
+    """The computed check of the slice labels: a question labelled exact_term shares with its evidence string at
+    least one BM25 term (stop words out, stemmed) that fewer than half of the chunks hold, so word matching can
+    find it (a term in half the chunks or more has idf 0). A paraphrase may share common words, so the check
+    runs one way; that the evidence's name or word is the one asked about is the judgement the label records."""
+    if example:
+        golden, chunks = h.read_golden_csv(example_dir / "golden.csv"), example_chunks
+    assert set(golden["slice"]) <= set(WORDING)
+    terms = [set(h.tokenize(c["text"])) for c in chunks]
+    distinctive = {t for t in set().union(*terms) if sum(t in chunk for chunk in terms) < len(chunks) / 2}
+    exact = golden[golden["slice"] == "exact_term"]
+    missing = [qid for qid, q, e in zip(exact["id"], exact["question"], exact["evidence"])
+               if not set(h.tokenize(q)) & set(h.tokenize(e)) & distinctive]
+    assert missing == []
 
 
 def test_relevance_shape_46_single_one_multiple(qrels):
@@ -32,6 +58,39 @@ def test_graded_labels(golden, chunks, qrels):
     assert {qid: {c for c, g in gains.items() if g == 2} for qid, gains in graded.items()} == {q: set(g) for q, g in qrels.items()}
     partial = [qid for qid, gains in graded.items() if 1 in gains.values()]
     assert len(partial) >= 15
+
+
+def test_known_false_negatives_are_each_in_one_chunk_and_not_yet_relevant(chunks, qrels):
+    known = h.read_known_false_negatives(chunks, qrels)  # checks every row; raises on any problem
+    listed = pd.read_csv(h.KNOWN_FALSE_NEGATIVES_PATH, dtype=str, keep_default_na=False)
+    assert list(known["id"]) == list(listed["id"]) and known["id"].is_unique
+    texts = {c["id"]: h.normalise(c["text"]) for c in chunks}
+    for qid, sentence, chunk in zip(known["id"], known["sentence"], known["chunk"]):
+        assert [cid for cid, text in texts.items() if h.normalise(sentence) in text] == [chunk]
+        assert chunk not in qrels[qid]
+    fixed = h.with_known_false_negatives(qrels, known)
+    assert all(len(fixed[q]) == len(qrels[q]) + (q in set(known["id"])) for q in qrels)
+    assert all(fixed[q][c] == max(qrels[q].values()) for q, c in zip(known["id"], known["chunk"]))
+    assert all(c not in qrels[q] for q, c in zip(known["id"], known["chunk"]))  # the input is not changed
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([("q99", "We keep these positions for 30 days.", "")], r"line 2: no question 'q99'"),
+        ([("q43", "This sentence is in no chunk at all.", "")], r"line 2, question 'q43': the sentence .* is in 0 chunks"),
+        ([("q43", "Polder", "")], r"line 2, question 'q43': the sentence 'Polder' is in \d+ chunks"),
+        ([("q07", "You may take a folded Vouw F1 on NS trains", "")], r"line 2, question 'q07': chunk '02_bike_models#02' is already relevant"),
+    ],
+)
+def test_a_bad_false_negative_file_names_the_line(rows, message, tmp_path, chunks, qrels):
+    path = tmp_path / "known.csv"
+    pd.DataFrame(rows, columns=["id", "sentence", "note"]).to_csv(path, index=False)
+    with pytest.raises(h.GoldenSetError, match=message):
+        h.read_known_false_negatives(chunks, qrels, path)
+    pd.DataFrame(rows, columns=["id", "text", "note"]).to_csv(path, index=False)
+    with pytest.raises(h.GoldenSetError, match=r"missing column\(s\) \['sentence'\]"):
+        h.read_known_false_negatives(chunks, qrels, path)
 
 
 def test_example_golden_set_is_valid(example_docs, example_chunks, example_dir):

@@ -23,16 +23,39 @@ def test_sizes(golden, chunks, qrels):
            f"{partial} whose partial answer is in a chunk without the evidence" in README
 
 
-def test_bm25_floor_figures(golden, chunks, qrels, bm25):
+def test_bm25_figures(golden, chunks, qrels, bm25):
     floored = sum(bool((bm25.idf_table(q)["raw idf"] < 0).any()) for q in golden["question"])
-    assert f"({floored} of the {len(golden)} questions contain such a word)" in README
-    default = h.BM25Retriever(chunks, epsilon=0.25, show_progress=False)
-    recall = {
-        name: h.evaluate({"x": h.run_retrievers([r], golden, progress=False)["BM25"]}, qrels, ks=[3]).iloc[0][("recall", 3)]
-        for name, r in [("default", default), ("ours", bm25)]
-    }
-    match = re.search(r"recall@3 (\d\.\d{3}) with the default floor, (\d\.\d{3}) with ours", README)
-    assert match and (float(match[1]), float(match[2])) == pytest.approx((recall["default"], recall["ours"]), abs=5e-4)
+    assert f"{floored} of the {len(golden)} questions hold a term found in more than\n  half the chunks" in README
+    steps = h.bm25_steps(chunks, golden, qrels, k=3)["recall"]
+    match = re.search(r"recall@3\s+goes from (\d\.\d{3}) \(raw words, rank-bm25 as shipped\) to (\d\.\d{3}) with Lucene's 33 stop "
+                      r"words, (\d\.\d{3}) with\s+NLTK's 179, (\d\.\d{3}) with stemming and (\d\.\d{3}) with the floor at 0, the "
+                      r"default; a random order of the\s+chunks has (\d\.\d{3})", README)
+    assert match, "the BM25 steps sentence is gone from the README"
+    assert [float(x) for x in match.groups()] == pytest.approx(steps.tolist(), abs=5e-4)
+    trec = re.search(r"the default\s+BM25 has recall@3 (\d\.\d{3})", README)
+    assert trec and float(trec[1]) == pytest.approx(steps.iloc[-2], abs=5e-4)
+
+
+def test_verdict_figures(runs, qrels):
+    pairs = h.paired_comparisons(runs, qrels, k=3)
+    assert "On the Polder set no pair of the three retrievers is told apart on recall@3, MRR@3 or\n  nDCG@3 (a family of 9 tests)" in README
+    assert len(pairs) == 9 and (pairs["verdict"] == "not distinguishable").all()
+
+
+def test_label_audit_figures(chunks, qrels, runs):
+    known = h.read_known_false_negatives(chunks, qrels)
+    assert f"found {len(known)} such chunks" in README and f"(a label audit found {len(known)})" in README
+    fixed = h.with_known_false_negatives(qrels, known)
+    assert "(no\n  verdict of the family moves)" in README
+    assert (h.paired_comparisons(runs, fixed, k=3)["verdict"] == h.paired_comparisons(runs, qrels, k=3)["verdict"]).all()
+    sizes = sorted(len(g) for g in qrels.values())
+    assert f"the golden set's shape: {sizes.count(1)} questions\n  with one relevant chunk, {sum(n == 2 for n in sizes)} with two." in README
+
+
+def test_window_and_slice_figures(golden, chunks):
+    longer = sum(c["n_tokens"] > 256 for c in chunks)
+    assert f"({longer} of the {len(chunks)} chunks are\n  longer than 256)" in README
+    assert f"({len(golden)} questions in {golden['slice'].nunique()} slices along one dimension, the wording" in README
 
 
 def test_audit_slice_size_figure():

@@ -46,7 +46,17 @@ def test_rankings_hold_unique_known_chunks_at_least_10_where_they_match(runs, ch
 
 
 def test_bm25_tokenizer_strips_punctuation_and_case():
-    assert h.tokenize("Policy? E-07, don't!") == ["policy", "e-07", "don't"]
+    assert h.tokenize("Policy? E-07, don't!", stop_words=None, stemmer=None) == ["policy", "e-07", "don't"]
+
+
+def test_the_bm25_analyzer_drops_stop_words_then_stems():
+    # NLTK's list (the default) drops "can", "i" and "my", then Snowball stems; Lucene's 33 keep them
+    assert h.tokenize("Can I renew my renewals? Policy E-07, don't!") == ["renew", "renew", "polici", "e-07"]
+    assert h.tokenize("Can I renew my plan?", stop_words="lucene", stemmer=None) == ["can", "i", "renew", "my", "plan"]
+    assert h.tokenize("The bikes are charging", stop_words="lucene") == ["bike", "charg"]
+    assert h.tokenize("the and of my", stop_words="nltk") == []
+    lucene, nltk = h.stop_word_list("lucene"), h.stop_word_list("nltk")
+    assert (len(lucene), len(nltk)) == (33, 179) and lucene < nltk and {"i", "my", "how", "can"} <= nltk - lucene
 
 
 def test_scripts_without_spaces_become_character_bigrams():
@@ -104,14 +114,21 @@ def test_bm25_query_with_unknown_words_gets_an_empty_ranking(bm25, qrels):
     assert h.recall_at_k(bm25.rank("xyzzy"), h.relevant_ids(next(iter(qrels.values()))), 10) == 0.0
 
 
-def test_bm25_idf_floor_of_rank_bm25_reverses_idf_order(bm25, chunks):
+def test_bm25_idf_floor_of_rank_bm25_reverses_idf_order(chunks):
     """rank-bm25's default floor weighs "the" (in every chunk) above rarer words; ours does not."""
-    table = bm25.idf_table("the theft damage")
+    raw = h.BM25Retriever(chunks, stop_words=None, stemmer=None, show_progress=False)
+    table = raw.idf_table("the theft damage")
     assert table.loc["the", "chunks"] == len(chunks)
     for word in ("theft", "damage"):
         assert table.loc[word, "chunks"] < len(chunks) / 2
         assert table.loc[word, "idf, epsilon 0.25"] < table.loc["the", "idf, epsilon 0.25"]
         assert table.loc[word, "idf used"] > table.loc["the", "idf used"] == 0.0
+
+
+def test_the_idf_table_shows_the_analyzers_terms(bm25, chunks):
+    table = bm25.idf_table("The bikes were damaged by the theft")
+    assert list(table.index) == ["bike", "damag", "theft"]  # stop words out, stems, query order
+    assert table.loc["bike", "chunks"] > len(chunks) / 2 and table.loc["bike", "idf used"] == 0.0
 
 
 def test_two_runs_give_identical_tables(bm25, vector, golden, qrels, runs):
@@ -154,6 +171,9 @@ def test_no_pickle_is_loaded(tmp_path):
         (lambda: h.BM25Retriever([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}], show_progress=False), "duplicate chunk id 'a'"),
         (lambda: h.BM25Retriever([{"id": "a", "text": "x"}], show_progress=False).rank(None), "the query must be non-empty text"),
         (lambda: h.BM25Retriever([], show_progress=False), "there is no chunk"),
+        (lambda: h.BM25Retriever([{"id": "a", "text": "x"}], stop_words="english", show_progress=False),
+         "unknown stop-word list 'english'; choose from \\['nltk', 'lucene'\\] or None"),
+        (lambda: h.BM25Retriever([{"id": "a", "text": "x"}], stemmer="snowball", show_progress=False), "unknown stemmer 'snowball'"),
     ],
 )
 def test_bad_input_raises_a_clear_error(call, message):

@@ -29,6 +29,15 @@ def test_trec_files_reproduce_the_evaluation_table(runs, qrels, tmp_path):
         assert ours == pytest.approx(sum(v["recip_rank"] for v in full_rr.values()) / len(qrels), abs=1e-12)
 
 
+def test_the_default_bm25_reaches_0_70_recall_at_3_by_trec_eval(runs, qrels, tmp_path):
+    """Issue 12's bar for a fair baseline, measured as `make trec` writes the files and trec_eval reads them."""
+    qrels_path, bm25_path = h.export_trec(runs, qrels, tmp_path)[:2]
+    with open(qrels_path) as f, open(bm25_path) as g:
+        per_q = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(f), {"recall.3"}).evaluate(pytrec_eval.parse_run(g))
+    assert bm25_path.name == "run.BM25.txt" and len(per_q) == len(qrels)
+    assert sum(v["recall_3"] for v in per_q.values()) / len(qrels) >= 0.70
+
+
 def test_run_file_scores_strictly_decrease(tmp_path):
     path = h.write_trec_run({"q1": ["c", "a", "b"]}, tmp_path / "run.txt", "t")
     lines = [line.split() for line in path.read_text().splitlines()]

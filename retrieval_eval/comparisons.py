@@ -1,0 +1,552 @@
+"""Tables that compare retrievers on a golden set, and the sentences that state them.
+
+Per retriever: each metric's mean with an interval that suits its values. Per pair of retrievers:
+the paired difference with its interval, wins, ties and losses, the paired test that suits the
+values, Holm-adjusted p-values over the named family of tests, and a computed verdict. The same per
+slice of the golden set, and how many questions a golden set would need to tell each pair apart.
+The sentences are built from the tables, so a notebook never types a verdict by hand.
+Built on :mod:`retrieval_eval.statistics` (the tests and intervals) and :mod:`retrieval_eval.power`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+
+import pandas as pd
+
+from .checks import check_positive_int, check_probability
+from .evaluation import METRICS, _check_same_questions, per_question_scores, rank_groups, verdict
+from .power import POWER, questions_needed, smallest_detectable_difference
+from .statistics import (
+    ALPHA, BOOTSTRAP, MCNEMAR, N_RESAMPLES, SEED, WILSON, _is_binary, bootstrap_ci, holm, mean_interval, paired_test,
+)
+
+SUCCESS = "success"  # success@k, a metric name the tables accept beside those of METRICS
+MIN_DISCORDANT = 5  # a claim resting on fewer questions that differ is flagged "few discordant"
+
+
+def per_question_table(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[str] = tuple(METRICS)) -> pd.DataFrame:
+    """One value per question for each retriever and metric at cut-off k, side by side (paired by question).
+
+    Besides the metrics of :data:`METRICS`, ``"success"`` is accepted: success@k is 1 when at least
+    one relevant chunk is in the top k, else 0 — recall@k > 0, the "hit rate" (trec_eval's
+    ``success_k``). It equals recall@k when every question has one relevant chunk, and is the
+    binary value McNemar's test and the sample-size estimate need.
+
+    Args:
+        runs: ``{retriever name: {question_id: ranking}}``.
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        k: the cut-off, an integer >= 1.
+        metrics: metric names (recall, precision, MRR, nDCG, success).
+
+    Returns:
+        A DataFrame indexed by question id (in the order of ``qrels``) with columns
+        ``(retriever, metric)``.
+
+    Raises:
+        ValueError: an unknown metric name (lists the known ones), an empty ``metrics``, or the
+            checks of :func:`per_question_scores`.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    metrics = _check_metrics(metrics)
+    long = per_question_scores(runs, qrels, ks=[check_positive_int(k)])
+    wide = long.pivot(index="question", columns=["retriever", "metric"], values="value").reindex(list(qrels))
+    for name in runs:
+        wide[(name, SUCCESS)] = (wide[(name, "recall")] > 0).astype(float)
+    return wide[pd.MultiIndex.from_product([list(runs), metrics], names=["retriever", "metric"])]
+
+
+def interval_table(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[str] = tuple(METRICS), **interval_args) -> pd.DataFrame:
+    """Mean and 95% interval of each metric at cut-off k, per retriever, with the interval that suits the values.
+
+    A metric whose per-question values are all 0 or 1 for every retriever gets the Wilson score
+    interval, any other metric the percentile bootstrap for every retriever (see :func:`mean_interval`),
+    so the intervals of one metric are of one kind.
+
+    Args:
+        runs, qrels, k, metrics: as :func:`per_question_table`.
+        **interval_args: ``confidence``, ``n_resamples``, ``seed`` for :func:`mean_interval`.
+
+    Returns:
+        A DataFrame indexed by ``(retriever, metric)`` with columns ``mean``, ``low``, ``high``,
+        ``interval`` (the method: "Wilson score" or "percentile bootstrap") and ``zero width``
+        (True when low equals high: a bootstrap over identical values, which says nothing about
+        the uncertainty).
+
+    Raises:
+        ValueError: as :func:`per_question_table` and :func:`mean_interval`.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    wide = per_question_table(runs, qrels, k, metrics)
+    return pd.DataFrame.from_dict(_intervals(wide, **interval_args), orient="index").rename_axis(["retriever", "metric"])
+
+
+def slice_intervals(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3, metrics: Sequence[str] = ("recall",), **interval_args) -> pd.DataFrame:
+    """Per slice of the golden set: each retriever's mean and 95% interval, with the slice's number of questions.
+
+    Args:
+        runs, qrels, k, metrics: as :func:`per_question_table`.
+        golden: the golden set, with columns ``id`` and ``slice``.
+        **interval_args: ``confidence``, ``n_resamples``, ``seed`` for :func:`mean_interval`.
+
+    Returns:
+        A DataFrame indexed by ``(slice, retriever, metric)`` with columns ``questions`` and those
+        of :func:`interval_table`. The interval is chosen per slice and metric: a slice whose
+        values are all 0 or 1 gets Wilson intervals even when another slice needs the bootstrap.
+
+    Raises:
+        ValueError: the golden set has no ``slice`` column or other questions than the qrels, or
+            as :func:`interval_table`.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    wide = per_question_table(runs, qrels, k, metrics)
+    rows = {}
+    for label, part in _slices(wide, golden):
+        rows.update({(label, *key): {"questions": len(part), **row} for key, row in _intervals(part, **interval_args).items()})
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["slice", "retriever", "metric"])
+
+
+def paired_comparisons(
+    runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[str] = ("recall", "MRR", "nDCG"),
+    pairs: Sequence[tuple[str, str]] | None = None, alpha: float = ALPHA, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+) -> pd.DataFrame:
+    """Every pair of retrievers compared question by question on each metric at cut-off k: one family of tests.
+
+    For each pair (A, B) and metric: the mean difference A − B with its paired-bootstrap 95%
+    interval (questions resampled, the pair kept together; one interval on its own, not adjusted
+    for the family, so it can exclude 0 where the verdict does not), the questions A wins, ties and loses,
+    the paired test that suits the values (McNemar's exact test when every value is 0 or 1, else
+    the paired permutation test; see :func:`paired_test`), its raw p-value, the Holm-adjusted
+    p-value over the whole family (every row of the table: pairs × metrics) and the verdict at
+    family-wise level ``alpha``, which uses the adjusted p only.
+
+    Args:
+        runs, qrels, k, metrics: as :func:`per_question_table`.
+        pairs: ``[(A, B), ...]`` retriever names to compare (A − B); default every pair in the
+            order of ``runs``.
+        alpha: the family-wise error rate of the verdicts, in (0, 1).
+        n_resamples, seed: for the bootstrap and, when it cannot enumerate, the permutation test.
+
+    Returns:
+        A DataFrame indexed by ``(pair, metric)`` (pair "A − B") with columns ``questions``,
+        ``difference``, ``low``, ``high``, ``wins``, ``ties``, ``losses``, ``test``, ``method``,
+        ``p``, ``p (Holm)``, ``verdict`` ("A higher", "B higher" or "not distinguishable") and
+        ``few discordant`` (True when fewer than ``MIN_DISCORDANT`` questions differ). Its
+        ``attrs`` hold ``k``, ``alpha``, ``family`` (the family named in words), ``questions`` and
+        ``means`` (``{(retriever, metric): mean}``), read by :func:`comparison_sentences`,
+        :func:`tested_verdict` and :func:`pair_sentence`.
+
+    Raises:
+        ValueError: a pair names an unknown retriever or the same one twice, ``alpha`` is not
+            between 0 and 1, or as :func:`per_question_table`.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    alpha = check_probability(alpha, "alpha")
+    wide = per_question_table(runs, qrels, k, metrics)
+    pairs = _check_pairs_of(runs, pairs)
+    rows = _compare(wide, pairs, metrics, n_resamples, seed)
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["pair", "metric"])
+    family = f"{_count(len(table), 'test')}: {_count(len(pairs), 'pair')} of retrievers × {_count(len(metrics), 'metric')} at k = {k}"
+    return _adjust(table, pairs, family, k, alpha, wide)
+
+
+def slice_comparisons(
+    runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3, metrics: Sequence[str] = ("recall",),
+    pairs: Sequence[tuple[str, str]] | None = None, alpha: float = ALPHA, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+) -> pd.DataFrame:
+    """:func:`paired_comparisons` within each slice of the golden set: one family over slices × pairs × metrics.
+
+    A slice holds a handful of questions, so a difference in it often rests on two or three
+    questions that differ: the ``few discordant`` column flags those, and
+    :func:`comparison_sentences` says how many they were.
+
+    Args:
+        golden: the golden set, with columns ``id`` and ``slice``.
+        The others: as :func:`paired_comparisons`.
+
+    Returns:
+        A DataFrame indexed by ``(slice, pair, metric)`` with the columns of
+        :func:`paired_comparisons` (``questions`` is the slice's size); Holm's adjustment runs over
+        every row.
+
+    Raises:
+        ValueError: the golden set has no ``slice`` column or other questions than the qrels, or
+            as :func:`paired_comparisons`.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    alpha = check_probability(alpha, "alpha")
+    wide = per_question_table(runs, qrels, k, metrics)
+    pairs = _check_pairs_of(runs, pairs)
+    rows, labels = {}, []
+    for label, part in _slices(wide, golden):
+        labels.append(label)
+        rows.update({(label, *key): row for key, row in _compare(part, pairs, metrics, n_resamples, seed).items()})
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["slice", "pair", "metric"])
+    family = (f"{_count(len(table), 'test')}: {_count(len(labels), 'slice')} × {_count(len(pairs), 'pair')} of retrievers"
+              f" × {_count(len(metrics), 'metric')} at k = {k}")
+    return _adjust(table, pairs, family, k, alpha, wide)
+
+
+def comparison_sentences(table: pd.DataFrame) -> list[str]:
+    """The comparison table as sentences: the family first, then one sentence per test with its verdict.
+
+    For example "vector − BM25 recall@3: +0.191 [0.06, 0.32], 13 wins, 30 ties, 4 losses, McNemar
+    exact p = 0.049, Holm p = 0.15: not distinguishable at family-wise 5%." A test resting on fewer
+    than ``MIN_DISCORDANT`` questions that differ adds "— rests on 2 discordant questions (2–0)".
+
+    Args:
+        table: the output of :func:`paired_comparisons` or :func:`slice_comparisons`.
+
+    Returns:
+        A list of str: the family sentence, then one per row, in the table's order.
+
+    Raises:
+        ValueError: ``table`` lacks the ``attrs`` those functions set (pass their output, not a copy
+            rebuilt by hand).
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    _check_family(table)
+    level = f"family-wise {table.attrs['alpha']:.0%}"
+    sentences = [f"The family: {table.attrs['family']}; every verdict uses Holm-adjusted p-values at {level}."]
+    return sentences + [_sentence(table, key) for key in table.index]
+
+
+def pair_sentence(table: pd.DataFrame, first: str, second: str, metric: str) -> str:
+    """The sentence of :func:`comparison_sentences` for one pair and metric, in either order of the pair.
+
+    Args:
+        table: the output of :func:`paired_comparisons` or :func:`setting_comparisons`.
+        first, second: the two compared names (retrievers, or retrievers with their setting).
+        metric: a metric of the table.
+
+    Returns:
+        The sentence (str), e.g. "vector − hybrid recall@3: −0.011 [-0.09, 0.06], 4 wins, 38 ties,
+        5 losses, McNemar exact p = 1, Holm p = 1: not distinguishable at family-wise 5%."
+
+    Raises:
+        ValueError: the table holds no such pair or metric (lists what it holds).
+
+    Taught in: notebook 06_mistakes_and_interview.
+    """
+    _check_family(table)
+    return _sentence(table, tested_pair(table, first, second, metric).name)
+
+
+def tested_pair(table: pd.DataFrame, first: str, second: str, metric: str) -> pd.Series:
+    """The row of a comparison table for one pair and metric, whichever way round the table holds the pair.
+
+    Args:
+        table: the output of :func:`paired_comparisons` (or :func:`setting_comparisons`).
+        first, second: the two compared names.
+        metric: a metric of the table.
+
+    Returns:
+        The row (a Series named by its index key), e.g. ``row["verdict"]`` and ``row["p (Holm)"]``.
+
+    Raises:
+        ValueError: the table holds no such pair or metric (lists what it holds).
+
+    Taught in: notebook 06_mistakes_and_interview.
+    """
+    for key in (f"{first} − {second}", f"{second} − {first}"):
+        if (key, metric) in table.index:
+            return table.loc[(key, metric)].rename((key, metric))
+    raise ValueError(f"no test of {first} and {second} on {metric!r}; the table holds {list(table.index)}")
+
+
+def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
+    """Who leads on a metric, and whether the golden set can tell the leader from each of the others.
+
+    The leader comes from the means, as in :func:`~retrieval_eval.evaluation.verdict` (names that
+    are equal as printed tie); then, for every other retriever, the Holm-adjusted verdict of the
+    family decides between "ahead of" and "cannot tell it from", each with the test's p-value and
+    its Holm-adjusted p, and the sentence ends by naming the family. So the sentence stays true
+    when the numbers move. For example: "**vector** has the highest recall@3 (0.787), but 47
+    questions cannot tell it from **hybrid** (0.755; McNemar exact p = 0.73, Holm p = 1) or
+    **BM25** (0.606; ...). Holm-adjusted over a family of 9 tests: 3 pairs of retrievers × 3
+    metrics at k = 3, family-wise 5%."
+
+    Args:
+        table: the output of :func:`paired_comparisons`, whose family holds a test of every pair on ``metric``.
+        metric: the metric, e.g. ``"recall"``.
+        decimals: the places the means are printed with.
+
+    Returns:
+        Markdown (str).
+
+    Raises:
+        ValueError: the table is not the output of :func:`paired_comparisons`, or it lacks ``metric``
+            or a pair of retrievers (names them).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    _check_family(table)
+    means = pd.Series({name: mean for (name, m), mean in table.attrs["means"].items() if m == metric}, dtype=float)
+    if means.empty:
+        metrics = sorted({m for _, m in table.attrs["means"]})
+        raise ValueError(f"the table holds no test on {metric!r}; its metrics are {metrics}")
+    k, n, level = table.attrs["k"], table.attrs["questions"], f"family-wise {table.attrs['alpha']:.0%}"
+    leaders = rank_groups(means, decimals)[0]
+    ahead, unclear = [], []
+    for name in means.sort_values(ascending=False, kind="stable").index:
+        if name in leaders:
+            continue
+        rows = [tested_pair(table, leader, name, metric) for leader in leaders]
+        tests = "; ".join(_test_phrase(row) for row in rows)
+        clause = f"**{name}** ({means[name]:.{decimals}f}; {tests})"
+        (ahead if all(row["verdict"] != "not distinguishable" for row in rows) else unclear).append(clause)
+    parts = [verdict(means, f"{metric}@{k}", decimals)]
+    it = "it" if len(leaders) == 1 else "them"
+    if ahead:
+        parts.append(f", ahead of {_listed(ahead, 'and')} beyond chance")
+    if unclear:
+        parts.append(f"{',' if not ahead else ';'} but {n} questions cannot tell {it} from {_listed(unclear, 'or')}")
+    return "".join(parts) + f". Holm-adjusted over a family of {table.attrs['family']}, {level}."
+
+
+def setting_comparisons(
+    settings: Mapping[str, tuple[Mapping, Mapping]], k: int = 3, metrics: Sequence[str] = ("recall", "MRR"),
+    alpha: float = ALPHA, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+) -> pd.DataFrame:
+    """Each retriever under two settings (e.g. two chunk sizes), compared question by question: one family.
+
+    Two settings can chunk the corpus differently, so each brings its own runs and qrels; what is
+    paired is the question. For every retriever in both settings and every metric, the paired test
+    of :func:`paired_comparisons` and Holm's adjustment over the family (retrievers × metrics).
+
+    Args:
+        settings: exactly two ``{label: (runs, qrels)}``, e.g. ``{"512": (setup.runs, setup.qrels),
+            "256": (small.runs, small.qrels)}``; the qrels must hold the same questions.
+        k, metrics, alpha, n_resamples, seed: as :func:`paired_comparisons`.
+
+    Returns:
+        The table of :func:`paired_comparisons`, its pairs named "vector (512) − vector (256)".
+
+    Raises:
+        ValueError: not two settings, the settings hold different questions or no common
+            retriever, or as :func:`paired_comparisons`.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    alpha = check_probability(alpha, "alpha")
+    if len(settings) != 2:
+        raise ValueError(f"settings must hold exactly two {{label: (runs, qrels)}}, got {len(settings)}")
+    (first, (runs_a, qrels_a)), (second, (runs_b, qrels_b)) = settings.items()
+    if set(qrels_a) != set(qrels_b):
+        raise ValueError(f"the settings {first!r} and {second!r} hold different questions")
+    names = [name for name in runs_a if name in runs_b]
+    if not names:
+        raise ValueError(f"the settings {first!r} and {second!r} have no retriever in common")
+    wide = pd.concat([
+        per_question_table({f"{name} ({label})": runs[name] for name in names}, qrels, k, metrics).reindex(list(qrels_a))
+        for label, (runs, qrels) in ((first, (runs_a, qrels_a)), (second, (runs_b, qrels_b)))
+    ], axis=1)
+    pairs = [(f"{name} ({first})", f"{name} ({second})") for name in names]
+    table = pd.DataFrame.from_dict(_compare(wide, pairs, metrics, n_resamples, seed), orient="index").rename_axis(["pair", "metric"])
+    family = (f"{_count(len(table), 'test')}: {_count(len(names), 'retriever')}, {first} against {second},"
+              f" × {_count(len(metrics), 'metric')} at k = {k}")
+    return _adjust(table, pairs, family, k, alpha, wide)
+
+
+def power_table(
+    runs: Mapping, qrels: Mapping, k: int = 3, metric: str = SUCCESS, pairs: Sequence[tuple[str, str]] | None = None,
+    alpha: float = ALPHA, power: float = POWER,
+) -> pd.DataFrame:
+    """For each pair of retrievers: how many questions McNemar's test would need, and what this golden set can detect.
+
+    From the observed discordance: p10 = wins / questions, p01 = losses / questions (A hits and B
+    misses, and the other way round). ``questions needed`` is :func:`questions_needed` (Connor 1987)
+    for the observed difference; ``smallest detectable difference`` is
+    :func:`smallest_detectable_difference` for this golden set's number of questions at the
+    observed discordance. Both assume one test at level ``alpha``; for a family, pass alpha divided
+    by the number of tests.
+
+    Args:
+        runs, qrels, k: as :func:`per_question_table`.
+        metric: a binary metric: ``"success"``, or recall when every question has one relevant chunk.
+        pairs: ``[(A, B), ...]`` as in :func:`paired_comparisons`.
+        alpha: the two-sided significance level; power: the wanted power, both in (0, 1).
+
+    Returns:
+        A DataFrame indexed by pair "A − B" with columns ``questions``, ``wins``, ``losses``,
+        ``discordance`` (p10 + p01), ``difference`` (p10 − p01, A − B in hit rate),
+        ``questions needed`` (``inf`` when wins equal losses) and ``smallest detectable difference``
+        (a share of questions; ``inf`` when none is detectable at this discordance, e.g. when no
+        question is discordant).
+
+    Raises:
+        ValueError: the metric's values are not all 0 or 1 (names the retriever), or as
+            :func:`paired_comparisons` and :func:`questions_needed`.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    wide = per_question_table(runs, qrels, k, [metric])
+    for name in runs:
+        if not _is_binary(wide[(name, metric)].to_numpy()):
+            raise ValueError(f"{metric}@{k} of {name} is not 0 or 1 on every question; use metric='success'")
+    rows = {}
+    for first, second in _check_pairs_of(runs, pairs):
+        a, b = wide[(first, metric)], wide[(second, metric)]
+        n, wins, losses = len(a), int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+        rows[f"{first} − {second}"] = {
+            "questions": n, "wins": wins, "losses": losses, "discordance": (wins + losses) / n,
+            "difference": (wins - losses) / n, "questions needed": questions_needed(wins / n, losses / n, alpha, power),
+            "smallest detectable difference": (
+                smallest_detectable_difference(n, (wins + losses) / n, alpha, power) if wins + losses else float("inf")
+            ),
+        }
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("pair")
+    table.attrs.update(k=k, metric=metric, alpha=alpha, power=power)
+    return table
+
+
+def rank_differences(ranks: pd.DataFrame, first: str, second: str) -> pd.DataFrame:
+    """Per question, how many ranks the first relevant chunk moves from one retriever to another.
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks`.
+        first, second: two retriever names (columns of ``ranks``).
+
+    Returns:
+        ``question``, ``slice``, the two ranks and ``ranks gained`` = rank in ``first`` − rank in
+        ``second`` (positive: ``second`` puts it higher), sorted by ``ranks gained``, largest first;
+        ``<NA>`` when either ranking misses the relevant chunk. Sort it any other way with
+        ``.sort_values(...)``.
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    retrievers = list(ranks.columns[3:])
+    for name in (first, second):
+        if name not in retrievers:
+            raise ValueError(f"no retriever {name!r} in the rank table; choose from {retrievers}")
+    if first == second:
+        raise ValueError(f"compare two different retrievers, got {first!r} twice")
+    table = ranks[["question", "slice", first, second]].copy()
+    table["ranks gained"] = table[first] - table[second]
+    return table.sort_values("ranks gained", ascending=False, na_position="last")
+
+
+def _intervals(wide: pd.DataFrame, **interval_args) -> dict:
+    """``{(retriever, metric): mean_interval(...)}``, one kind of interval per metric (Wilson when all of its values are 0 or 1)."""
+    binary = {metric: _is_binary(wide.xs(metric, axis=1, level="metric").to_numpy().ravel()) for metric in wide.columns.unique("metric")}
+    return {
+        (name, metric): mean_interval(wide[(name, metric)].to_numpy(), method=WILSON if binary[metric] else BOOTSTRAP, **interval_args)
+        for name, metric in wide.columns
+    }
+
+
+def _compare(wide: pd.DataFrame, pairs: list, metrics: Sequence[str], n_resamples: int, seed: int) -> dict:
+    """``{(pair, metric): row}``: the paired test and the paired-bootstrap interval of the difference."""
+    rows = {}
+    for first, second in pairs:
+        for metric in metrics:
+            a, b = wide[(first, metric)].to_numpy(), wide[(second, metric)].to_numpy()
+            test = paired_test(a, b, n_resamples, seed)
+            _, low, high = bootstrap_ci(a - b, n_resamples=n_resamples, seed=seed)
+            rows[(f"{first} − {second}", metric)] = {
+                "questions": len(a), "difference": test["difference"], "low": low, "high": high,
+                **{key: test[key] for key in ("wins", "ties", "losses", "test", "method", "p")},
+            }
+    return rows
+
+
+def _adjust(table: pd.DataFrame, pairs: list, family: str, k: int, alpha: float, wide: pd.DataFrame) -> pd.DataFrame:
+    """Add the Holm-adjusted p over every row, the verdict at ``alpha`` and the few-discordant flag; name the family."""
+    table["p (Holm)"] = holm(table["p"].to_numpy())
+    higher = {f"{a} − {b}": (a, b) for a, b in pairs}
+    table["verdict"] = [
+        (f"{higher[pair][0]} higher" if r["difference"] > 0 else f"{higher[pair][1]} higher") if r["p (Holm)"] < alpha
+        else "not distinguishable"
+        for pair, (_, r) in zip(table.index.get_level_values("pair"), table.iterrows())
+    ]
+    table["few discordant"] = table["wins"] + table["losses"] < MIN_DISCORDANT
+    means = {column: float(wide[column].mean()) for column in wide.columns}
+    table.attrs.update(k=k, alpha=alpha, family=family, questions=len(wide), means=means)
+    return table
+
+
+def _check_family(table: pd.DataFrame) -> None:
+    """ValueError unless ``table`` carries the attrs of a comparison table (its family named)."""
+    if not {"k", "alpha", "family", "questions", "means"} <= set(table.attrs):
+        raise ValueError("table must be the output of paired_comparisons, slice_comparisons or setting_comparisons "
+                         "(its attrs name the family)")
+
+
+def _sentence(table: pd.DataFrame, key: tuple) -> str:
+    """One test of a comparison table in a sentence: difference, interval, counts, test, p, Holm p, verdict."""
+    r = table.loc[key]
+    *where, pair, metric = key
+    level = f"family-wise {table.attrs['alpha']:.0%}"
+    sentence = (
+        f"{pair} {metric}@{table.attrs['k']}{' on ' + where[0] if where else ''}: {r['difference']:+.3f} "
+        f"[{r['low']:.2f}, {r['high']:.2f}], {_count(r['wins'], 'win')}, {_count(r['ties'], 'tie')}, "
+        f"{_count(r['losses'], 'loss')}, {_test_phrase(r)}: {r['verdict']} at {level}"
+    )
+    if r["wins"] + r["losses"] == 0:
+        sentence += " — no question differs"
+    elif r["few discordant"]:
+        sentence += f" — rests on {_count(r['wins'] + r['losses'], 'discordant question')} ({r['wins']}–{r['losses']})"
+    return sentence + "."
+
+
+def _test_phrase(r: pd.Series) -> str:
+    """"McNemar exact p = 0.049, Holm p = 0.15" or "permutation test (exact, 2^9 flips) p = ..., Holm p = ..."."""
+    test = "McNemar exact" if r["test"] == MCNEMAR else f"permutation test ({r['method']})"
+    return f"{test} p = {_p(r['p'])}, Holm p = {_p(r['p (Holm)'])}"
+
+
+def _listed(items: list[str], word: str) -> str:
+    """"a", "a or b", "a, b or c"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {word} " + items[-1]
+
+
+def _slices(wide: pd.DataFrame, golden: pd.DataFrame):
+    """``(slice label, rows of wide)`` for each slice of the golden set, in sorted order."""
+    if "slice" not in golden.columns:
+        raise ValueError("the golden set has no 'slice' column to group the questions by")
+    _check_same_questions(golden, dict.fromkeys(wide.index))
+    labels = golden.set_index("id")["slice"].reindex(wide.index)
+    return [(label, wide[labels == label]) for label in sorted(labels.unique())]
+
+
+def _check_metrics(metrics: Sequence[str]) -> list[str]:
+    """The metric names as a list, each known; ValueError naming an unknown one."""
+    if isinstance(metrics, str):
+        raise ValueError(f"metrics must be a list of names, e.g. [{metrics!r}], not one string")
+    metrics, known = list(metrics), [*METRICS, SUCCESS]
+    if not metrics:
+        raise ValueError(f"metrics is empty: choose from {known}")
+    for metric in metrics:
+        if metric not in known:
+            raise ValueError(f"unknown metric {metric!r}; choose from {known}")
+    return metrics
+
+
+def _check_pairs_of(runs: Mapping, pairs) -> list[tuple[str, str]]:
+    """The pairs to compare: every pair of ``runs`` by default; ValueError for an unknown or repeated name."""
+    if pairs is None:
+        return list(combinations(runs, 2))
+    pairs = [tuple(pair) for pair in pairs]
+    for pair in pairs:
+        if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(runs):
+            raise ValueError(f"pair {pair!r} must name two different retrievers of {list(runs)}")
+    if not pairs:
+        raise ValueError("pairs is empty: give at least one (A, B) or None for every pair")
+    return pairs
+
+
+def _count(n: int, word: str) -> str:
+    """"1 test", "9 tests", "1 loss", "2 losses"."""
+    return f"{n} {word}{'' if n == 1 else 'es' if word.endswith('s') else 's'}"
+
+
+def _p(p: float) -> str:
+    """A p-value in two significant digits (scientific below 0.001)."""
+    return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
