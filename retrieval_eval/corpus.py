@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .checks import check_ids, check_positive_int
+from .checks import check_ids, check_list, check_positive_int
 from .models import document_prefix, load_tokenizer, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
@@ -130,19 +130,27 @@ def split_into_chunks(
 ) -> list[dict]:
     """Split each document into chunks with LangChain's ``RecursiveCharacterTextSplitter``.
 
-    Sizes are counted in the tokenizer's word pieces. The model reads a chunk with its special
-    tokens (``[CLS]`` and ``[SEP]`` for BERT-style models) added once, so the splitter measures
-    pieces without them and is given ``chunk_size`` minus their number: a finished chunk, read as
-    the model reads it, is at most ``chunk_size`` word pieces. (Charging the special tokens to every
-    piece the splitter measures, each word and separator, would make chunks far smaller than
-    asked.) A model that wants a prompt before each chunk (``prefix``, see
-    :func:`~retrieval_eval.models.document_prefix`) reads its word pieces too; they are set aside
-    the same way. The splitter's default separators: paragraph, line, word, character. Documents
-    are split one at a time, so a chunk never spans two documents.
+    Sizes are counted in the tokenizer's word pieces. The splitter prefers to cut between
+    paragraphs, then lines, then words (its separators ``"\n\n"``, ``"\n"``, ``" "``); a run
+    without spaces longer than a chunk (a hyphenated chain, a number, a URL, base64, a script
+    without spaces) is cut between two word pieces. The splitter adds up the lengths of the pieces
+    it measures, so the length must add up: each document is tokenized once, whole, and each
+    word piece is charged to the piece of text where it starts (its character offset), so no piece
+    is charged the special tokens (``[CLS]``, ``[SEP]``), and a word cut into letters is not charged
+    once per letter. Measuring each piece on its own instead makes chunks far smaller than asked
+    (a word piece per separator and per letter). The model reads a chunk with its special tokens
+    added once, and a model that wants a prompt before each chunk (``prefix``, see
+    :func:`~retrieval_eval.models.document_prefix`) reads its word pieces too: both are set aside,
+    so a finished chunk, read as the model reads it, is at most ``chunk_size`` word pieces (each is
+    measured again; one that a cut inside a word made longer is split again). Documents are split
+    one at a time, so a chunk never spans two documents. A chunk ends early only where the next
+    word (a run without spaces) would not fit; a chunk of ordinary words is within a few word
+    pieces of the size asked.
 
     Args:
-        docs: ``{document id: text}``, e.g. from :func:`load_corpus`.
-        tokenizer: a Hugging Face tokenizer, e.g. from :func:`load_tokenizer`.
+        docs: ``{document id: text}``, e.g. from :func:`load_corpus`; ids are str.
+        tokenizer: a Hugging Face fast tokenizer (one that gives character offsets), e.g. from
+            :func:`load_tokenizer`.
         chunk_size: the largest chunk in word pieces, special tokens included (an integer larger
             than the number of special tokens).
         chunk_overlap: how many word pieces neighbouring chunks of a document may share (an
@@ -151,17 +159,17 @@ def split_into_chunks(
 
     Returns:
         A list of ``{"id": "<doc>#<nn>", "doc": str, "text": str, "n_tokens": int}``, in document
-        order; ``n_tokens`` is what the model reads: the special tokens and the prefix too.
+        order; ``n_tokens`` is what the model reads: the special tokens and the prefix too. Each
+        text is a part of its document, without the whitespace around it.
 
     Raises:
         ValueError: ``chunk_size`` leaves no room beside the special tokens and the prefix, or
-            ``chunk_overlap`` is negative, not an integer or not smaller than that room.
+            ``chunk_overlap`` is negative, not an integer or not smaller than that room; a document
+            id is not a str (:func:`~retrieval_eval.checks.check_ids`) or a text is not a str (names
+            the document); the tokenizer gives no character offsets (a "slow" tokenizer).
 
     Taught in: notebook 05_three_retrievers.
     """
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
-    from transformers.utils import logging as hf_logging
-
     chunk_size = check_positive_int(chunk_size, "chunk_size")
     # What the model reads besides the chunk: 2 special tokens for BERT-style models ([CLS], [SEP]), and the prefix.
     n_extra = len(tokenizer.encode(prefix))
@@ -170,20 +178,110 @@ def split_into_chunks(
         raise ValueError(f"chunk_size {chunk_size} leaves no room beside the model's {n_extra} special and prefix tokens")
     if isinstance(chunk_overlap, bool) or not isinstance(chunk_overlap, int) or not 0 <= chunk_overlap < room:
         raise ValueError(f"chunk_overlap must be an integer from 0 to {room - 1} (word pieces), got {chunk_overlap!r}")
+    if not isinstance(docs, Mapping):
+        raise ValueError(f"docs must be a mapping {{document id: text}}, got {docs!r:.60}")
+    check_ids(docs, "the documents hold id")
+    for doc, text in docs.items():
+        if not isinstance(text, str):
+            raise ValueError(f"document {doc!r}: the text must be a str, got {type(text).__name__}")
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError("split_into_chunks needs a fast tokenizer (one that gives character offsets), e.g. load_tokenizer()")
+    # The tokenizers library's own tokenizer, without the stored truncation and padding: it measures
+    # whole documents and many short texts at once, much faster than through transformers.
+    from tokenizers import Tokenizer
 
-    def n_tokens(text: str) -> int:  # without the special tokens: they are added once per chunk
-        return len(tokenizer.encode(text, add_special_tokens=False))
-
-    # The splitter measures whole documents before it splits them; silence the tokenizer's
-    # "longer than the maximum sequence length" warning, which does not apply to measuring.
-    hf_logging.set_verbosity_error()
-
-    splitter = RecursiveCharacterTextSplitter(chunk_size=room, chunk_overlap=chunk_overlap, length_function=n_tokens)
+    fast = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+    fast.no_truncation()
+    fast.no_padding()
     return [
         {"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(tokenizer.encode(prefix + piece))}
         for doc, text in docs.items()
-        for i, piece in enumerate(splitter.split_text(text))
+        for i, piece in enumerate(_split_text(text, fast, room, chunk_overlap))
     ]
+
+
+def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
+    # ``tokenizer`` here and below is a ``tokenizers.Tokenizer`` (see split_into_chunks).
+    """One document in pieces of at most ``room`` word pieces (without special tokens), by
+    LangChain's recursive splitter, each word piece charged to where it starts (see
+    :func:`split_into_chunks`)."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    # Two private-use characters the text does not hold mark the document's word pieces: ``cut``
+    # where one starts and the text may be cut (the splitter's last separator), ``piece`` before
+    # each other word piece. The length of a part is the number of marks in it.
+    cut, piece = [c for c in map(chr, range(0xE000, 0xF900)) if c not in text][:2]
+    marks = {}
+    for start, may_cut in _word_piece_starts(text, tokenizer):
+        marks[start] = marks.get(start, "") + (cut if may_cut and start not in marks else piece)
+    marked, last = [], 0
+    for start in sorted(marks):
+        marked += [text[last:start], marks[start]]
+        last = start
+    marked.append(text[last:])
+    splitter = RecursiveCharacterTextSplitter(
+        separators=["\n\n", "\n", " ", cut], chunk_size=room, chunk_overlap=overlap,
+        length_function=lambda part: part.count(cut) + part.count(piece),
+    )
+    pieces = []
+    for part in splitter.split_text("".join(marked)):
+        part = part.replace(cut, "").replace(piece, "").strip()
+        if part:
+            pieces += _fit(part, tokenizer, room)
+    return pieces
+
+
+def _word_piece_starts(text: str, tokenizer) -> list[tuple[int, bool]]:
+    """``(character offset, may cut there)`` for each word piece of ``text``, in order.
+
+    A cut may fall before the first word piece of a word (as the tokenizer splits words: at spaces
+    and punctuation), and before any other word piece of a word where both halves of the word,
+    read alone, keep their number of word pieces (a half read alone can be split otherwise: a
+    continuation piece "##ab" becomes the word "ab"); a chunk then holds exactly the word pieces
+    charged to it. Words of more than 200 word pieces (tokenizers without a word length limit) may
+    be cut anywhere; :func:`_fit` catches what that changes.
+    """
+    encoding = tokenizer.encode(text, add_special_tokens=False)
+    offsets, word_ids = encoding.offsets, encoding.word_ids
+    words: dict = {}
+    for i, word_id in enumerate(word_ids):
+        words.setdefault(i if word_id is None else word_id, []).append(i)
+    may_cut = [True] * len(offsets)
+    checks = []  # (token index, left half, right half, pieces on the left)
+    for indices in words.values():
+        if not 1 < len(indices) <= 200:
+            continue
+        begin, end = offsets[indices[0]][0], offsets[indices[-1]][1]
+        for n, i in enumerate(indices[1:], start=1):
+            checks.append((i, text[begin : offsets[i][0]], text[offsets[i][0] : end], n, len(indices) - n))
+    if checks:
+        lefts = tokenizer.encode_batch([c[1] for c in checks], add_special_tokens=False)
+        rights = tokenizer.encode_batch([c[2] for c in checks], add_special_tokens=False)
+        for (i, _, _, n_left, n_right), left, right in zip(checks, lefts, rights):
+            may_cut[i] = len(left.ids) == n_left and len(right.ids) == n_right
+    return [(start, ok) for (start, _), ok in zip(offsets, may_cut)]
+
+
+def _fit(part: str, tokenizer, room: int) -> list[str]:
+    """``part`` if its own word pieces fit in ``room``, else cut into the longest prefixes that do.
+
+    Only a cut inside a long word of an unusual tokenizer can make a part longer than the
+    splitter counted; the split is then finished here, by characters.
+    """
+    pieces = []
+    while len(tokenizer.encode(part, add_special_tokens=False).ids) > room:
+        low, high = 1, len(part)  # the longest prefix that fits is part[:low]
+        while low < high:
+            middle = (low + high + 1) // 2
+            if len(tokenizer.encode(part[:middle], add_special_tokens=False).ids) <= room:
+                low = middle
+            else:
+                high = middle - 1
+        if len(tokenizer.encode(part[:low], add_special_tokens=False).ids) > room:
+            raise ValueError(f"the text {part[:20]!r} cannot be cut into chunks of {room} word pieces: raise chunk_size")
+        pieces.append(part[:low].strip())
+        part = part[low:].strip()
+    return pieces + ([part] if part else [])
 
 
 def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> None:
@@ -191,8 +289,12 @@ def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> N
 
     Only the ``make chunks`` step calls this; notebooks never write under ``data/``.
 
+    Raises:
+        ValueError: as :func:`check_chunks`, before anything is written.
+
     Taught in: notebook 05_three_retrievers.
     """
+    chunks = check_chunks(chunks)
     with open(path, "w", encoding="utf-8") as f:
         for chunk in chunks:
             f.write(json.dumps(dict(chunk), ensure_ascii=False) + "\n")
@@ -230,6 +332,8 @@ def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
 def check_chunks(chunks: Sequence[Mapping]) -> list:
     """Check chunks before they are indexed or labelled.
 
+    Every function that takes chunks (the retrievers, the labels, the audit) checks them here first.
+
     Args:
         chunks: a non-empty list of mappings with at least ``id`` (str) and ``text`` (str).
 
@@ -237,17 +341,23 @@ def check_chunks(chunks: Sequence[Mapping]) -> list:
         The chunks, as a list.
 
     Raises:
-        ValueError: no chunk, an id that is not a str (:func:`~retrieval_eval.checks.check_ids`),
-            is empty or repeats, or a text that is not a string or is empty/whitespace-only (the
-            message names the chunk). A text without any word (a Markdown rule ``---``, emoji,
-            punctuation) is valid: BM25 indexes it, though it can never match a query.
+        ValueError: ``chunks`` is not a list (:func:`~retrieval_eval.checks.check_list`) or is
+            empty, a chunk is not a mapping with ``id`` and ``text`` ("chunk 1 must be a mapping
+            with id and text", counted from 1), an id is not a str
+            (:func:`~retrieval_eval.checks.check_ids`), is empty or repeats, or a text that is not
+            a string or is empty/whitespace-only (the message names the chunk). A text without
+            any word (a Markdown rule ``---``, emoji, punctuation) is valid: BM25 indexes it,
+            though it can never match a query.
 
     Taught in: notebook 05_three_retrievers.
     """
-    chunks = list(chunks)
+    chunks = check_list(chunks, "chunks", "chunks (mappings with id and text)")
     if not chunks:
         raise ValueError("there is no chunk")
-    check_ids([chunk.get("id") for chunk in chunks], "the chunks hold id", "chunk")
+    for position, chunk in enumerate(chunks, start=1):
+        if not isinstance(chunk, Mapping) or "id" not in chunk or "text" not in chunk:
+            raise ValueError(f"chunk {position} must be a mapping with id and text, got {chunk!r:.60}")
+    check_ids([chunk["id"] for chunk in chunks], "the chunks hold id", "chunk")
     seen = set()
     for chunk in chunks:
         chunk_id = chunk["id"]

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_positive_int
+from .checks import check_ks, check_list, check_positive_int, check_question_ids
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .evaluation import KS
 from .golden import load_golden_with_qrels
@@ -98,7 +98,7 @@ def load_runs(
         A :class:`RunsEvaluation`.
 
     Raises:
-        ValueError: no run file, the same file or file name twice, both or neither of ``qrels`` and
+        ValueError: ``run_paths`` is not a list (one path alone is refused: give ``[path]``), no run file, the same file or file name twice, both or neither of ``qrels`` and
             ``golden``/``corpus``, no judged question with a relevant document, or (golden set) a
             question or chunk id with whitespace, which a TREC file cannot hold.
         TrecFormatError: a file cannot be read or holds a bad line, or (golden set) a run names a
@@ -107,7 +107,7 @@ def load_runs(
 
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
-    paths = [Path(p) for p in run_paths]
+    paths = [Path(p) for p in check_list(run_paths, "run_paths", "run files")]
     if not paths:
         raise ValueError("no run file given: pass at least one, e.g. RUNS=run.trec")
     names = [p.name for p in paths]
@@ -182,17 +182,18 @@ def scores_table(rankings: Mapping[str, Mapping[str, Sequence[str]]], qrels: Map
         (``<NA>`` = no cut-off). Rows by run, then question (qrels order), then metric.
 
     Raises:
-        ValueError: ``ks`` is empty or holds a k that is not an integer >= 1, or a question has no
+        ValueError: ``ks`` is not a list of distinct integers >= 1 (:func:`~retrieval_eval.checks.check_ks`),
+            an id is not a str (:func:`~retrieval_eval.checks.check_ids`), or a question has no
             ranking or no relevant document (names the run and question).
 
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
-    ks = [check_positive_int(k) for k in ks]
-    if not ks:
-        raise ValueError("ks is empty: give at least one cut-off")
+    ks = check_ks(ks)
+    check_question_ids(None, qrels)
     depth = max(ks)
     rows = []
     for name, run in rankings.items():
+        check_question_ids(run, None, name)
         for qid, gains in qrels.items():
             if qid not in run:
                 raise ValueError(f"{name} has no ranking for question {qid!r}")

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .checks import check_ids
+from .corpus import check_chunks
 from .paths import GOLDEN_PATH
 from .text import normalise, read_text
 
@@ -174,11 +176,18 @@ def label_chunks(
 
     Raises:
         GoldenSetError: some evidence string is in no chunk. The message names each question and
-            says whether the string is cut by a chunk boundary (and between which chunks) or is
-            not in the corpus at all.
+            says whether the string is cut by a chunk boundary (and between which chunks), is in a
+            document but in none of its chunks (the chunks were made from another version of it),
+            or is not in the corpus at all.
+        ValueError: a question or document id is not a str (:func:`~retrieval_eval.checks.check_ids`),
+            or the chunks fail :func:`~retrieval_eval.corpus.check_chunks`.
 
     Taught in: notebook 00_start_here.
     """
+    check_ids(golden["id"], "the golden set holds question id", "row")
+    chunks = check_chunks(chunks)
+    if docs is not None:
+        check_ids(docs, "the documents hold id")
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
     collect = problems is not None
     problems = problems if collect else []
@@ -199,21 +208,27 @@ def label_chunks(
 
 
 def _why_missing(needle: str, chunks: Sequence[Mapping], docs: Mapping[str, str] | None) -> str:
-    """Explain why a normalised evidence string is in no chunk: a chunk boundary, or not in the corpus."""
+    """Explain why a normalised evidence string is in no chunk: a chunk boundary, chunks of another
+    version of the document, or not in the corpus."""
     for doc, text in (docs or {}).items():
         full = normalise(text)
         start = full.find(needle)
         if start < 0:
             continue
-        # Place each chunk of this document in the normalised document text, in order.
+        # Place each chunk of this document in the normalised document text, in order; a chunk that
+        # is not there (made from another version of the document) is left out.
         spans, cursor = [], 0
-        for chunk in (c for c in chunks if c["doc"] == doc):
+        for chunk in (c for c in chunks if c.get("doc") == doc):
             piece = normalise(chunk["text"])
             begin = full.find(piece, cursor)
-            spans.append((chunk["id"], begin, begin + len(piece)))
-            cursor = begin + len(piece)
+            if begin >= 0:
+                spans.append((chunk["id"], begin, begin + len(piece)))
+                cursor = begin + len(piece)
         cut = [cid for cid, b, e in spans if b < start + len(needle) and e > start]
-        return f"is cut by a chunk boundary between chunks {cut}"
+        if len(cut) > 1:
+            return f"is cut by a chunk boundary between chunks {cut}"
+        return (f"is in the document {doc!r} but in none of its chunks: the chunks were not made from this text "
+                "of the document (chunk it again)")
     return "is in no chunk" + ("" if docs is None else " and not in the corpus")
 
 
@@ -290,6 +305,7 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
     Raises:
         GoldenSetError: the partial evidence is in no chunk (not in the corpus, or cut by a chunk
             boundary), or is part of the evidence string itself; the message names the question.
+        ValueError: as :func:`label_chunks`.
 
     Taught in: notebook 08_beyond_the_averages.
     """

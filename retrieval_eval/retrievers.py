@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .checks import check_ids
+from .checks import check_ids, check_list
 from .corpus import CHUNK_SIZE, check_chunks
 from .fusion import reciprocal_rank_fusion
 from .models import (
@@ -43,11 +43,17 @@ def rank_by_score(ids: Sequence[str], scores: Sequence[float]) -> list[str]:
         The ids, best first.
 
     Raises:
-        ValueError: the lengths differ or a score is NaN (the message names the id).
+        ValueError: ``ids`` or ``scores`` is not a list, an id is not a str
+            (:func:`~retrieval_eval.checks.check_ids`) or repeats, the lengths differ, or a score is
+            NaN (the message names the id).
 
     Taught in: notebooks 05_three_retrievers and 06_mistakes_and_interview.
     """
-    scores = np.asarray(scores, dtype=float)
+    ids = check_list(ids, "ids", "chunk ids")
+    check_ids(ids, "ids holds", "position")
+    if len(set(ids)) < len(ids):
+        raise ValueError(f"ids holds {next(i for i in ids if ids.count(i) > 1)!r} twice: each id may appear once")
+    scores = np.asarray(check_list(scores, "scores", "scores (one per id)"), dtype=float)
     if len(ids) != len(scores):
         raise ValueError(f"{len(ids)} ids but {len(scores)} scores")
     for doc_id, score in zip(ids, scores):
@@ -99,9 +105,12 @@ def tokenize(text: str) -> list[str]:
 def unindexable_chunks(chunks: Sequence[Mapping]) -> list[str]:
     """The ids of the chunks without a word :func:`tokenize` can find: BM25 can never rank them.
 
+    Raises:
+        ValueError: as :func:`~retrieval_eval.corpus.check_chunks`.
+
     Taught in: notebook 05_three_retrievers.
     """
-    return [c["id"] for c in chunks if not tokenize(c["text"])]
+    return [c["id"] for c in check_chunks(chunks) if not tokenize(c["text"])]
 
 
 def unindexable_message(chunk_ids: Sequence[str]) -> str:
@@ -349,11 +358,12 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
         runs ``{retriever name: {question_id: ranking}}``.
 
     Raises:
-        ValueError: a question id is not a str, a question is empty, or a retriever refuses a
-            question (each message names the question).
+        ValueError: ``retrievers`` is not a list, a question id is not a str, a question is empty,
+            or a retriever refuses a question (each message names the question).
 
     Taught in: notebook 05_three_retrievers.
     """
+    retrievers = check_list(retrievers, "retrievers", "retrievers")
     check_ids(golden["id"], "the golden set holds question id", "row")
     names = [r.name for r in retrievers]
     if len(set(names)) != len(names):

@@ -11,8 +11,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from .checks import check_positive_int
-from .evaluation import per_question_scores
+from .checks import check_list, check_positive_int
+from .evaluation import METRICS, per_question_scores
 
 N_RESAMPLES = 10_000  # bootstrap resamples and permutation-test resamples
 SEED = 20091  # fixed so two runs print identical intervals and p-values
@@ -166,9 +166,17 @@ def paired_comparisons(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Seque
         A DataFrame indexed by ``(pair, metric)`` with columns ``difference``, ``low``, ``high``,
         ``p (permutation)``, ``wins``, ``losses``, ``ties``, ``p (sign test)``.
 
+    Raises:
+        ValueError: ``metrics`` is not a list of names of :data:`~retrieval_eval.evaluation.METRICS`,
+            or as :func:`~retrieval_eval.evaluation.per_question_scores`.
+
     Taught in: notebook 08_beyond_the_averages.
     """
 
+    metrics = check_list(metrics, "metrics", "metric names")
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"metrics names unknown metric(s) {unknown}; choose from {list(METRICS)}")
     long = per_question_scores(runs, qrels, ks=[check_positive_int(k)])
     wide = long.pivot_table(index="question", columns=["retriever", "metric"], values="value")
     rows = {}

@@ -2,8 +2,10 @@
 chunks that fit the model's window and come close to the size asked, the stored chunks equal to a
 rebuild, other corpora chunked."""
 
+import base64
 import codecs
 import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -251,6 +253,60 @@ def test_long_unbroken_text_is_cut_into_chunks_close_to_the_size_asked(tokenizer
     for chunk_size in (64, 128, 256):
         sizes = [c["n_tokens"] for c in h.split_into_chunks({"doc": text}, tokenizer, chunk_size)]
         assert max(sizes) <= chunk_size and min(sizes[:-1]) >= 0.9 * chunk_size, (chunk_size, sizes)
+
+
+def _no_space(text: str) -> str:
+    return re.sub(r"\s", "", text)
+
+
+# Texts that leave the splitter no paragraph, line or space to cut at for long stretches: it must cut
+# between word pieces (the tester's cases: a hyphenated chain gave 14 chunks of ~180 word pieces at
+# chunk_size=512, "3.14159" * 500 gave 7 of 253-294, a base64 image 254-376).
+UNBROKEN = {
+    "hyphenated": lambda r, n: "-".join(r.choice(["alpha", "beta", "gamma", "delta", "kilometres"]) for _ in range(n)),
+    "digits": lambda r, n: "".join(r.choice(["3.14159", "2,718", "0", "42", "1e-07"]) for _ in range(n)),
+    "punctuation": lambda r, n: "".join(r.choice("!?.,;:-_*#~()[]{}<>/\\|'\"") for _ in range(3 * n)),
+    "base64": lambda r, n: "![map](data:image/png;base64," + base64.b64encode(r.randbytes(3 * n)).decode() + ")",
+    "url": lambda r, n: "https://example.com/" + "/".join(
+        "".join(r.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(r.randint(5, 99))) for _ in range(n // 20 + 1)),
+    "cjk": lambda r, n: "".join(chr(r.randint(0x4E00, 0x9FFF)) for _ in range(n)),
+    "words": lambda r, n: " ".join(r.choice(WORDS[:9] + WORDS[11:12]) for _ in range(n)),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(UNBROKEN)), st.integers(0, 2**32), st.integers(50, 1500),
+       st.sampled_from([64, 100, 128, 256, 384, 512]))
+def test_unbroken_text_of_any_kind_is_cut_into_full_chunks(tokenizer, kind, seed, n, chunk_size):
+    """Every chunk fits the window, every chunk but the last is at least 90% of the size asked (the
+    length the splitter adds up is the document's own word pieces, not pieces measured one by one),
+    and the chunks are the document in order, nothing lost."""
+    text = UNBROKEN[kind](random.Random(seed), n)
+    chunks = h.split_into_chunks({"doc": text}, tokenizer, chunk_size)
+    sizes = [c["n_tokens"] for c in chunks]
+    assert all(c["n_tokens"] == len(tokenizer.encode(c["text"])) <= chunk_size for c in chunks), sizes
+    assert min(sizes[:-1], default=chunk_size) >= 0.9 * chunk_size, (kind, sizes)
+    assert _no_space("".join(c["text"] for c in chunks)) == _no_space(text)
+
+
+@pytest.mark.parametrize("text, n_chunks", [
+    ("-".join(["alpha", "beta", "gamma", "delta"] * 300), 5),  # 2,399 word pieces
+    ("3.14159" * 500, 4),  # 2,000
+])
+def test_the_testers_cases_give_chunks_near_512(tokenizer, text, n_chunks):
+    sizes = [c["n_tokens"] for c in h.split_into_chunks({"doc": text}, tokenizer, 512)]
+    assert len(sizes) == n_chunks and max(sizes) <= 512 and min(sizes[:-1]) >= 0.9 * 512, sizes
+
+
+@settings(max_examples=80, deadline=None)
+@given(texts(), st.integers(3, 600))
+def test_the_chunks_are_the_document_in_order(tokenizer, text, chunk_size):
+    """Whatever the text, the chunks hold every character but whitespace, once and in order."""
+    chunks = h.split_into_chunks({"doc": text}, tokenizer, chunk_size)
+    assert _no_space("".join(c["text"] for c in chunks)) == _no_space(text)
+    cursor = 0
+    for chunk in chunks:
+        cursor = text.index(chunk["text"], cursor) + len(chunk["text"])  # each a part of the document, in order
 
 
 def test_chunk_overlap_shares_word_pieces_between_neighbours(tokenizer):
