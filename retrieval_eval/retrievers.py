@@ -74,15 +74,18 @@ NO_SPACE_SCRIPTS = (
     "\u3005\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 )
-_TOKENS = re.compile(rf"(?P<run>[{NO_SPACE_SCRIPTS}]+)|[^\W{NO_SPACE_SCRIPTS}]+(?:[-'][^\W{NO_SPACE_SCRIPTS}]+)*")
+# A word is a run of letters and digits (``\w`` without the underscore, which is punctuation: "___" is no
+# word); a run of a script without spaces counts when it holds a letter or digit (not "๚๛" alone).
+_TOKENS = re.compile(rf"(?P<run>[{NO_SPACE_SCRIPTS}]*(?=[{NO_SPACE_SCRIPTS}])[^\W_][{NO_SPACE_SCRIPTS}]*)"
+                     rf"|[^\W_{NO_SPACE_SCRIPTS}]+(?:[-'][^\W_{NO_SPACE_SCRIPTS}]+)*")
 
 
 def tokenize(text: str) -> list[str]:
     """The BM25 tokenizer, for chunks and queries alike.
 
     :func:`normalise`, lower case, then words: runs of letters and digits, keeping inner hyphens and
-    apostrophes ("E-07" → "e-07", "don't" → "don't"); punctuation never sticks to a word
-    ("policy?" → "policy"). Scripts written without spaces (Chinese, Japanese, Thai, ...; see
+    apostrophes ("E-07" → "e-07", "don't" → "don't"); punctuation, the underscore included, never
+    sticks to a word ("policy?" → "policy", "snake_case" → "snake", "case"; "___" has no word). Scripts written without spaces (Chinese, Japanese, Thai, ...; see
     ``NO_SPACE_SCRIPTS``) have no word boundaries to find, so each run of them becomes its
     overlapping character bigrams, as Lucene's ``CJKAnalyzer`` does ("图书馆" → "图书", "书馆"; a
     single character stays one token). No stemming, no stop-word list.
