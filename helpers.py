@@ -17,8 +17,8 @@ lives, in teaching order:
                       Variant
   text.py             normalise, locate_evidence, read_text                          00, 05
   corpus.py           load_corpus, load_chunks, split_into_chunks, write_chunks,     00, 05
-                      stored_or_split_chunks, check_chunks, CHUNK_SIZE,
-                      DOCUMENT_SUFFIXES
+                      stored_or_split_chunks, stored_chunks_differ, check_chunks,
+                      CHUNK_SIZE, DOCUMENT_SUFFIXES
   golden.py           read_golden_csv, label_chunks, load_golden_with_qrels,         00, 05, 08
                       graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
   models.py           load_tokenizer, token_counter, model_window, query_prefix,     05
@@ -73,8 +73,8 @@ from retrieval_eval.conventions import (
     micro_recall, ndcg_retrieved_ideal, precision_of_returned, share_of_ceiling, switchboard, trec_eval_means,
 )
 from retrieval_eval.corpus import (
-    CHUNK_SIZE, DOCUMENT_SUFFIXES, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_or_split_chunks,
-    write_chunks,
+    CHUNK_SIZE, DOCUMENT_SUFFIXES, check_chunks, load_chunks, load_corpus, split_into_chunks, stored_chunks_differ,
+    stored_or_split_chunks, write_chunks,
 )
 from retrieval_eval.evaluation import (
     KS, METRICS, check_run, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
@@ -130,7 +130,8 @@ __all__ = [
     "share_of_ceiling", "switchboard", "trec_eval_means", "VARIANTS", "Variant",
     # text, corpus, golden set and labels (00, 05)
     "normalise", "locate_evidence", "read_text",
-    "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
+    "load_corpus", "split_into_chunks", "stored_or_split_chunks", "stored_chunks_differ", "load_chunks", "write_chunks",
+    "check_chunks",
     "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
     "read_golden_csv", "label_chunks", "load_golden_with_qrels", "graded_labels", "GoldenSetError",
     "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS",

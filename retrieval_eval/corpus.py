@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
+import stat
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +22,7 @@ CHUNK_SIZE = 512  # word pieces of the embedding model's tokenizer
 
 
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")  # the document types read, matched without regard to case
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 # Files and folders that operating systems, editors and version control put beside documents.
 SYSTEM_NAMES = {"thumbs.db", "desktop.ini", "__macosx", "$recycle.bin", "system volume information"}
 
@@ -30,12 +34,19 @@ def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) ->
     too), at any depth, saved as UTF-8 (with or without a byte-order mark) or UTF-16/UTF-32 with
     one (see :func:`~retrieval_eval.text.read_text`). A document's id is its path relative to the
     folder without the extension, with ``/`` between folders (``faq/returns.md`` → ``faq/returns``).
+    A link to a file is read as that file, under the link's name, unless the file is read anyway.
 
     What is not read, and listed with the reason: hidden and system files and folders (names
     starting with ``.`` or ``~$``, e.g. ``.DS_Store``, ``.git/``, Office lock files, ``Thumbs.db``;
     a folder is one line with its number of files), files of other types (``.pdf``, ``.docx``,
-    ``.html``, images ...), empty or whitespace-only documents, and links to folders. Nothing is
-    skipped silently: the list goes to ``skipped`` when given, else into one warning.
+    ``.html``, images ...), empty or whitespace-only documents, Markdown files that hold only
+    front matter (a ``---`` block of metadata and no text: a stub, whose metadata would be
+    retrieved as if it were a document), links to folders (not followed), a file reached a
+    second time (a link, or a hard link, to a file that is read: its evidence would count twice),
+    links to nothing or in a loop, things that are not files (a named pipe, which would make the
+    reading wait forever, a socket, a device), and files or folders that cannot be opened (no
+    permission). Nothing is skipped silently: the list goes to ``skipped`` when given, else into one
+    warning.
 
     Args:
         folder: the corpus folder.
@@ -71,8 +82,14 @@ def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) ->
         except ValueError as exc:
             problems.append(str(exc))
             continue
+        except OSError as exc:  # e.g. no permission to read it
+            not_read.append((relative, f"cannot be read ({exc.strerror or exc})"))
+            continue
         if not normalise(text):
             not_read.append((relative, "empty or only whitespace"))
+            continue
+        if path.suffix.lower() in MARKDOWN_SUFFIXES and _only_front_matter(text):
+            not_read.append((relative, "only front matter (a block of metadata at the top) and no text"))
             continue
         doc_id = relative[: -len(path.suffix)]
         if doc_id in docs:
@@ -92,11 +109,27 @@ def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) ->
     return docs
 
 
+# Front matter: a YAML block between "---" lines (closed by "---" or "...") or a TOML block between "+++" lines, at the start.
+_FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n(?:.*?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\n(?:.*?\n)??\+\+\+)[ \t]*(?:\n|\Z)", re.S)
+
+
+def _only_front_matter(text: str) -> bool:
+    """Whether a Markdown text is a front matter block and nothing else."""
+    match = _FRONT_MATTER.match(text)
+    return bool(match) and not text[match.end():].strip()
+
+
 def _corpus_files(folder: Path) -> list[tuple[Path, str]]:
     """Every file under ``folder`` in path order, with ``""`` when it is a document to read, else the
-    reason it is not; a hidden or system folder, or a link to a folder, is one entry."""
+    reason it is not; a hidden or system folder, a link to a folder or a folder that cannot be
+    opened is one entry. Of several paths that reach one file (links, hard links), one is read: a
+    path that is not a link if there is one, else the first."""
     entries = []
-    for root, dirs, files in os.walk(folder):
+
+    def cannot_open(error: OSError) -> None:
+        entries.append((Path(error.filename), f"a folder that cannot be opened ({error.strerror})"))
+
+    for root, dirs, files in os.walk(folder, onerror=cannot_open):
         root = Path(root)
         for name in list(dirs):
             path = root / name
@@ -116,13 +149,51 @@ def _corpus_files(folder: Path) -> list[tuple[Path, str]]:
                 kind = f"a {path.suffix} file" if path.suffix else "a file without an extension"
                 reason = f"{kind}, not a document: only {', '.join(DOCUMENT_SUFFIXES)} files are read (convert it to one)"
             else:
-                reason = ""
+                reason = _not_a_file(path)
             entries.append((path, reason))
-    return sorted(entries, key=lambda entry: entry[0].relative_to(folder).as_posix())
+    entries.sort(key=lambda entry: entry[0].relative_to(folder).as_posix())
+    # One file reached by several paths: keep one path, list the others.
+    kept: dict[tuple[int, int], Path] = {}
+    candidates = [path for path, reason in entries if not reason]
+    for path in sorted(candidates, key=lambda p: p.is_symlink()):  # stable: paths that are not links first
+        kept.setdefault(_identity(path), path)
+    reasons = {}
+    for path in candidates:
+        first = kept[_identity(path)]
+        if first != path:
+            same = first.relative_to(folder).as_posix()
+            if not path.is_symlink():
+                reasons[path] = f"the same file as {same} (a hard link), which is read once"
+            else:
+                reasons[path] = f"a link to {'the same file as ' * first.is_symlink()}{same}, which is read once"
+    return [(path, reasons.get(path, reason)) for path, reason in entries]
+
+
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` (followed if it is a link) cannot be read as a document, or ``""`` when it can."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return f"a link to {os.readlink(path)}, which does not exist" if path.is_symlink() else "vanished while reading"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a link in a loop (it leads back to itself)"
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISREG(mode):
+        return ""
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return f"{kind}, not a file: only files are read"
 
 
 def _hidden(name: str) -> bool:
     return name.startswith((".", "~$")) or name.lower() in SYSTEM_NAMES
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """The file a path reaches (its device and inode, links followed)."""
+    info = path.stat()
+    return info.st_dev, info.st_ino
 
 
 def split_into_chunks(
@@ -380,10 +451,14 @@ def stored_or_split_chunks(
 ) -> list[dict]:
     """The chunks an evaluation run uses: the stored Polder chunks when they apply, else chunked now.
 
-    ``data/chunks.jsonl`` is used when ``corpus`` is the Polder corpus folder and ``model_name``
-    and ``chunk_size`` are the defaults (a test checks that file equals a rebuild). Any other
-    corpus, model or size is split with :func:`split_into_chunks`, one document at a time under a
-    progress bar (the output is the same as one call: documents are split independently).
+    ``data/chunks.jsonl`` is used when ``corpus`` is the Polder corpus folder, ``model_name`` and
+    ``chunk_size`` are the defaults, and the stored chunks were made from exactly these documents
+    (:func:`stored_chunks_differ`: the same document ids, and each document is its stored chunks
+    in order, with only whitespace between them; a test checks that the file equals a rebuild).
+    When a document was added, removed or edited since, a warning says so and the corpus is chunked
+    now (``make chunks`` stores the new chunks). Any other corpus, model or size is split with
+    :func:`split_into_chunks`, one document at a time under a progress bar (the output is the same
+    as one call: documents are split independently).
 
     Args:
         docs: ``{document id: text}`` from :func:`load_corpus` of ``corpus``.
@@ -398,14 +473,22 @@ def stored_or_split_chunks(
 
     Raises:
         ValueError: ``chunk_size`` is not an integer >= 1, or is larger than the model's window
-            (:func:`~retrieval_eval.models.model_window`: the model could not read a whole chunk).
+            (:func:`~retrieval_eval.models.model_window`: the model could not read a whole chunk);
+            a document id is not a str.
 
     Taught in: notebook 05_three_retrievers.
     """
     chunk_size = check_positive_int(chunk_size, "chunk_size")
-    stored = Path(corpus).resolve() == CORPUS_DIR.resolve() and model_name is None and chunk_size == CHUNK_SIZE
-    if stored:
-        return load_chunks()
+    if not isinstance(docs, Mapping):
+        raise ValueError(f"docs must be a mapping {{document id: text}}, got {docs!r:.60}")
+    check_ids(docs, "the documents hold id")
+    if Path(corpus).resolve() == CORPUS_DIR.resolve() and model_name is None and chunk_size == CHUNK_SIZE:
+        stored = load_chunks()
+        changed = stored_chunks_differ(docs, stored)
+        if changed is None:
+            return stored
+        warnings.warn(f"{CHUNKS_PATH.name} was not made from the documents of {corpus} ({changed}): they are chunked "
+                      f"now; `make chunks` stores their chunks", stacklevel=2)
     window = model_window(model_name)
     if chunk_size > window:
         raise ValueError(f"chunk_size {chunk_size} is larger than the model's window of {window} word pieces")
@@ -415,3 +498,36 @@ def stored_or_split_chunks(
         for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)
         for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size, prefix=prefix)
     ]
+
+
+def stored_chunks_differ(docs: Mapping[str, str], chunks: Sequence[Mapping]) -> str | None:
+    """``None`` when ``chunks`` were made from exactly ``docs``, else what differs, in a few words.
+
+    Made from exactly these documents means: the chunks name the same documents, and each document
+    is its chunks (``text``, in order) with nothing but whitespace before, between and after them,
+    as :func:`split_into_chunks` makes them. A document added, removed or edited since (outside
+    whitespace) is named.
+
+    Raises:
+        ValueError: a document id is not a str, or the chunks fail :func:`check_chunks`.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    check_ids(docs, "the documents hold id")
+    by_doc: dict = {}
+    for chunk in check_chunks(chunks):
+        by_doc.setdefault(chunk.get("doc"), []).append(chunk["text"])
+    added, removed = sorted(set(docs) - set(by_doc)), sorted(set(by_doc) - set(docs))
+    if added or removed:
+        return "; ".join([f"{len(docs)} documents, the stored chunks name {len(by_doc)}"]
+                         + [f"new: {', '.join(added[:5])}"] * bool(added) + [f"gone: {', '.join(removed[:5])}"] * bool(removed))
+    for doc, text in docs.items():
+        cursor = 0
+        for piece in by_doc[doc]:
+            start = text.find(piece, cursor)
+            if start < 0 or text[cursor:start].strip():
+                return f"document {doc!r} changed"
+            cursor = start + len(piece)
+        if text[cursor:].strip():
+            return f"document {doc!r} changed"
+    return None

@@ -173,6 +173,7 @@ def public_arguments(world: World, folder) -> dict:
         "split_into_chunks": {"docs": w.docs, "tokenizer": TOKENIZER, "chunk_size": 64},
         "stored_or_split_chunks": {"docs": w.docs, "corpus": folder, "chunk_size": 64, "progress": False},
         "write_chunks": {"chunks": w.chunks, "path": folder / "chunks.jsonl"},
+        "stored_chunks_differ": {"docs": w.docs, "chunks": w.chunks},
         "check_chunks": {"chunks": w.chunks},
         "label_chunks": {"golden": w.golden, "chunks": w.chunks, "docs": w.docs},
         "load_golden_with_qrels": {"path": golden_file, "chunks": w.chunks, "docs": w.docs},
