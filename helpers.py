@@ -22,7 +22,8 @@ lives, in teaching order:
   golden.py           read_golden_csv, label_chunks, load_golden_with_qrels,         00, 05, 08
                       graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS
   models.py           load_tokenizer, token_counter, model_window, query_prefix,     05
-                      document_prefix, model_fingerprint
+                      document_prefix, model_fingerprint, unknown_only, load_model,
+                      check_weights, ModelFileError
   fusion.py           reciprocal_rank_fusion, fuse_runs                              05
   retrievers.py       BM25Retriever, VectorRetriever, HybridRetriever,               05
                       run_retrievers, tokenize, rank_by_score, unindexable_chunks
@@ -50,7 +51,8 @@ lives, in teaching order:
   evaluate_runs.py    load_runs, RunsEvaluation, scores_table (make evaluate-runs)   README
   audit.py            golden_set_audit, Audit, near_duplicate_chunks,                README
                       content_words, best_case_detectable_difference
-  reports.py          report_folder, ReportNameError (reports only in output/)       README
+  reports.py          report_folder, check_report_folder, finish_report,            README
+                      default_report_name, ReportNameError (reports only in output/)
   evaluate_report.py  the runner of `make evaluate` (python -m ...)                  README
   paths.py            ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH,          -
                       CACHE_DIR, OUTPUT_DIR
@@ -91,7 +93,8 @@ from retrieval_eval.metrics import (
 )
 from retrieval_eval.more_metrics import average_precision, r_precision, success_at_k
 from retrieval_eval.models import (
-    document_prefix, load_tokenizer, model_fingerprint, model_window, query_prefix, token_counter,
+    ModelFileError, check_weights, document_prefix, load_model, load_tokenizer, model_fingerprint, model_window,
+    query_prefix, token_counter, unknown_only,
 )
 from retrieval_eval.parameters import ParameterError, check_parameters
 from retrieval_eval.paths import CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT
@@ -99,7 +102,9 @@ from retrieval_eval.pipeline import Setup, evaluation_setup
 from retrieval_eval.plots import (
     plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
-from retrieval_eval.reports import ReportNameError, report_folder
+from retrieval_eval.reports import (
+    ReportNameError, check_report_folder, default_report_name, finish_report, report_folder,
+)
 from retrieval_eval.retrievers import (
     BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, tokenize, unindexable_chunks,
 )
@@ -137,6 +142,7 @@ __all__ = [
     "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS",
     # models, parameters, fusion, retrievers and the set-up call (05)
     "load_tokenizer", "token_counter", "model_window", "query_prefix", "document_prefix", "model_fingerprint",
+    "unknown_only", "load_model", "check_weights", "ModelFileError",
     "check_parameters", "ParameterError",
     "reciprocal_rank_fusion", "fuse_runs",
     "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "rank_by_score",
@@ -162,7 +168,7 @@ __all__ = [
     # the golden-set audit (README)
     "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words", "best_case_detectable_difference",
     # reports of `make evaluate` (README)
-    "report_folder", "ReportNameError",
+    "report_folder", "check_report_folder", "finish_report", "default_report_name", "ReportNameError",
     # paths
     "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

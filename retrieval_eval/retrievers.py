@@ -21,7 +21,7 @@ from .checks import check_ids, check_list
 from .corpus import CHUNK_SIZE, check_chunks
 from .fusion import reciprocal_rank_fusion
 from .models import (
-    document_prefix, fingerprint, model_fingerprint, model_path, model_window, query_prefix, scoring_versions,
+    document_prefix, fingerprint, load_model, model_fingerprint, model_window, query_prefix, scoring_versions,
 )
 from .paths import CACHE_DIR, write_atomically
 from .text import normalise
@@ -241,7 +241,8 @@ class VectorRetriever:
     Raises:
         ValueError: ``max_seq_length`` is outside 1 to the model's window
             (:func:`~retrieval_eval.models.model_window`), or a chunk is longer than
-            ``max_seq_length`` (it would be cut silently; names the chunk).
+            ``max_seq_length`` (it would be cut silently; names the chunk); a file of the model is
+            damaged (:class:`~retrieval_eval.models.ModelFileError`, one line naming it).
 
     Taught in: notebook 05_three_retrievers.
     """
@@ -256,15 +257,11 @@ class VectorRetriever:
         cache_dir: str | Path = CACHE_DIR / "embeddings",
         show_progress: bool = True,
     ):
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
-
         chunks = check_chunks(chunks)
         limit = model_window(model_name)
         if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) or not 1 <= max_seq_length <= limit:
             raise ValueError(f"max_seq_length must be an integer from 1 to the model's window of {limit}, got {max_seq_length!r}")
-        hf_logging.disable_progress_bar()  # loading the weights takes a second; no bar for it
-        self.model = SentenceTransformer(model_path(model_name), device="cpu")
+        self.model = load_model(model_name)
         self.model.max_seq_length = max_seq_length
         self.query_prefix, self.document_prefix = query_prefix(model_name), document_prefix(model_name)
         self.ids = [c["id"] for c in chunks]
