@@ -17,13 +17,14 @@ lives, in teaching order:
                       Variant
   text.py             normalise, locate_evidence, read_text                          00, 05
   corpus.py           load_corpus, load_chunks, split_into_chunks, write_chunks,     00, 05, 09
-                      stored_or_split_chunks, check_chunks, chunk_spans, CHUNK_SIZE,
-                      DOCUMENT_SUFFIXES
+                      stored_or_split_chunks, stored_chunks_differ, check_chunks,
+                      chunk_spans, CHUNK_SIZE, DOCUMENT_SUFFIXES
   golden.py           read_golden_csv, label_chunks, load_golden_with_qrels,         00, 05, 08
                       graded_labels, GoldenSetError, MIN_EVIDENCE_CHARS, GOLDEN_COLUMNS,
                       read_known_false_negatives, with_known_false_negatives
   models.py           load_tokenizer, token_counter, model_window, query_prefix,     05
-                      document_prefix, model_fingerprint
+                      document_prefix, model_fingerprint, unknown_only, load_model,
+                      check_weights, ModelFileError
   fusion.py           reciprocal_rank_fusion, fuse_runs, TIE_RULES                   05
   retrievers.py       BM25Retriever, VectorRetriever, HybridRetriever,               05
                       run_retrievers, tokenize, stop_word_list, rank_by_score,
@@ -69,7 +70,8 @@ lives, in teaching order:
   evaluate_runs.py    load_runs, RunsEvaluation, scores_table (make evaluate-runs)   README
   audit.py            golden_set_audit, Audit, near_duplicate_chunks,                README
                       content_words
-  reports.py          report_folder, ReportNameError (reports only in output/)       README
+  reports.py          report_folder, check_report_folder, finish_report,            README
+                      default_report_name, ReportNameError (reports only in output/)
   evaluate_report.py  the runner of `make evaluate` (python -m ...)                  README
   paths.py            ROOT, DATA_DIR, CORPUS_DIR, CHUNKS_PATH, GOLDEN_PATH,          -
                       KNOWN_FALSE_NEGATIVES_PATH, CACHE_DIR, OUTPUT_DIR
@@ -100,6 +102,7 @@ from retrieval_eval.conventions import (
 )
 from retrieval_eval.corpus import (
     CHUNK_SIZE, DOCUMENT_SUFFIXES, check_chunks, chunk_spans, load_chunks, load_corpus, split_into_chunks,
+    stored_chunks_differ,
     stored_or_split_chunks, write_chunks,
 )
 from retrieval_eval.evaluation import (
@@ -117,7 +120,8 @@ from retrieval_eval.metrics import (
 )
 from retrieval_eval.more_metrics import average_precision, r_precision, success_at_k
 from retrieval_eval.models import (
-    document_prefix, load_tokenizer, model_fingerprint, model_window, query_prefix, token_counter,
+    ModelFileError, check_weights, document_prefix, load_model, load_tokenizer, model_fingerprint, model_window,
+    query_prefix, token_counter, unknown_only,
 )
 from retrieval_eval.parameters import ParameterError, check_parameters
 from retrieval_eval.paths import (
@@ -128,7 +132,9 @@ from retrieval_eval.power import POWER, best_case_detectable_difference, questio
 from retrieval_eval.plots import (
     plot_chunking_budget, plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
-from retrieval_eval.reports import ReportNameError, report_folder
+from retrieval_eval.reports import (
+    ReportNameError, check_report_folder, default_report_name, finish_report, report_folder,
+)
 from retrieval_eval.retrievers import (
     STEMMER, STOP_WORDS, BM25Retriever, HybridRetriever, VectorRetriever, rank_by_score, run_retrievers, stop_word_list,
     tokenize, unindexable_chunks,
@@ -161,12 +167,13 @@ __all__ = [
     "share_of_ceiling", "switchboard", "trec_eval_means", "VARIANTS", "Variant",
     # text, corpus, golden set and labels (00, 05)
     "normalise", "locate_evidence", "read_text",
-    "load_corpus", "split_into_chunks", "stored_or_split_chunks", "load_chunks", "write_chunks", "check_chunks",
-    "chunk_spans", "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
+    "load_corpus", "split_into_chunks", "stored_or_split_chunks", "stored_chunks_differ", "load_chunks", "write_chunks",
+    "check_chunks", "chunk_spans", "CHUNK_SIZE", "DOCUMENT_SUFFIXES",
     "read_golden_csv", "label_chunks", "load_golden_with_qrels", "graded_labels", "GoldenSetError",
     "MIN_EVIDENCE_CHARS", "GOLDEN_COLUMNS", "read_known_false_negatives", "with_known_false_negatives",
     # models, parameters, fusion, retrievers and the set-up call (05)
     "load_tokenizer", "token_counter", "model_window", "query_prefix", "document_prefix", "model_fingerprint",
+    "unknown_only", "load_model", "check_weights", "ModelFileError",
     "check_parameters", "ParameterError",
     "reciprocal_rank_fusion", "fuse_runs", "TIE_RULES",
     "BM25Retriever", "VectorRetriever", "HybridRetriever", "run_retrievers", "tokenize", "stop_word_list", "STOP_WORDS",
@@ -202,7 +209,7 @@ __all__ = [
     # the golden-set audit (README)
     "golden_set_audit", "Audit", "near_duplicate_chunks", "content_words",
     # reports of `make evaluate` (README)
-    "report_folder", "ReportNameError",
+    "report_folder", "check_report_folder", "finish_report", "default_report_name", "ReportNameError",
     # paths
     "ROOT", "DATA_DIR", "CORPUS_DIR", "CHUNKS_PATH", "GOLDEN_PATH", "KNOWN_FALSE_NEGATIVES_PATH", "CACHE_DIR", "OUTPUT_DIR",
 ]

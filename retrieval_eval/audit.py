@@ -32,6 +32,7 @@ import pandas as pd
 from .checks import check_positive_int
 from .evaluation import first_relevant_ranks
 from .metrics import relevant_ids
+from .corpus import check_chunks
 from .power import best_case_detectable_difference
 from .retrievers import tokenize
 from .statistics import ALPHA
@@ -132,11 +133,13 @@ def golden_set_audit(
 
     Raises:
         ValueError: ``runs`` is empty, k is not an integer >= 1, ``threshold`` or ``min_shared`` is
-            outside (0, 1], or the golden set, qrels and runs hold different questions (names them).
+            outside (0, 1], the chunks fail :func:`~retrieval_eval.corpus.check_chunks`, an id is not a
+            str, or the golden set, qrels and runs hold different questions (names them).
 
     Taught in: the README's "Your own data" (the audit of a golden set).
     """
     k = check_positive_int(k)
+    chunks = check_chunks(chunks)
     if not runs:
         raise ValueError("runs is empty: the audit needs at least one retriever's rankings")
     for name, value in (("threshold", threshold), ("min_shared", min_shared)):
@@ -183,11 +186,15 @@ def near_duplicate_chunks(chunks: Sequence[Mapping], threshold: float = NEAR_DUP
         A DataFrame with ``chunk a``, ``chunk b`` (a before b in chunk order), ``jaccard`` and
         ``shared shingles``, highest Jaccard first.
 
+    Raises:
+        ValueError: ``shingle`` is not an integer >= 1, or as :func:`~retrieval_eval.corpus.check_chunks`.
+
     Taught in: the README's "Your own data" (the audit of a golden set).
     """
     from sklearn.feature_extraction.text import CountVectorizer
 
     shingle = check_positive_int(shingle, "shingle")
+    chunks = check_chunks(chunks)
 
     def shingles(text):
         words = tokenize(text, stop_words=None, stemmer=None)

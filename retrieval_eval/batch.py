@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import infer_dtype
 
-from .checks import check_gains, check_positive_int, check_question_ids, check_ranking
+from .checks import check_gains, check_ks, check_question_ids, check_ranking
 from .evaluation import KS, METRICS, check_run
 
 
@@ -57,7 +57,8 @@ def batch_scores(
         ``.mean()`` is the row ``evaluate`` gives for this run.
 
     Raises:
-        ValueError: ``ks`` or ``qrels`` is empty, or ``ks`` holds a k that is not an integer >= 1;
+        ValueError: ``qrels`` is empty, or ``ks`` is not a list of distinct integers >= 1
+            (:func:`~retrieval_eval.checks.check_ks`: "ks must be a list of cut-offs, got 3");
             an id is not a str (:func:`~retrieval_eval.checks.check_ids`, the same message as the
             per-question functions); a question of the qrels has no ranking, a ranking is a string
             or repeats an id, a gain is not a finite number, or a question has no relevant chunk
@@ -65,9 +66,7 @@ def batch_scores(
 
     Taught in: the README's "Your own data" (no notebook: the notebooks use the per-question functions).
     """
-    if not len(ks):
-        raise ValueError("ks is empty: give at least one cut-off")
-    ks = [check_positive_int(k) for k in ks]
+    ks = check_ks(ks)
     if chunk_ids is not None:
         check_run(run, qrels, chunk_ids)
     qids, rankings, judged, n_relevant = _read_questions(run, qrels)
@@ -88,10 +87,10 @@ def _read_questions(run: Mapping, qrels: Mapping) -> tuple[list, list, list, np.
     per-question checks (:func:`~retrieval_eval.checks.check_ranking`,
     :func:`~retrieval_eval.checks.check_gains`), so that the error names the id and the question.
     """
+    check_question_ids(run, qrels)
     qids = list(qrels)
     if not qids:
         raise ValueError("qrels is empty: there is no question to score")
-    check_question_ids(run, qrels)
     missing = [q for q in qids if q not in run]
     if missing:
         raise ValueError(f"the run has no ranking for question(s) {missing[:5]} (they would drop out of the mean)")

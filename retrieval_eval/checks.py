@@ -25,6 +25,53 @@ def check_positive_int(value, name: str = "k") -> int:
     return int(value)
 
 
+def check_list(value, name: str, what: str) -> list:
+    """``value`` as a list when it is an ordered collection (a list, tuple, range, NumPy array or
+    pandas Series); else ValueError naming ``name``.
+
+    A single value where a list is expected (``ks=3``), a string (whose letters would be read one
+    by one), a mapping, a set (no order) or an iterator (read only once) is refused, so that
+    ``ks=3`` says so instead of failing inside ``len()`` or a loop.
+
+    Args:
+        value: what was passed.
+        name: the argument's name, e.g. ``"ks"``.
+        what: what the list holds, e.g. ``"cut-offs"``.
+
+    Raises:
+        ValueError: e.g. "ks must be a list of cut-offs, got 3".
+
+    Taught in: notebook 01_recall_at_k.
+    """
+    import pandas as pd
+
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray, pd.Series, pd.Index)):
+        raise ValueError(f"{name} must be a list of {what}, got {value!r:.60}")
+    return list(value)
+
+
+def check_ks(ks, name: str = "ks") -> list[int]:
+    """The cut-offs ``ks`` as a list of distinct integers >= 1, in the order given.
+
+    Raises:
+        ValueError: ``ks`` is not a list (:func:`check_list`: "ks must be a list of cut-offs, got 3"),
+            is empty, holds a value that is not an integer >= 1 or holds one twice (names it).
+
+    Taught in: notebook 01_recall_at_k.
+    """
+    values = check_list(ks, name, "cut-offs")
+    try:
+        values = [check_positive_int(k) for k in values]
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    if not values:
+        raise ValueError(f"{name} is empty: give at least one cut-off")
+    twice = sorted({k for k in values if values.count(k) > 1})
+    if twice:
+        raise ValueError(f"{name} holds the cut-off(s) {twice} twice; give each once")
+    return values
+
+
 def check_ids(ids: Iterable, where: str, at: str | None = None) -> None:
     """Refuse any id that is not a ``str``, naming the first one, its type and where it is.
 
@@ -51,16 +98,45 @@ def check_ids(ids: Iterable, where: str, at: str | None = None) -> None:
             raise ValueError(f"{where} {doc_id!r:.60} ({type(doc_id).__name__}){place}: ids must be str")
 
 
-def check_question_ids(run: Mapping, qrels: Mapping, name: str = "run") -> None:
+def check_question_ids(run: Mapping | None, qrels: Mapping | None, name: str = "run") -> None:
     """Refuse question ids that are not str, in the qrels and in a run (:func:`check_ids`).
 
+    Args:
+        run: ``{question_id: ranking}``, or ``None`` when there is none to check.
+        qrels: ``{question_id: {id: gain}}``, or ``None``.
+        name: how the messages name the run.
+
     Raises:
-        ValueError: e.g. "the qrels hold question id 1 (int): ids must be str".
+        ValueError: ``run`` or ``qrels`` is not a mapping ("a list of rankings passed as one run"),
+            or holds a question id that is not a str, e.g. "the qrels hold question id 1 (int): ids must be str".
 
     Taught in: notebook 01_recall_at_k.
     """
-    check_ids(qrels, "the qrels hold question id")
-    check_ids(run, f"{name} holds question id")
+    for what, value in (("the qrels", qrels), (name, run)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ValueError(f"{what} must be a mapping {{question_id: ...}}, not {type(value).__name__} {value!r:.60}")
+    if qrels is not None:
+        check_ids(qrels, "the qrels hold question id")
+    if run is not None:
+        check_ids(run, f"{name} holds question id")
+
+
+def check_qrels(qrels: Mapping) -> Mapping:
+    """Qrels ``{question_id: {id: gain}}``: str question ids and each question's gains checked by
+    :func:`check_gains` (the message names the question).
+
+    Raises:
+        ValueError: e.g. "question 'q1': the gains hold id 1 (int): ids must be str".
+
+    Taught in: notebook 01_recall_at_k.
+    """
+    check_question_ids(None, qrels)
+    for qid, gains in qrels.items():
+        try:
+            check_gains(gains)
+        except ValueError as exc:
+            raise ValueError(f"question {qid!r}: {exc}") from None
+    return qrels
 
 
 def check_probability(value, name: str) -> float:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_positive_int
+from .checks import check_ids, check_ks, check_list, check_positive_int
 from .corpus import chunk_spans, load_corpus, stored_or_split_chunks
 from .evaluation import METRICS, per_question_scores, precision_ceiling
 from .golden import GoldenSetError, label_chunks, read_golden_csv
@@ -135,12 +135,13 @@ def setting_scores(setting: Chunking, ks: Sequence[int]) -> pd.DataFrame:
         retriever, question of the runs, metric and k.
 
     Raises:
-        ValueError: a k is not an integer >= 1, or a run is invalid (as
+        ValueError: ``ks`` is not a list of distinct integers >= 1
+            (:func:`~retrieval_eval.checks.check_ks`), or a run is invalid (as
             :func:`~retrieval_eval.evaluation.per_question_scores`).
 
     Taught in: notebook 09_chunking.
     """
-    ks = [check_positive_int(k) for k in ks]
+    ks = check_ks(ks)
     scorable = {name: {qid: run[qid] for qid in setting.qrels} for name, run in setting.runs.items()}
     columns = ["retriever", "question", "metric", "k", "value"]
     long = per_question_scores(scorable, setting.qrels, ks, [c["id"] for c in setting.chunks]) if setting.qrels else (
@@ -169,8 +170,13 @@ def shared_word_pieces(setting: Chunking, docs: Mapping[str, str], model_name: s
     Returns:
         One count per boundary inside a document, in corpus order (0 where nothing is shared).
 
+    Raises:
+        ValueError: a document id is not a str, or the chunks are not the documents' (as
+            :func:`~retrieval_eval.corpus.chunk_spans`).
+
     Taught in: notebook 09_chunking.
     """
+    check_ids(docs, "the documents hold id")
     n_tokens = token_counter(model_name)
     n_special = n_tokens("")
     shared = []
@@ -309,7 +315,7 @@ def chunking_experiment(
 
     Taught in: notebook 09_chunking.
     """
-    sizes = [check_positive_int(size, "every chunk size") for size in chunk_sizes]
+    sizes = [check_positive_int(size, "every chunk size") for size in check_list(chunk_sizes, "chunk_sizes", "chunk sizes")]
     if len(sizes) < 2 or len(set(sizes)) != len(sizes):
         raise ValueError(f"chunk_sizes must hold two or more different sizes, got {list(chunk_sizes)}")
     sizes = sorted(sizes)

@@ -15,7 +15,7 @@ from itertools import combinations
 
 import pandas as pd
 
-from .checks import check_positive_int, check_probability
+from .checks import check_list, check_positive_int, check_probability
 from .evaluation import METRICS, _check_same_questions, per_question_scores, rank_groups, verdict
 from .power import POWER, questions_needed, smallest_detectable_difference
 from .statistics import (
@@ -518,9 +518,7 @@ def _slices(wide: pd.DataFrame, golden: pd.DataFrame):
 
 def _check_metrics(metrics: Sequence[str]) -> list[str]:
     """The metric names as a list, each known; ValueError naming an unknown one."""
-    if isinstance(metrics, str):
-        raise ValueError(f"metrics must be a list of names, e.g. [{metrics!r}], not one string")
-    metrics, known = list(metrics), [*METRICS, SUCCESS]
+    metrics, known = check_list(metrics, "metrics", "metric names"), [*METRICS, SUCCESS]
     if not metrics:
         raise ValueError(f"metrics is empty: choose from {known}")
     for metric in metrics:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .checks import check_positive_int, check_ranking, check_relevant
+from .checks import check_gains, check_positive_int, check_qrels, check_question_ids, check_ranking, check_relevant
 from .metrics import dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from .more_metrics import average_precision, r_precision, success_at_k
 
@@ -159,9 +159,12 @@ def exponential_gains(gains: Mapping[str, float]) -> dict:
     trec_eval's ``ndcg_cut.k`` gives the same on qrels relabelled this way (m_ndcg_cut.c: "if you
     want different gains, change the qrels file"). Binary labels do not change (2^1 − 1 = 1).
 
+    Raises:
+        ValueError: as :func:`~retrieval_eval.checks.check_gains`.
+
     Taught in: notebooks 04_ndcg and 10_convention_switchboard.
     """
-    return {doc_id: 2**gain - 1 for doc_id, gain in gains.items()}
+    return {doc_id: 2**gain - 1 for doc_id, gain in check_gains(gains).items()}
 
 
 def ndcg_retrieved_ideal(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
@@ -187,6 +190,17 @@ def ndcg_retrieved_ideal(ranked: Sequence[str], gains: Mapping[str, float], k: i
 
 
 def _check_questions(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]]) -> None:
+    """The checks every function over questions shares: str ids everywhere (the question ids, each
+    ranking and each question's judged ids, as the per-question functions and the batch evaluator
+    check them), and the same questions in the run and the qrels."""
+    check_qrels(qrels)
+    check_question_ids(run, None)
+    for q in qrels:
+        try:
+            if q in run:
+                check_ranking(run[q])
+        except ValueError as exc:
+            raise ValueError(f"question {q!r}: {exc}") from None
     missing, extra = [q for q in qrels if q not in run], [q for q in run if q not in qrels]
     if missing or extra:
         raise ValueError(
@@ -213,8 +227,10 @@ def macro_mean(score: Callable, run: Mapping, qrels: Mapping, k: int, drop_empty
         drop_empty: leave questions with an empty ranking out of the mean.
 
     Raises:
-        ValueError: the run and the qrels hold different questions, every ranking is empty with
-            ``drop_empty``, or a question's input is invalid (names the question).
+        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`: question ids, the
+            rankings and the judged ids, checked as the per-question functions check them), the
+            run and the qrels hold different questions, every ranking is empty with ``drop_empty``,
+            or a question's input is invalid (names the question).
 
     Taught in: notebooks 01_recall_at_k to 03_mrr and 10_convention_switchboard.
     """
@@ -382,6 +398,10 @@ def trec_eval_means(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
 
     Returns:
         A Series indexed like :func:`switchboard`'s rows.
+
+    Raises:
+        ValueError: as :func:`macro_mean`, before pytrec_eval is called (it would stop with a
+            ``TypeError`` on an id that is not a str).
 
     Taught in: notebook 10_convention_switchboard.
     """

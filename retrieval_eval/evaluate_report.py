@@ -7,14 +7,16 @@ and quotes included (make's path functions would split it at spaces).
 - ``CORPUS``, ``GOLDEN``: the corpus folder and the golden-set CSV file (default: the Polder set).
   A relative path is read from ``START_DIR``, the folder ``make`` was started from (the Makefile
   sets it), else from the current folder.
-- ``CHUNK_SIZE`` (default 512), ``K`` (default 3): numbers as typed (``2.5`` and ``abc`` reach the
-  check as a float and a str, and are refused there, as papermill's ``-p`` would hand them over).
+- ``CHUNK_SIZE`` (default 512), ``K`` (default 3): numbers as typed, in plain digits
+  (:func:`~retrieval_eval.parameters.parse_number`: ``2.5``, ``abc`` and ``5_12`` reach the check
+  as a float and strs, and are refused there, as papermill's ``-p`` would hand them over).
 - ``MODEL_NAME``: a local sentence-transformers model (default: the bundled all-MiniLM-L6-v2).
-- ``REPORT``: the report's folder name under ``output/`` (default: the golden file's folder name).
+- ``REPORT``: the report's folder name under ``output/`` (default: the golden file's folder name,
+  made a valid name by :func:`~retrieval_eval.reports.default_report_name`).
 
 Steps: check every parameter (:func:`~retrieval_eval.parameters.check_parameters`); choose the
 report folder (:func:`~retrieval_eval.reports.report_folder`: only under ``output/``, never the
-report of other inputs); build the evaluation in this terminal with progress bars for chunking,
+report of other inputs, and only marked as a report by ``inputs.json`` once it is written); build the evaluation in this terminal with progress bars for chunking,
 BM25 indexing, embedding and ranking (:func:`~retrieval_eval.pipeline.evaluation_setup`, which fills
 the rankings cache); then run the notebook with papermill, which reads the cached rankings, and
 write ``output/<REPORT>/report.ipynb`` and ``report.html``. A problem stops the run with one
@@ -24,7 +26,6 @@ message naming its cause (exit status 2 for parameters, 1 for data), not a trace
 from __future__ import annotations
 
 import os
-import re
 import sys
 import warnings
 from collections.abc import Mapping
@@ -32,11 +33,10 @@ from pathlib import Path
 
 from .corpus import CHUNK_SIZE
 from .golden import GoldenSetError
-from .parameters import ParameterError, check_parameters
+from .parameters import ParameterError, check_parameters, parse_number, raise_problems
 from .paths import CORPUS_DIR, GOLDEN_PATH, ROOT, typed_path
 from .pipeline import evaluation_setup
-from .reports import ReportNameError, report_folder
-from .retrievers import unindexable_message
+from .reports import ReportNameError, check_report_folder, default_report_name, finish_report, report_folder
 
 NOTEBOOK = ROOT / "notebooks" / "05_three_retrievers.ipynb"
 K_DEFAULT = 3
@@ -47,37 +47,25 @@ def read_parameters(environ: Mapping[str, str]) -> dict:
 
     Returns:
         ``{"corpus": Path, "golden": Path, "model_name": str | None, "chunk_size": int | float | str,
-        "k": int | float | str, "report": str}``; numbers are parsed but not checked.
+        "k": int | float | str, "report": str, "typed": {"corpus": str, "golden": str}, "start": str | None}``;
+        numbers are parsed (:func:`~retrieval_eval.parameters.parse_number`) but not checked; ``typed``
+        holds the paths as typed (or the default) and ``start`` the folder they are read from.
 
     Taught in: the README's "Your own data" (``make evaluate``).
     """
-    def path(name: str, default: Path) -> Path:
-        text = environ.get(name, "")
-        return typed_path(text, environ.get("START_DIR")) if text else default
-
-    golden = path("GOLDEN", GOLDEN_PATH)
-    default_report = re.sub(r"[^\w .-]", "_", golden.parent.name).strip(" .") or "report"
+    start = environ.get("START_DIR") or None
+    typed = {"corpus": environ.get("CORPUS") or str(CORPUS_DIR), "golden": environ.get("GOLDEN") or str(GOLDEN_PATH)}
+    golden = typed_path(typed["golden"], start)
     return {
-        "corpus": path("CORPUS", CORPUS_DIR),
+        "corpus": typed_path(typed["corpus"], start),
         "golden": golden,
         "model_name": environ.get("MODEL_NAME") or None,
-        "chunk_size": _number(environ.get("CHUNK_SIZE", ""), CHUNK_SIZE),
-        "k": _number(environ.get("K", ""), K_DEFAULT),
-        "report": environ.get("REPORT") or default_report,
+        "chunk_size": parse_number(environ.get("CHUNK_SIZE", ""), CHUNK_SIZE),
+        "k": parse_number(environ.get("K", ""), K_DEFAULT),
+        "report": environ.get("REPORT") or default_report_name(golden),
+        "typed": typed,
+        "start": start,
     }
-
-
-def _number(text: str, default):
-    """``"3"`` → 3, ``"2.5"`` → 2.5, anything else stays the text (for the check to name); empty → default."""
-    text = text.strip()
-    if not text:
-        return default
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def main(environ: Mapping[str, str] = os.environ) -> int:
@@ -89,14 +77,23 @@ def main(environ: Mapping[str, str] = os.environ) -> int:
     from nbconvert import HTMLExporter
 
     p = read_parameters(environ)
+    inputs = {"corpus": p["corpus"], "golden": p["golden"], "model": p["model_name"] or "bundled all-MiniLM-L6-v2",
+              "chunk_size": p["chunk_size"], "k": p["k"]}
+    problems = []  # every problem at once: the parameters' and the report folder's
     try:
-        check_parameters(p["corpus"], p["golden"], p["model_name"], p["chunk_size"], p["k"])
-        inputs = {"corpus": p["corpus"], "golden": p["golden"], "model": p["model_name"] or "bundled all-MiniLM-L6-v2",
-                  "chunk_size": p["chunk_size"], "k": p["k"]}
-        folder = report_folder(p["report"], inputs)
-    except (ParameterError, ReportNameError) as exc:
+        check_parameters(p["typed"]["corpus"], p["typed"]["golden"], p["model_name"], p["chunk_size"], p["k"], p["start"])
+    except ParameterError as exc:
+        problems += exc.problems
+    try:
+        check_report_folder(p["report"], inputs)
+    except ReportNameError as exc:
+        problems.append(str(exc))
+    try:
+        raise_problems(problems)
+    except ParameterError as exc:
         print(f"make evaluate: {exc}", file=sys.stderr)
         return 2
+    folder = report_folder(p["report"], inputs)
     print(f"Corpus {p['corpus']}\nGolden set {p['golden']}\nReport folder {folder}", flush=True)
     try:
         with warnings.catch_warnings():  # listed below, with everything else the evaluation cannot see
@@ -105,13 +102,8 @@ def main(environ: Mapping[str, str] = os.environ) -> int:
     except (GoldenSetError, ValueError, OSError) as exc:
         print(f"make evaluate: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    for path, reason in setup.skipped:
-        print(f"not read: {path}: {reason}")
-    if setup.unindexable:
-        print(unindexable_message(setup.unindexable))
-    for name, questions in setup.unranked.items():
-        if questions:
-            print(f"{name} ranked no chunk for {len(questions)} question(s): {', '.join(questions)}")
+    for note in setup.notes:
+        print(note)
     notebook = folder / "report.ipynb"
     print("Running notebook 05 (it reads the rankings just computed) ...", flush=True)
     try:
@@ -125,6 +117,7 @@ def main(environ: Mapping[str, str] = os.environ) -> int:
         return 1
     html, _ = HTMLExporter().from_filename(str(notebook))
     (folder / "report.html").write_text(html, encoding="utf-8")
+    finish_report(folder, inputs)
     print(f"Report: {folder / 'report.html'}")
     return 0
 

@@ -28,12 +28,13 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_positive_int
+from .checks import check_ks, check_list, check_positive_int, check_question_ids
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .evaluation import KS
 from .golden import load_golden_with_qrels
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from .more_metrics import average_precision, r_precision, success_at_k
+from .parameters import ParameterError, k_problem, model_problems, parse_number, path_problem, raise_problems
 from .paths import OUTPUT_DIR, typed_path
 from .trec import Run, TrecFormatError, _check_trec_id, align_run, find_line, read_qrels, read_run
 
@@ -75,6 +76,7 @@ def load_runs(
     corpus: str | os.PathLike | None = None,
     chunk_size: int = CHUNK_SIZE,
     model_name: str | None = None,
+    progress: bool = False,
 ) -> RunsEvaluation:
     """Read TREC run files and the judgements (a qrels file, or a golden set and its corpus), and match them.
 
@@ -93,12 +95,13 @@ def load_runs(
         corpus: the corpus folder of the golden set.
         chunk_size: the chunk size the runs were made with, in word pieces (golden set only).
         model_name: the model whose tokenizer sized the chunks (``None``: the bundled all-MiniLM-L6-v2).
+        progress: show a progress bar while chunking (golden set only).
 
     Returns:
         A :class:`RunsEvaluation`.
 
     Raises:
-        ValueError: no run file, the same file or file name twice, both or neither of ``qrels`` and
+        ValueError: ``run_paths`` is not a list (one path alone is refused: give ``[path]``), no run file, the same file or file name twice, both or neither of ``qrels`` and
             ``golden``/``corpus``, no judged question with a relevant document, or (golden set) a
             question or chunk id with whitespace, which a TREC file cannot hold.
         TrecFormatError: a file cannot be read or holds a bad line, or (golden set) a run names a
@@ -107,15 +110,12 @@ def load_runs(
 
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
-    paths = [Path(p) for p in run_paths]
+    paths = [Path(p) for p in check_list(run_paths, "run_paths", "run files")]
     if not paths:
         raise ValueError("no run file given: pass at least one, e.g. RUNS=run.trec")
     names = [p.name for p in paths]
-    for name in dict.fromkeys(names):
-        twice = [str(p) for p in paths if p.name == name]
-        if len(twice) > 1:
-            raise ValueError(f"two runs are named {name!r} ({', '.join(twice)}): runs are named by their file name, "
-                             "so rename one")
+    if _same_names(paths):
+        raise ValueError(_same_names(paths))
     if (qrels is None) == (golden is None and corpus is None) or (golden is None) != (corpus is None):
         raise ValueError("give either a qrels file (QRELS=...) or a golden set and its corpus (GOLDEN=... CORPUS=...)")
     chunk_ids = None
@@ -124,7 +124,7 @@ def load_runs(
         judgements = f"the qrels file {qrels}"
     else:
         docs = load_corpus(corpus)
-        chunks = stored_or_split_chunks(docs, corpus, model_name, check_positive_int(chunk_size, "chunk_size"), False)
+        chunks = stored_or_split_chunks(docs, corpus, model_name, check_positive_int(chunk_size, "chunk_size"), progress)
         _, judged = load_golden_with_qrels(golden, chunks, docs)
         chunk_ids = {c["id"] for c in chunks}
         for kind, ids in (("question", judged), ("chunk", [c["id"] for c in chunks])):  # in order: the first is named
@@ -147,6 +147,15 @@ def load_runs(
     if not scored:
         raise ValueError(f"no question of {judgements} has a relevant document: nothing can be scored")
     return RunsEvaluation(runs, rankings, {q: judged[q] for q in scored}, coverage, judgements)
+
+
+def _same_names(paths: Sequence[Path]) -> str | None:
+    """The problem of two run files with one file name (runs are named by it), or ``None``."""
+    for name in dict.fromkeys(p.name for p in paths):
+        twice = [str(p) for p in paths if p.name == name]
+        if len(twice) > 1:
+            return f"two runs are named {name!r} ({', '.join(twice)}): runs are named by their file name, so rename one"
+    return None
 
 
 def _check_chunk_ids(run: Run, chunk_ids: set) -> None:
@@ -182,17 +191,18 @@ def scores_table(rankings: Mapping[str, Mapping[str, Sequence[str]]], qrels: Map
         (``<NA>`` = no cut-off). Rows by run, then question (qrels order), then metric.
 
     Raises:
-        ValueError: ``ks`` is empty or holds a k that is not an integer >= 1, or a question has no
+        ValueError: ``ks`` is not a list of distinct integers >= 1 (:func:`~retrieval_eval.checks.check_ks`),
+            an id is not a str (:func:`~retrieval_eval.checks.check_ids`), or a question has no
             ranking or no relevant document (names the run and question).
 
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
-    ks = [check_positive_int(k) for k in ks]
-    if not ks:
-        raise ValueError("ks is empty: give at least one cut-off")
+    ks = check_ks(ks)
+    check_question_ids(None, qrels)
     depth = max(ks)
     rows = []
     for name, run in rankings.items():
+        check_question_ids(run, None, name)
         for qid, gains in qrels.items():
             if qid not in run:
                 raise ValueError(f"{name} has no ranking for question {qid!r}")
@@ -256,57 +266,110 @@ def parse_ks(text: str, name: str = "KS") -> list[int]:
     return ks
 
 
-def _one_integer(text: str, name: str) -> int:
-    """The value of a variable that holds one integer >= 1 (K, CHUNK_SIZE)."""
-    values = parse_ks(text, name)
-    if len(values) != 1:
-        raise ValueError(f"{name}={text!r}: give one integer >= 1")
-    return values[0]
+def read_variables(environ: Mapping[str, str], output_dir: str | os.PathLike = OUTPUT_DIR) -> dict:
+    """The variables of ``make evaluate-runs``, read and checked all at once with the checks of ``make evaluate``.
+
+    Every problem (a path that does not exist, both or neither of ``QRELS`` and ``GOLDEN``/``CORPUS``,
+    ``KS``, ``K``, ``CHUNK_SIZE``, ``MODEL_NAME``, the report's folder) is collected and raised
+    together, by the checks :func:`~retrieval_eval.parameters.check_parameters` uses (paths read from
+    ``START_DIR``, numbers in plain digits, the model's files, :func:`~retrieval_eval.reports.check_report_folder`).
+
+    Args:
+        environ: the variables (see :func:`main`); a variable that is empty counts as not given.
+        output_dir: the folder that holds report folders.
+
+    Returns:
+        ``{"parameters": {name: value}`` (the report notebook's parameters: ``RUNS``, ``KS``, ``K``, and
+        ``QRELS`` or ``GOLDEN``, ``CORPUS``, ``CHUNK_SIZE``, ``MODEL_NAME``; paths absolute), ``"inputs":
+        {name: text}`` (kept in ``inputs.json``), ``"report": str}``.
+
+    Raises:
+        ParameterError: one line per problem, each naming the variable.
+
+    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    """
+    from .reports import ReportNameError, check_report_folder, default_report_name
+
+    given = {key: value for key, value in environ.items() if value.strip()}
+    start = given.get("START_DIR")
+    problems, runs, ks = [], [], list(KS)
+    try:
+        runs = parse_runs(given.get("RUNS", ""))
+    except ValueError as exc:
+        problems.append(str(exc))
+    problems += [path_problem("RUNS", path, "file", start) for path in runs] + [_same_names([Path(p) for p in runs])]
+    kinds = {"QRELS": "file", "GOLDEN": "file", "CORPUS": "folder"}
+    problems += [path_problem(key, given[key], kind, start) for key, kind in kinds.items() if key in given]
+    if ("QRELS" in given) == ("GOLDEN" in given or "CORPUS" in given) or ("GOLDEN" in given) != ("CORPUS" in given):
+        problems.append("give either a qrels file (QRELS=...) or a golden set and its corpus (GOLDEN=... CORPUS=...)")
+    if "KS" in given:
+        try:
+            ks = parse_ks(given["KS"])
+        except ValueError as exc:
+            problems.append(str(exc))
+    k = parse_number(given.get("K", ""), K)
+    problems.append(k_problem(k, "the cut-off of the intervals and paired tests"))
+    chunk_size, model_name = parse_number(given.get("CHUNK_SIZE", ""), CHUNK_SIZE), given.get("MODEL_NAME")
+    if "GOLDEN" in given:  # the chunks are made with this model's tokenizer and this size
+        problems += model_problems(model_name, chunk_size)
+    elif "QRELS" in given:  # nothing is chunked: a value given would be ignored silently
+        problems += [f"{key} applies to GOLDEN and CORPUS only; with QRELS leave it out"
+                     for key in ("CHUNK_SIZE", "MODEL_NAME") if key in given]
+    paths = {key: str(typed_path(given[key], start)) for key in kinds if key in given}
+    parameters = {"RUNS": [str(typed_path(p, start)) for p in runs], "KS": ks, "K": k}
+    if "QRELS" in paths:
+        parameters["QRELS"] = paths["QRELS"]
+    else:
+        parameters |= {"GOLDEN": paths.get("GOLDEN"), "CORPUS": paths.get("CORPUS"), "CHUNK_SIZE": chunk_size,
+                       "MODEL_NAME": model_name}
+    inputs = {key: _as_text(value) for key, value in parameters.items()}
+    report = given.get("REPORT") or default_report_name(paths.get("QRELS") or paths.get("GOLDEN") or "", "runs-")
+    try:
+        check_report_folder(report, inputs, output_dir)
+    except ReportNameError as exc:
+        problems.append(str(exc))
+    raise_problems(problems)
+    return {"parameters": parameters, "inputs": inputs, "report": report}
 
 
-def main(environ: Mapping[str, str] = os.environ, output_dir: str | os.PathLike = OUTPUT_DIR) -> Path:
+def main(environ: Mapping[str, str] = os.environ, output_dir: str | os.PathLike = OUTPUT_DIR, progress: bool = False) -> Path:
     """Read the runs and judgements named in ``environ``, write ``scores.csv`` and the report; return its folder.
 
     Args:
         environ: the variables of ``make evaluate-runs`` (``QRELS`` or ``GOLDEN`` and ``CORPUS``,
-            ``RUNS``, and optionally ``KS``, ``K``, ``CHUNK_SIZE``, ``MODEL_NAME``, ``REPORT``);
-            a variable that is empty counts as not given. Relative paths are taken from the
-            current folder.
+            ``RUNS``, and optionally ``KS``, ``K``, ``CHUNK_SIZE``, ``MODEL_NAME``, ``REPORT``,
+            ``START_DIR``); a variable that is empty counts as not given. Relative paths are taken
+            from ``START_DIR``, else from the current folder.
         output_dir: the folder that holds report folders (``output/``).
+        progress: print each step and show progress bars (chunking, the report notebook's cells),
+            as ``make evaluate`` does.
 
     Returns:
         The report folder ``output_dir/<REPORT>``; ``REPORT`` defaults to ``runs-`` + the name of the
-        folder holding the qrels or golden file.
+        folder holding the qrels or golden file (made a valid name:
+        :func:`~retrieval_eval.reports.default_report_name`).
 
     Raises:
-        ValueError (and its kinds TrecFormatError, GoldenSetError, ReportNameError), FileNotFoundError:
-            a bad variable or file, with a message naming it; nothing is written then.
+        ParameterError: the variables, every problem at once (:func:`read_variables`); nothing is read.
+        ValueError (and its kinds TrecFormatError, GoldenSetError), OSError: a bad file, with a
+            message naming it; nothing is written then.
 
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
-    from .reports import report_folder
+    from .reports import finish_report, report_folder
 
-    given = {key: value for key, value in environ.items() if value.strip()}
-    start = given.get("START_DIR")
-    qrels, golden, corpus = (str(typed_path(given[key], start)) if key in given else None
-                             for key in ("QRELS", "GOLDEN", "CORPUS"))
-    runs = [str(typed_path(p, start)) for p in parse_runs(given.get("RUNS", ""))]
-    ks = parse_ks(given["KS"]) if "KS" in given else list(KS)
-    k = _one_integer(given["K"], "K") if "K" in given else K
-    chunk_size = _one_integer(given["CHUNK_SIZE"], "CHUNK_SIZE") if "CHUNK_SIZE" in given else CHUNK_SIZE
-    model_name = given.get("MODEL_NAME")
-    evaluation = load_runs(runs, qrels, golden, corpus, chunk_size, model_name)
-
-    parameters = {"RUNS": runs, "KS": ks, "K": k}
-    if qrels:
-        parameters["QRELS"] = qrels
-    else:
-        parameters |= {"GOLDEN": golden, "CORPUS": corpus, "CHUNK_SIZE": chunk_size, "MODEL_NAME": model_name}
-    judged = Path(qrels or golden)
-    name = given.get("REPORT", f"runs-{judged.parent.name}")
-    folder = report_folder(name, {key: _as_text(value) for key, value in parameters.items()}, output_dir)
-    scores_table(evaluation.rankings, evaluation.qrels, ks).to_csv(folder / "scores.csv", index=False)
-    write_report(folder, parameters)
+    variables = read_variables(environ, output_dir)
+    p, inputs = variables["parameters"], variables["inputs"]
+    say = print if progress else (lambda *args, **kwargs: None)
+    say(f"Runs {', '.join(p['RUNS'])}\nJudgements {p.get('QRELS') or p['GOLDEN']}", flush=True)
+    evaluation = load_runs(p["RUNS"], p.get("QRELS"), p.get("GOLDEN"), p.get("CORPUS"), p.get("CHUNK_SIZE", CHUNK_SIZE),
+                           p.get("MODEL_NAME"), progress)
+    folder = report_folder(variables["report"], inputs, output_dir)
+    say(f"Report folder {folder}", flush=True)
+    scores_table(evaluation.rankings, evaluation.qrels, p["KS"]).to_csv(folder / "scores.csv", index=False)
+    say("Running the report notebook ...", flush=True)
+    write_report(folder, p, progress)
+    finish_report(folder, inputs)
     return folder
 
 
@@ -315,8 +378,13 @@ def _as_text(value) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else "" if value is None else str(value)
 
 
-def write_report(folder: Path, parameters: Mapping) -> None:
+def write_report(folder: Path, parameters: Mapping, progress: bool = False) -> None:
     """Execute the report template with papermill into ``folder/report.ipynb`` and export ``report.html``.
+
+    Args:
+        folder: the report folder, holding ``scores.csv``.
+        parameters: the template's parameters (see :func:`read_variables`).
+        progress: show papermill's bar of the notebook's cells.
 
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
@@ -325,14 +393,17 @@ def write_report(folder: Path, parameters: Mapping) -> None:
 
     notebook = folder / "report.ipynb"
     pm.execute_notebook(TEMPLATE, notebook, parameters={"REPORT_DIR": str(folder), **parameters}, cwd=str(folder),
-                        kernel_name="python3", progress_bar=False)
+                        kernel_name="python3", progress_bar=progress)
     html, _ = HTMLExporter().from_filename(str(notebook))
     (folder / "report.html").write_text(html, encoding="utf-8")
 
 
 if __name__ == "__main__":
     try:
-        report = main()
-    except (ValueError, FileNotFoundError) as exc:
+        report = main(progress=True)
+    except ParameterError as exc:
+        print(f"make evaluate-runs: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except (ValueError, OSError) as exc:
         sys.exit(f"make evaluate-runs: {exc}")
     print(f"Report: {report / 'report.html'}\nScores: {report / 'scores.csv'}")

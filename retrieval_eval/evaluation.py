@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_ids, check_positive_int, check_question_ids, check_ranking
+from .checks import check_ids, check_ks, check_list, check_positive_int, check_qrels, check_question_ids, check_ranking
 from .fusion import TIE_RULES, fuse_runs
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 
@@ -37,9 +37,10 @@ def check_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str,
 
     Taught in: notebook 05_three_retrievers.
     """
-    chunk_ids = list(chunk_ids)
+    chunk_ids = check_list(chunk_ids, "chunk_ids", "chunk ids")
     check_ids(chunk_ids, "chunk_ids holds")
-    check_question_ids(run, qrels, name)
+    check_qrels(qrels)
+    check_question_ids(run, None, name)
     chunk_ids = set(chunk_ids)
     for qid, gains in qrels.items():
         unknown = set(gains) - chunk_ids
@@ -73,17 +74,17 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
         reciprocal rank at cut-off k (their mean is MRR@k).
 
     Raises:
-        ValueError: runs or qrels or ks is empty, a k is not an integer >= 1, an id is not a str, a
-            question of the qrels has no ranking, or a ranking or its gains are invalid (names the
-            retriever and the question).
+        ValueError: runs or qrels is empty, ``ks`` is not a list of distinct integers >= 1
+            (:func:`~retrieval_eval.checks.check_ks`), an id is not a str, a question of the qrels has no
+            ranking, or a ranking or its gains are invalid (names the retriever and the question).
 
     Taught in: notebook 01_recall_at_k.
     """
+    ks = check_ks(ks)
+    _check_runs(runs)
+    check_question_ids(None, qrels)
     if not runs or not qrels:
         raise ValueError("runs and qrels must each hold at least one entry")
-    ks = [check_positive_int(k) for k in ks]
-    if not ks:
-        raise ValueError("ks is empty: give at least one cut-off")
     rows = []
     for name, run in runs.items():
         check_question_ids(run, qrels, name)
@@ -109,8 +110,13 @@ def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: C
         A DataFrame indexed by retriever (in the order of ``runs``) with columns
         ``(metric, k)`` for metric in recall, precision, MRR, nDCG and k in ``ks``.
 
+    Raises:
+        ValueError: as :func:`per_question_scores`.
+
     Taught in: notebooks 01_recall_at_k and 05_three_retrievers.
     """
+    ks = check_ks(ks)
+    _check_runs(runs)
     if not runs:
         raise ValueError("runs is empty: pass {retriever name: {question_id: ranking}}")
     long = per_question_scores(runs, qrels, ks, chunk_ids)
@@ -126,15 +132,19 @@ def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) ->
         integer column per retriever (``<NA>`` when no relevant chunk is in the ranking).
 
     Raises:
-        ValueError: a retriever is named like one of the first three columns, the golden set and
-            the qrels hold different questions, or a ranking is missing or invalid (names it).
+        ValueError: a retriever is named like one of the first three columns, an id is not a str
+            (:func:`~retrieval_eval.checks.check_ids`), the golden set and the qrels hold different
+            questions, or a ranking is missing or invalid (names it).
 
     Taught in: notebooks 01_recall_at_k and 03_mrr.
     """
+    _check_runs(runs)
     clash = {"question", "slice", "n_relevant"} & set(runs)
     if clash:
         raise ValueError(f"retriever name(s) {sorted(clash)} clash with the table's own columns")
     _check_same_questions(golden, qrels)
+    for name, run in runs.items():
+        check_question_ids(run, None, name)
     table = golden.set_index("id")[["question", "slice"]].copy()
     table["n_relevant"] = [len(relevant_ids(qrels[qid])) for qid in table.index]
     for name, run in runs.items():
@@ -152,8 +162,18 @@ def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) ->
     return table
 
 
+def _check_runs(runs: Mapping) -> None:
+    """Raise ValueError when ``runs`` is not ``{retriever name: {question_id: ranking}}`` (a single
+    run, or a list of rankings, passed where several runs are expected)."""
+    if not isinstance(runs, Mapping) or not all(isinstance(run, Mapping) for run in runs.values()):
+        raise ValueError(f"runs must be a mapping {{retriever name: {{question_id: ranking}}}}, got {runs!r:.80}")
+
+
 def _check_same_questions(golden: pd.DataFrame, qrels: Mapping) -> None:
-    """Raise ValueError when the golden set and the qrels do not hold the same question ids."""
+    """Raise ValueError when a question id is not a str (in the golden set or the qrels), or the
+    golden set and the qrels do not hold the same question ids."""
+    check_ids(golden["id"], "the golden set holds question id", "row")
+    check_question_ids(None, qrels)
     only_golden, only_qrels = set(golden["id"]) - set(qrels), set(qrels) - set(golden["id"])
     if only_golden or only_qrels:
         raise ValueError(
@@ -168,9 +188,14 @@ def precision_ceiling(qrels: Mapping, k: int) -> float:
     The mean over questions of min(|relevant|, k) / k: a question with one relevant chunk can
     contribute at most 1/k.
 
+    Raises:
+        ValueError: k is not an integer >= 1, the qrels are empty or fail
+            :func:`~retrieval_eval.checks.check_qrels`, or a question has no relevant chunk.
+
     Taught in: notebook 02_precision_at_k.
     """
     k = check_positive_int(k)
+    check_qrels(qrels)
     if not qrels:
         raise ValueError("qrels is empty: no question to compute a ceiling over")
     sizes = {qid: len(relevant_ids(g)) for qid, g in qrels.items()}
@@ -194,7 +219,11 @@ def disagree_at_k(ranks: pd.DataFrame, retrievers: Sequence[str], k: int) -> pd.
     Taught in: notebook 05_three_retrievers.
     """
     k = check_positive_int(k)
-    in_top_k = ranks[list(retrievers)].fillna(k + 1) <= k
+    retrievers = check_list(retrievers, "retrievers", "retriever names (columns of ranks)")
+    unknown = [name for name in retrievers if name not in ranks.columns]
+    if unknown:
+        raise ValueError(f"retrievers {unknown} are not columns of ranks (it has {list(ranks.columns)})")
+    in_top_k = ranks[retrievers].fillna(k + 1) <= k
     return in_top_k.nunique(axis=1) > 1
 
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .checks import check_ids, check_positive_int, check_ranking
+from .checks import check_list, check_positive_int, check_question_ids, check_ranking
 
 
 TIE_RULES = ("id ascending", "id descending")  # ours first; the second is trec_eval's order for equal scores
@@ -35,13 +35,13 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth
         The fused ranking: every id from the top ``depth`` of any input, best first.
 
     Raises:
-        ValueError: ``rankings`` is empty, a ranking holds an id that is not a str or repeats an
-            id (names the ranking by its position, from 1), ``k`` < 0, ``depth`` < 1 or an
-            unknown tie rule.
+        ValueError: ``rankings`` is not a list of rankings or is empty, a ranking holds an id that is
+            not a str or repeats an id (names the ranking by its position, from 1), ``k`` < 0,
+            ``depth`` < 1 or an unknown tie rule.
 
     Taught in: notebook 05_three_retrievers.
     """
-    rankings = list(rankings)
+    rankings = check_list(rankings, "rankings", "rankings (one list of ids per retriever)")
     for position, ranked in enumerate(rankings, start=1):
         try:
             rankings[position - 1] = check_ranking(ranked)
@@ -74,14 +74,15 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth:
         k, depth, ties: as for :func:`reciprocal_rank_fusion`.
 
     Raises:
-        ValueError: a question id is not a str, the runs hold different questions, or as
+        ValueError: ``runs`` is not a list of runs, a question id is not a str, the runs hold
+            different questions, or as
             :func:`reciprocal_rank_fusion` (names the question).
 
     Taught in: notebook 05_three_retrievers.
     """
-    runs = list(runs)
+    runs = check_list(runs, "runs", "runs ({question_id: ranking}, one per retriever)")
     for position, run in enumerate(runs, start=1):
-        check_ids(run, f"run {position} holds question id")
+        check_question_ids(run, None, f"run {position}")
     questions = [list(run) for run in runs]
     if not runs or any(set(q) != set(questions[0]) for q in questions):
         raise ValueError("fuse runs over the same questions: the runs hold different question ids")

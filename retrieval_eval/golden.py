@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .corpus import chunk_spans
+from .checks import check_ids, check_qrels
+from .corpus import check_chunks, chunk_spans
 from .paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
 from .text import normalise, read_text
 
@@ -81,11 +82,14 @@ def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None =
         text = read_text(path)
     except ValueError as exc:
         raise GoldenSetError(f"{exc} (Excel: File > Save As > CSV UTF-8)") from None
+    if not text.strip():
+        raise GoldenSetError(f"{path.name} is empty: it needs a header line {','.join(GOLDEN_COLUMNS)} and one row per question")
     lines = text.split("\n")
+    skipped = 0  # lines above the header line: blank ones and Excel's "sep=" line
     first = next((i for i, line in enumerate(lines) if line.strip()), 0)
     hint = re.fullmatch(r"\s*sep=(.)\s*", lines[first])  # Excel's separator line
     if hint:
-        lines = lines[first + 1 :]
+        lines, skipped = lines[first + 1 :], first + 1
         first = next((i for i, line in enumerate(lines) if line.strip()), 0)
     header = lines[first] if lines else ""
     sep = hint[1] if hint else _separator(header)
@@ -93,6 +97,20 @@ def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None =
     twice = sorted({n for n in names if names.count(n) > 1 and n in (*GOLDEN_COLUMNS, *OPTIONAL_COLUMNS)})
     if twice:
         raise GoldenSetError(f"{path.name}: the header line {header!r} names the column(s) {twice} twice; keep one of each")
+    missing = [c for c in GOLDEN_COLUMNS if c not in names]
+    if missing:
+        raise GoldenSetError(
+            f"{path.name} misses column(s) {missing}: its header line is {header!r}, read with the "
+            f"{SEPARATORS.get(sep, repr(sep))} as separator as the columns {names}{_other_separator(header)}. The first "
+            f"line must name the columns {', '.join(GOLDEN_COLUMNS)} (any case), separated by commas, semicolons or tabs"
+        )
+    too_long = _rows_longer_than_the_header(lines[first:], sep, len(names), skipped + first)
+    if too_long:
+        raise GoldenSetError(
+            f"{path.name}: " + "; ".join(too_long) + f". The header has {len(names)} cells ({header!r}): a cell that "
+            f"holds the separator ({SEPARATORS.get(sep, repr(sep))}) must be in double quotes, and a line must not end "
+            "with a separator"
+        )
     try:
         golden = pd.read_csv(io.StringIO("\n".join(lines)), sep=sep, dtype=str, keep_default_na=False,
                              skipinitialspace=True)
@@ -104,13 +122,6 @@ def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None =
             f"({SEPARATORS.get(sep, repr(sep))}) or a line break must be in double quotes"
         ) from None
     golden.columns = [_column_name(c) for c in golden.columns]
-    missing = [c for c in GOLDEN_COLUMNS if c not in golden.columns]
-    if missing:
-        raise GoldenSetError(
-            f"{path.name} misses column(s) {missing}: its header line is {header!r}, read with the "
-            f"{SEPARATORS.get(sep, repr(sep))} as separator as the columns {list(golden.columns)}. The first line must "
-            f"name the columns {', '.join(GOLDEN_COLUMNS)} (any case, separated by commas, semicolons or tabs)"
-        )
     golden = golden[list(GOLDEN_COLUMNS) + [c for c in OPTIONAL_COLUMNS if c in golden.columns]].fillna("")
     golden = golden[golden.apply(lambda column: column.str.strip().ne("")).any(axis=1)]  # blank rows
     collect = problems is not None
@@ -141,6 +152,35 @@ def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None =
 def _column_name(name: str) -> str:
     """A header cell as a column name: lower case, spaces around it dropped, inner spaces as ``_``."""
     return "_".join(str(name).split()).lower()
+
+
+def _other_separator(header: str) -> str:
+    """A hint when another character than the accepted separators splits the header into the column
+    names (a Markdown table, a pipe-separated file), else ``""``."""
+    for char in dict.fromkeys(header):
+        if char.isalnum() or char.isspace() or char in SEPARATORS or char in "\"_":
+            continue
+        cells = [_column_name(c) for c in header.split(char)]
+        if all(c in cells for c in GOLDEN_COLUMNS):
+            kind = "a Markdown table" if char == "|" and header.strip().startswith("|") else f"a file separated by {char!r}"
+            return f"; it looks like {kind}, which is not read: save it as CSV (commas, semicolons or tabs)"
+    return ""
+
+
+def _rows_longer_than_the_header(lines: list[str], sep: str, n_columns: int, offset: int) -> list[str]:
+    """One line per row with more cells than the header, naming the row (counted as in a spreadsheet:
+    the header is row 1) and its line in the file; ``offset`` lines of the file come before ``lines``."""
+    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=sep, skipinitialspace=True)
+    found, start = [], 1
+    for row, cells in enumerate(reader, start=1):
+        if len(cells) > n_columns:
+            trailing = " (the line ends with a separator)" if not any(c.strip() for c in cells[n_columns:]) else ""
+            found.append(f"row {row} (line {offset + start}, starting {cells[0][:30]!r}) has {len(cells)} cells, "
+                         f"the header {n_columns}{trailing}")
+        start = reader.line_num + 1
+    if len(found) > 5:
+        found = found[:5] + [f"and {len(found) - 5} more row(s)"]
+    return found
 
 
 def _separator(header: str) -> str:
@@ -175,11 +215,18 @@ def label_chunks(
 
     Raises:
         GoldenSetError: some evidence string is in no chunk. The message names each question and
-            says whether the string is cut by a chunk boundary (and between which chunks) or is
-            not in the corpus at all.
+            says whether the string is cut by a chunk boundary (and between which chunks), is in a
+            document but in none of its chunks (the chunks were made from another version of it),
+            or is not in the corpus at all.
+        ValueError: a question or document id is not a str (:func:`~retrieval_eval.checks.check_ids`),
+            or the chunks fail :func:`~retrieval_eval.corpus.check_chunks`.
 
     Taught in: notebook 00_start_here.
     """
+    check_ids(golden["id"], "the golden set holds question id", "row")
+    chunks = check_chunks(chunks)
+    if docs is not None:
+        check_ids(docs, "the documents hold id")
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
     collect = problems is not None
     problems = problems if collect else []
@@ -200,15 +247,22 @@ def label_chunks(
 
 
 def _why_missing(needle: str, chunks: Sequence[Mapping], docs: Mapping[str, str] | None) -> str:
-    """Explain why a normalised evidence string is in no chunk: a chunk boundary, or not in the corpus."""
+    """Explain why a normalised evidence string is in no chunk: a chunk boundary, chunks of another
+    version of the document, or not in the corpus."""
     for doc, text in (docs or {}).items():
         full = normalise(text)
         start = full.find(needle)
         if start < 0:
             continue
-        spans = chunk_spans(text, [c for c in chunks if c["doc"] == doc])  # overlapping chunks too
+        try:  # overlapping chunks too; chunks made from another version of the document are not there
+            spans = chunk_spans(text, [c for c in chunks if c.get("doc") == doc])
+        except ValueError:
+            spans = {}
         cut = [cid for cid, (b, e) in spans.items() if b < start + len(needle) and e > start]
-        return f"is cut by a chunk boundary between chunks {cut}"
+        if len(cut) > 1:
+            return f"is cut by a chunk boundary between chunks {cut}"
+        return (f"is in the document {doc!r} but in none of its chunks: the chunks were not made from this text "
+                "of the document (chunk it again)")
     return "is in no chunk" + ("" if docs is None else " and not in the corpus")
 
 
@@ -285,6 +339,7 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
     Raises:
         GoldenSetError: the partial evidence is in no chunk (not in the corpus, or cut by a chunk
             boundary), or is part of the evidence string itself; the message names the question.
+        ValueError: as :func:`label_chunks`.
 
     Taught in: notebook 08_beyond_the_averages.
     """
@@ -333,12 +388,15 @@ def read_known_false_negatives(
         sentence), one row per listed answer, in file order.
 
     Raises:
+        ValueError: ``chunks`` or ``qrels`` are malformed, e.g. an id that is not a str (as
+            :func:`~retrieval_eval.corpus.check_chunks` and :func:`~retrieval_eval.checks.check_qrels`).
         FileNotFoundError: the file does not exist.
         GoldenSetError: a column is missing, or a row names an unknown question, a sentence in no
             chunk or in several, or a chunk already relevant (every problem, each with its line).
 
     Taught in: notebook 08_beyond_the_averages.
     """
+    chunks, qrels = check_chunks(chunks), check_qrels(qrels)
     table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
     missing = [c for c in FALSE_NEGATIVE_COLUMNS if c not in table.columns]
     if missing:
@@ -369,8 +427,12 @@ def with_known_false_negatives(qrels: Mapping[str, Mapping[str, float]], known: 
     Returns:
         A new ``{question_id: {chunk_id: gain}}``; ``qrels`` is not changed.
 
+    Raises:
+        ValueError: ``qrels`` is malformed (:func:`~retrieval_eval.checks.check_qrels`).
+
     Taught in: notebook 08_beyond_the_averages.
     """
+    qrels = check_qrels(qrels)
     fixed = {qid: dict(gains) for qid, gains in qrels.items()}
     for qid, chunk in zip(known["id"], known["chunk"]):
         fixed[qid][chunk] = max(qrels[qid].values())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from .checks import check_gains, check_positive_int, check_ranking, check_relevant
+from .checks import check_gains, check_list, check_positive_int, check_ranking, check_relevant
 
 
 def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
@@ -116,13 +116,14 @@ def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
 
     Taught in: notebook 03_mrr.
     """
-    if isinstance(rankings, Mapping) or isinstance(relevants, Mapping):
-        raise ValueError("pass rankings and relevants as two lists in the same question order, not dicts")
+    for name, value in (("rankings", rankings), ("relevants", relevants)):
+        if isinstance(value, Mapping):
+            raise ValueError(f"{name} must be a list, not a dict: pass rankings and relevants as two lists in the "
+                             "same question order")
     if k is not None:
         k = check_positive_int(k)
-    if rankings is None or relevants is None:
-        raise ValueError("pass rankings and relevants as two lists in the same question order")
-    rankings, relevants = list(rankings), list(relevants)
+    rankings = check_list(rankings, "rankings", "rankings (one list of ids per question)")
+    relevants = check_list(relevants, "relevants", "collections of relevant ids (one per question)")
     if not rankings:
         raise ValueError("rankings is empty: MRR needs at least one question")
     if len(rankings) != len(relevants):
@@ -151,15 +152,14 @@ def dcg_at_k(gains_in_rank_order: Iterable[float], k: int) -> float:
         DCG@k, a float >= 0 (in units of gain).
 
     Raises:
-        ValueError: k is not an integer >= 1.
+        ValueError: k is not an integer >= 1, or ``gains_in_rank_order`` is not a list
+            (:func:`~retrieval_eval.checks.check_list`).
 
     Taught in: notebook 04_ndcg.
     """
     k = check_positive_int(k)
-    return sum(
-        max(gain, 0.0) / math.log2(rank + 1)
-        for rank, gain in enumerate(list(gains_in_rank_order)[:k], start=1)
-    )
+    gains = check_list(gains_in_rank_order, "gains_in_rank_order", "gains (one per rank)")
+    return sum(max(gain, 0.0) / math.log2(rank + 1) for rank, gain in enumerate(gains[:k], start=1))
 
 
 def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:

@@ -10,8 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+
+
+class ModelFileError(ValueError):
+    """A file of an embedding model is there but cannot be read (damaged, truncated, not JSON); the
+    message names the file and the problem in one line.
+
+    Taught in: the README's "Your own data" (a model of your own).
+    """
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
 
 
 def model_path(model_name: str | None) -> str:
@@ -35,11 +49,74 @@ def load_tokenizer(model_name: str | None = None):
     Returns:
         A ``transformers`` tokenizer.
 
+    Raises:
+        OSError: the model is not available locally.
+        ModelFileError: its tokenizer files are damaged (names the model folder).
+
     Taught in: notebook 05_three_retrievers.
     """
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(model_path(model_name))
+    path = model_path(model_name)
+    try:
+        return AutoTokenizer.from_pretrained(path)
+    except OSError:
+        raise
+    except Exception as exc:  # transformers and tokenizers raise many kinds for a damaged file
+        raise ModelFileError(f"the tokenizer of {path} cannot be read ({_first_line(exc)})") from exc
+
+
+def load_model(model_name: str | None = None):
+    """Load a sentence-transformers model on the CPU (the weights: this is where torch is imported).
+
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or folder.
+
+    Returns:
+        A ``SentenceTransformer``.
+
+    Raises:
+        OSError: the model is not available locally.
+        ModelFileError: a file of the model is damaged, e.g. a truncated ``model.safetensors`` (one
+            line naming the model and the problem, instead of a long traceback from the loader).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # loading the weights takes a second; no bar for it
+    path = model_path(model_name)
+    check_weights(model_name)
+    try:
+        return SentenceTransformer(path, device="cpu")
+    except OSError:
+        raise
+    except Exception as exc:  # sentence-transformers, transformers, safetensors and torch raise many kinds
+        raise ModelFileError(f"the model {path} cannot be loaded ({_first_line(exc)}): copy or download it again") from exc
+
+
+def check_weights(model_name: str | None = None) -> None:
+    """Check the header of every ``.safetensors`` weights file of a local model, without loading the
+    weights or torch (a truncated or damaged file is found here, not minutes later).
+
+    Raises:
+        ModelFileError: names the file and the problem, e.g. "incomplete metadata, file not fully covered".
+
+    Taught in: the README's "Your own data" (a model of your own).
+    """
+    from safetensors import safe_open
+
+    folder = Path(model_path(model_name))
+    if not folder.is_dir():
+        folder = _hub_snapshot(model_name)
+    for path in sorted(folder.rglob("*.safetensors")) if folder is not None else ():
+        try:
+            with safe_open(str(path), framework="numpy"):
+                pass
+        except Exception as exc:  # safetensors raises its own SafetensorError (an Exception)
+            raise ModelFileError(f"the weights file {path} is damaged ({_first_line(exc)}): copy or download the "
+                                 "model again") from exc
 
 
 @lru_cache(maxsize=None)
@@ -99,8 +176,19 @@ def _model_file(model_name: str | None, filename: str) -> Path | None:
 
 
 def _model_json(model_name: str | None, filename: str) -> dict | None:
+    """A JSON file of the model as a dict, ``None`` when it is not there; ModelFileError when it is damaged."""
     path = _model_file(model_name, filename)
-    return None if path is None else json.loads(path.read_text(encoding="utf-8"))
+    if path is None:
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"{path} is not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise ModelFileError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    if not isinstance(value, dict):
+        raise ModelFileError(f"{path} must hold a JSON object {{...}}, not {type(value).__name__}")
+    return value
 
 
 def model_window(model_name: str | None = None) -> int:
@@ -113,6 +201,7 @@ def model_window(model_name: str | None = None) -> int:
 
     Raises:
         OSError: the model has no ``config.json`` here: it is not available locally.
+        ModelFileError: a configuration file is damaged or gives no window (names it).
 
     Taught in: notebook 05_three_retrievers.
     """
@@ -121,7 +210,11 @@ def model_window(model_name: str | None = None) -> int:
         raise OSError(f"no config.json for model {model_name!r}: it is not available locally")
     limits = [(_model_json(model_name, "tokenizer_config.json") or {}).get("model_max_length"),
               config.get("max_position_embeddings")]
-    return int(min(limit for limit in limits if isinstance(limit, (int, float)) and limit > 0))
+    limits = [limit for limit in limits if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit >= 1]
+    if not limits:
+        raise ModelFileError(f"{_model_file(model_name, 'config.json')} gives no max_position_embeddings (nor does "
+                             "tokenizer_config.json give a model_max_length): the model's window is unknown")
+    return int(min(limits))
 
 
 def token_counter(model_name: str | None = None):
@@ -133,26 +226,78 @@ def token_counter(model_name: str | None = None):
 
     Raises:
         OSError: the model's tokenizer is not available locally.
+        ModelFileError: ``tokenizer.json`` is damaged (names it).
 
     Taught in: notebook 05_three_retrievers.
     """
-    path = _model_file(model_name, "tokenizer.json")
-    if path is None:
+    fast = _fast_tokenizer(model_name)
+    if fast is None:
         tokenizer = load_tokenizer(model_name)
         return lambda text: len(tokenizer.encode(text))
+    return lambda text: len(fast.encode(text).ids)
+
+
+def _fast_tokenizer(model_name: str | None):
+    """The model's ``tokenizer.json`` as a ``tokenizers.Tokenizer`` without truncation or padding
+    (``None`` when the model has no such file); ModelFileError when it is damaged."""
+    path = _model_file(model_name, "tokenizer.json")
+    if path is None:
+        return None
     from tokenizers import Tokenizer
 
-    fast = Tokenizer.from_file(str(path))
+    try:
+        fast = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises a bare Exception for a file it cannot parse
+        raise ModelFileError(f"{path} cannot be read as a tokenizer ({_first_line(exc)})") from None
     fast.no_truncation()
     fast.no_padding()
-    return lambda text: len(fast.encode(text).ids)
+    return fast
+
+
+def unknown_only(texts: Mapping[str, str], model_name: str | None = None) -> list[str]:
+    """The ids of the texts the model's tokenizer reads as unknown tokens only (``[UNK]``).
+
+    all-MiniLM-L6-v2's vocabulary has no Thai, Khmer or Myanmar letters and few emoji: a chunk or a
+    question in them is read as ``[UNK] [UNK] ...``, so every such chunk gets nearly the same
+    vector and vector search ranks them by accident (and its ties by chunk id), silently. Special
+    tokens and the model's prompts are left out of the test: a text counts when every word piece
+    of the text itself is the unknown token.
+
+    Args:
+        texts: ``{id: text}``, e.g. chunk ids to chunk texts, or question ids to questions.
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or folder.
+
+    Returns:
+        The ids, in the order of ``texts`` (``[]`` for a tokenizer without an unknown token).
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    fast = _fast_tokenizer(model_name)
+    ids = list(texts)
+    if fast is None:
+        tokenizer = load_tokenizer(model_name)
+        unk = tokenizer.unk_token_id
+        encoded = [tokenizer.encode(texts[i], add_special_tokens=False) for i in ids]
+    else:
+        model = fast.model
+        unk = getattr(model, "unk_id", None)
+        if unk is None and getattr(model, "unk_token", None):
+            unk = fast.token_to_id(model.unk_token)
+        encoded = [e.ids for e in fast.encode_batch([texts[i] for i in ids], add_special_tokens=False)]
+    if unk is None:
+        return []
+    return [i for i, pieces in zip(ids, encoded) if pieces and all(piece == unk for piece in pieces)]
 
 
 def _prompts(model_name: str | None) -> dict:
     """The prompts a sentence-transformers model declares in ``config_sentence_transformers.json``
     (``{}`` when it declares none or the file is not there)."""
     config = _model_json(model_name, "config_sentence_transformers.json") or {}
-    return {name: text for name, text in (config.get("prompts") or {}).items() if isinstance(text, str)}
+    prompts = config.get("prompts") or {}
+    if not isinstance(prompts, dict):
+        raise ModelFileError(f"{_model_file(model_name, 'config_sentence_transformers.json')}: \"prompts\" must be an "
+                             f"object {{name: text}}, not {type(prompts).__name__}")
+    return {name: text for name, text in prompts.items() if isinstance(text, str)}
 
 
 def query_prefix(model_name: str | None) -> str:

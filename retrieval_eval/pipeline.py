@@ -20,11 +20,13 @@ import pandas as pd
 from . import fusion, retrievers, text
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .golden import load_golden_with_qrels
-from .models import document_prefix, fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter
+from .models import (
+    document_prefix, fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter, unknown_only,
+)
 from .parameters import check_parameters
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, write_atomically
 from .fusion import fuse_runs
-from .retrievers import BM25Retriever, VectorRetriever, run_retrievers, unindexable_chunks
+from .retrievers import BM25Retriever, VectorRetriever, run_retrievers, unindexable_chunks, unindexable_message
 
 
 RETRIEVERS = ("BM25", "vector", "hybrid")  # the runs of a Setup, in this order
@@ -42,6 +44,8 @@ class Setup(NamedTuple):
     qrels: dict  #: ``{question_id: {chunk_id: gain}}``, computed from the chunks
     runs: dict  #: ``{"BM25" | "vector" | "hybrid": {question_id: ranking}}``
     skipped: list  #: ``[(path relative to the corpus folder, reason)]``: what the corpus loader did not read
+    #: ``{"chunks": [chunk ids], "questions": [question ids]}`` the embedding model reads as unknown tokens only
+    unreadable: dict
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -67,6 +71,32 @@ class Setup(NamedTuple):
         """
         return {name: [qid for qid, ranked in run.items() if not ranked] for name, run in self.runs.items()}
 
+    @property
+    def unreadable_notes(self) -> list[str]:
+        """One sentence per kind of text the embedding model reads as unknown tokens only
+        (:func:`~retrieval_eval.models.unknown_only`), naming the chunks and questions.
+
+        Taught in: notebook 05_three_retrievers.
+        """
+        what = {"chunks": ("chunk", "their vectors say nothing about their text: vector search places them by "
+                                    "accident (and orders equal scores by chunk id)"),
+                "questions": ("question", "vector search ranks chunks for them by accident, not by meaning")}
+        return [f"the embedding model reads {len(ids)} {what[kind][0]}{'s' * (len(ids) != 1)} as unknown tokens only "
+                f"([UNK]) ({', '.join(ids)}): {what[kind][1]}" for kind, ids in self.unreadable.items() if ids]
+
+    @property
+    def notes(self) -> list[str]:
+        """Everything the evaluation cannot see, one line each: files not read, chunks BM25 cannot
+        index, questions a retriever ranked nothing for, text the embedding model cannot read.
+
+        Taught in: notebook 05_three_retrievers.
+        """
+        return ([f"not read: {path}: {reason}" for path, reason in self.skipped]
+                + ([unindexable_message(self.unindexable)] if self.unindexable else [])
+                + [f"{name} ranked no chunk for {len(questions)} question(s): {', '.join(questions)}"
+                   for name, questions in self.unranked.items() if questions]
+                + self.unreadable_notes)
+
 
 def evaluation_setup(
     corpus: str | Path = CORPUS_DIR,
@@ -81,7 +111,9 @@ def evaluation_setup(
     The golden file is checked against the chunks and the model's window (every problem at once,
     see :func:`~retrieval_eval.golden.load_golden_with_qrels`) before any model loads; files of the
     corpus folder that are not read are listed in ``skipped`` (see
-    :func:`~retrieval_eval.corpus.load_corpus`). The rankings of
+    :func:`~retrieval_eval.corpus.load_corpus`), and chunks and questions the embedding model reads
+    as unknown tokens only in ``unreadable`` (:func:`~retrieval_eval.models.unknown_only`; all of it
+    in :attr:`Setup.notes`). The rankings of
     BM25, vector search and hybrid search (RRF of the top 10 of each) come from the cache when
     their fingerprint (see :func:`rankings_fingerprint`) is there, else they are computed and stored.
 
@@ -94,7 +126,7 @@ def evaluation_setup(
         cache_dir: the cache folder (rankings in ``rankings/``, embeddings in ``embeddings/``).
 
     Returns:
-        A :class:`Setup` ``(docs, chunks, golden, qrels, runs, skipped)``.
+        A :class:`Setup` ``(docs, chunks, golden, qrels, runs, skipped, unreadable)``.
 
     Raises:
         ParameterError: an argument is wrong (:func:`~retrieval_eval.parameters.check_parameters`:
@@ -110,7 +142,9 @@ def evaluation_setup(
     golden_set, qrels = load_golden_with_qrels(golden, chunks, docs, token_counter(model_name), chunk_size,
                                                query_prefix(model_name))
     runs = cached_rankings(chunks, golden_set, model_name, chunk_size, progress, cache_dir)
-    return Setup(docs, chunks, golden_set, qrels, runs, skipped)
+    unreadable = {"chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
+                  "questions": unknown_only(dict(zip(golden_set["id"], golden_set["question"])), model_name)}
+    return Setup(docs, chunks, golden_set, qrels, runs, skipped, unreadable)
 
 
 def rankings_fingerprint(chunks: Sequence[Mapping], golden: pd.DataFrame, model_name: str | None, max_seq_length: int) -> str:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .checks import check_positive_int
+from .checks import check_ks, check_positive_int
 from .evaluation import METRICS, precision_ceiling
 
 
@@ -142,13 +142,13 @@ def plot_precision_ceiling(
         The matplotlib Figure.
 
     Raises:
-        ValueError: a k is not an integer >= 1, ``table`` lacks precision at one of the ks, or
+        ValueError: ``ks`` is not a list of distinct integers >= 1 (:func:`~retrieval_eval.checks.check_ks`), ``table`` lacks precision at one of the ks, or
             ``k`` is not one of the ks.
 
     Taught in: notebook 02_precision_at_k.
     """
 
-    ks = [check_positive_int(each) for each in ks]
+    ks = check_ks(ks)
     if k is not None and k not in ks:
         raise ValueError(f"k = {k!r} is not one of the ks {ks}")
     if table is not None:

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .checks import check_ids
+from .checks import check_ids, check_list
 from .corpus import CHUNK_SIZE, check_chunks
 from .fusion import reciprocal_rank_fusion
 from .models import (
-    document_prefix, fingerprint, model_fingerprint, model_path, model_window, query_prefix, scoring_versions,
+    document_prefix, fingerprint, load_model, model_fingerprint, model_window, query_prefix, scoring_versions,
 )
 from .paths import CACHE_DIR, write_atomically
 from .text import normalise
@@ -44,11 +44,17 @@ def rank_by_score(ids: Sequence[str], scores: Sequence[float]) -> list[str]:
         The ids, best first.
 
     Raises:
-        ValueError: the lengths differ or a score is NaN (the message names the id).
+        ValueError: ``ids`` or ``scores`` is not a list, an id is not a str
+            (:func:`~retrieval_eval.checks.check_ids`) or repeats, the lengths differ, or a score is
+            NaN (the message names the id).
 
     Taught in: notebooks 05_three_retrievers and 06_mistakes_and_interview.
     """
-    scores = np.asarray(scores, dtype=float)
+    ids = check_list(ids, "ids", "chunk ids")
+    check_ids(ids, "ids holds", "position")
+    if len(set(ids)) < len(ids):
+        raise ValueError(f"ids holds {next(i for i in ids if ids.count(i) > 1)!r} twice: each id may appear once")
+    scores = np.asarray(check_list(scores, "scores", "scores (one per id)"), dtype=float)
     if len(ids) != len(scores):
         raise ValueError(f"{len(ids)} ids but {len(scores)} scores")
     for doc_id, score in zip(ids, scores):
@@ -69,7 +75,10 @@ NO_SPACE_SCRIPTS = (
     "\u3005\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 )
-_TOKENS = re.compile(rf"(?P<run>[{NO_SPACE_SCRIPTS}]+)|[^\W{NO_SPACE_SCRIPTS}]+(?:[-'][^\W{NO_SPACE_SCRIPTS}]+)*")
+# A word is a run of letters and digits (``\w`` without the underscore, which is punctuation: "___" is no
+# word); a run of a script without spaces counts when it holds a letter or digit (not "๚๛" alone).
+_TOKENS = re.compile(rf"(?P<run>[{NO_SPACE_SCRIPTS}]*(?=[{NO_SPACE_SCRIPTS}])[^\W_][{NO_SPACE_SCRIPTS}]*)"
+                     rf"|[^\W_{NO_SPACE_SCRIPTS}]+(?:[-'][^\W_{NO_SPACE_SCRIPTS}]+)*")
 
 
 STOP_WORDS = "nltk"  # the default stop-word list of the BM25 analyzer (see stop_word_list)
@@ -125,8 +134,9 @@ def tokenize(text: str, stop_words: str | None = STOP_WORDS, stemmer: str | None
     """The BM25 analyzer, for chunks and queries alike: words, lower case, stop words out, stems.
 
     1. Words: :func:`normalise`, lower case, then runs of letters and digits, keeping inner hyphens
-       and apostrophes ("E-07" → "e-07", "don't" → "don't"); punctuation never sticks to a word
-       ("policy?" → "policy"). Scripts written without spaces (Chinese, Japanese, Thai, ...; see
+       and apostrophes ("E-07" → "e-07", "don't" → "don't"); punctuation, the underscore included,
+       never sticks to a word ("policy?" → "policy", "snake_case" → "snake", "case"; "___" has no
+       word). Scripts written without spaces (Chinese, Japanese, Thai, ...; see
        ``NO_SPACE_SCRIPTS``) have no word boundaries to find, so each run of them becomes its
        overlapping character bigrams, as Lucene's ``CJKAnalyzer`` does ("图书馆" → "图书", "书馆";
        a single character stays one token).
@@ -171,9 +181,12 @@ def tokenize(text: str, stop_words: str | None = STOP_WORDS, stemmer: str | None
 def unindexable_chunks(chunks: Sequence[Mapping]) -> list[str]:
     """The ids of the chunks without a term :func:`tokenize` keeps (no word, or only stop words): BM25 can never rank them.
 
+    Raises:
+        ValueError: as :func:`~retrieval_eval.corpus.check_chunks`.
+
     Taught in: notebook 05_three_retrievers.
     """
-    return [c["id"] for c in chunks if not tokenize(c["text"])]
+    return [c["id"] for c in check_chunks(chunks) if not tokenize(c["text"])]
 
 
 def unindexable_message(chunk_ids: Sequence[str]) -> str:
@@ -328,7 +341,8 @@ class VectorRetriever:
     Raises:
         ValueError: ``max_seq_length`` is outside 1 to the model's window
             (:func:`~retrieval_eval.models.model_window`), or a chunk is longer than
-            ``max_seq_length`` (it would be cut silently; names the chunk).
+            ``max_seq_length`` (it would be cut silently; names the chunk); a file of the model is
+            damaged (:class:`~retrieval_eval.models.ModelFileError`, one line naming it).
 
     Taught in: notebook 05_three_retrievers.
     """
@@ -343,15 +357,11 @@ class VectorRetriever:
         cache_dir: str | Path = CACHE_DIR / "embeddings",
         show_progress: bool = True,
     ):
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
-
         chunks = check_chunks(chunks)
         limit = model_window(model_name)
         if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) or not 1 <= max_seq_length <= limit:
             raise ValueError(f"max_seq_length must be an integer from 1 to the model's window of {limit}, got {max_seq_length!r}")
-        hf_logging.disable_progress_bar()  # loading the weights takes a second; no bar for it
-        self.model = SentenceTransformer(model_path(model_name), device="cpu")
+        self.model = load_model(model_name)
         self.model.max_seq_length = max_seq_length
         self.query_prefix, self.document_prefix = query_prefix(model_name), document_prefix(model_name)
         self.ids = [c["id"] for c in chunks]
@@ -448,11 +458,12 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
         runs ``{retriever name: {question_id: ranking}}``.
 
     Raises:
-        ValueError: a question id is not a str, a question is empty, or a retriever refuses a
-            question (each message names the question).
+        ValueError: ``retrievers`` is not a list, a question id is not a str, a question is empty,
+            or a retriever refuses a question (each message names the question).
 
     Taught in: notebook 05_three_retrievers.
     """
+    retrievers = check_list(retrievers, "retrievers", "retrievers")
     check_ids(golden["id"], "the golden set holds question id", "row")
     names = [r.name for r in retrievers]
     if len(set(names)) != len(names):

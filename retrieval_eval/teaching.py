@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
-from .checks import check_gains, check_positive_int, check_ranking
+from .checks import check_gains, check_list, check_positive_int, check_ranking
 from .evaluation import METRICS
 from .pipeline import RETRIEVERS
 from .text import locate_evidence
@@ -139,6 +139,7 @@ def plot_rankings(
     columns = {label: check_ranking(ranked) for label, ranked in rankings.items()}
     max_rank = check_positive_int(max_rank, "max_rank")
     k = None if k is None else check_positive_int(k)
+    show = check_list(show, "show", "metric names")
     unknown = [m for m in show if m not in METRICS]
     if unknown:
         raise ValueError(f"show names unknown metric(s) {unknown}; choose from {list(METRICS)}")

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .checks import check_gains, check_ids, check_ranking
+from .checks import check_gains, check_ids, check_list, check_question_ids, check_ranking
 from .metrics import relevant_ids
 from .paths import OUTPUT_DIR
 
@@ -55,6 +55,13 @@ def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path)
 
     Taught in: the README's "Trust the numbers" (``make trec``); notebook 06 puts trec_eval beside our functions.
     """
+    text = _qrels_text(qrels)
+    Path(path).write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def _qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
+    """The qrels as the text of a TREC qrels file, checked (see :func:`write_trec_qrels`)."""
     check_ids(qrels, "the qrels hold question id")
     lines = []
     for qid, gains in qrels.items():
@@ -68,8 +75,7 @@ def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path)
             if gain != int(gain):
                 raise ValueError(f"question {qid!r}, chunk {doc_id!r}: gain {gain} is not a whole number")
             lines.append(f"{qid} 0 {doc_id} {int(gain)}")
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return Path(path)
+    return "\n".join(lines) + "\n"
 
 
 def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str) -> Path:
@@ -92,6 +98,13 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
 
     Taught in: the README's "Trust the numbers" (``make trec``); notebook 06 puts trec_eval beside our functions.
     """
+    text = _run_text(run, tag)
+    Path(path).write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def _run_text(run: Mapping[str, Sequence[str]], tag: str) -> str:
+    """One run as the text of a TREC run file, checked (see :func:`write_trec_run`)."""
     if not isinstance(tag, str):
         raise ValueError(f"the tag must be a str, got {tag!r}")
     _check_trec_id(tag)
@@ -106,8 +119,7 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
             _check_trec_id(qid)
             _check_trec_id(doc_id)
             lines.append(f"{qid} Q0 {doc_id} {rank} {len(ranked) - rank + 1} {tag}")
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return Path(path)
+    return "\n".join(lines) + "\n"
 
 
 def _check_trec_id(name: str) -> None:
@@ -124,13 +136,24 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
     Returns:
         The paths written, qrels first.
 
+    Raises:
+        ValueError: as :func:`write_trec_qrels` and :func:`write_trec_run`, before any file is written.
+
     Taught in: the README's "Trust the numbers" (``make trec``); notebook 06 puts trec_eval beside our functions.
     """
+    if not isinstance(runs, Mapping):
+        raise ValueError(f"runs must be a mapping {{retriever name: {{question_id: ranking}}}}, got {runs!r:.60}")
+    texts = {"qrels.txt": _qrels_text(qrels)}
+    for name, run in runs.items():
+        try:
+            texts[f"run.{name}.txt"] = _run_text(run, name)
+        except ValueError as exc:
+            raise ValueError(f"run {name!r}: {exc}") from None
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    paths = [write_trec_qrels(qrels, folder / "qrels.txt")]
-    paths += [write_trec_run(run, folder / f"run.{name}.txt", name) for name, run in runs.items()]
-    return paths
+    for filename, text in texts.items():
+        (folder / filename).write_text(text, encoding="utf-8")
+    return [folder / filename for filename in texts]
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -287,8 +310,16 @@ def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
     Returns:
         The positions, best first.
 
+    Raises:
+        ValueError: ``docids`` or ``scores`` is not a list, an id is not a str
+            (:func:`~retrieval_eval.checks.check_ids`), or the lengths differ.
+
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
+    docids, scores = check_list(docids, "docids", "document ids"), check_list(scores, "scores", "scores (one per id)")
+    check_ids(docids, "docids holds", "position")
+    if len(docids) != len(scores):
+        raise ValueError(f"{len(docids)} docids but {len(scores)} scores")
     order = sorted(range(len(docids)), key=docids.__getitem__, reverse=True)
     order.sort(key=scores.__getitem__, reverse=True)  # stable: equal scores keep docid descending
     return order
@@ -413,9 +444,19 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
         ``(rankings, coverage)``: ``{question_id: ranking}`` for every scored question, in qrels
         order (``[]`` for a missing one), and the :class:`Coverage`.
 
+    Raises:
+        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`) or a ranking
+            repeats an id (names the question), or judged gains are not numbers.
+
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
     rankings = run.rankings if isinstance(run, Run) else run
+    check_question_ids(rankings, qrels)
+    for qid, ranked in rankings.items():
+        try:
+            check_ranking(ranked)
+        except ValueError as exc:
+            raise ValueError(f"question {qid!r}: {exc}") from None
     no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
     skip = set(no_relevant)
     scored = tuple(q for q in qrels if q not in skip)

@@ -189,7 +189,7 @@ GRADED = {"q01": {"q01-doc": 1, "other": 1}, **{q: QRELS[q] for q in QUESTIONS[1
     "call, message",
     [
         (lambda: h.per_question_table(RUNS, QRELS, metrics=["Recall"]), "unknown metric 'Recall'"),
-        (lambda: h.per_question_table(RUNS, QRELS, metrics="recall"), "not one string"),
+        (lambda: h.per_question_table(RUNS, QRELS, metrics="recall"), "metrics must be a list of metric names"),
         (lambda: h.per_question_table(RUNS, QRELS, metrics=[]), "metrics is empty"),
         (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[("A", "D")]), r"pair \('A', 'D'\) must name two different"),
         (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[("A", "A")]), "two different retrievers"),

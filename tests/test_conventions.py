@@ -207,7 +207,7 @@ def test_random_rankings_keep_the_orderings_the_notebook_teaches(q, k):
     (lambda: h.precision_of_returned(["a"], {"a": 1}, 0), "k must be >= 1"),
     (lambda: h.average_precision(["a"], {"a"}, k=0), "k must be >= 1"),
     (lambda: h.switchboard({"q1": ["a"]}, {"q1": {"a": 1}, "q2": {"b": 1}}, 3), r"no ranking for \['q2'\]"),
-    (lambda: h.switchboard({"q1": ["a", "a"]}, {"q1": {"a": 1}}, 3), "hit rate.*question 'q1': duplicate id"),
+    (lambda: h.switchboard({"q1": ["a", "a"]}, {"q1": {"a": 1}}, 3), "question 'q1': duplicate id"),
     (lambda: h.micro_recall({"q1": ["a"], "x": []}, {"q1": {"a": 1}}, 3), r"not in the qrels \['x'\]"),
     (lambda: h.macro_mean(h.hit_rate, {"q1": []}, {"q1": {"a": 1}}, 3, drop_empty=True), "every ranking is empty"),
     (lambda: h.share_of_ceiling({"q1": ["a"]}, {"q1": {"b": -1}}, 3), "question 'q1': relevant is empty"),

@@ -2,8 +2,12 @@
 chunks that fit the model's window and come close to the size asked, the stored chunks equal to a
 rebuild, other corpora chunked."""
 
+import base64
 import codecs
+import os
 import random
+import re
+import signal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -253,6 +257,60 @@ def test_long_unbroken_text_is_cut_into_chunks_close_to_the_size_asked(tokenizer
         assert max(sizes) <= chunk_size and min(sizes[:-1]) >= 0.9 * chunk_size, (chunk_size, sizes)
 
 
+def _no_space(text: str) -> str:
+    return re.sub(r"\s", "", text)
+
+
+# Texts that leave the splitter no paragraph, line or space to cut at for long stretches: it must cut
+# between word pieces (the tester's cases: a hyphenated chain gave 14 chunks of ~180 word pieces at
+# chunk_size=512, "3.14159" * 500 gave 7 of 253-294, a base64 image 254-376).
+UNBROKEN = {
+    "hyphenated": lambda r, n: "-".join(r.choice(["alpha", "beta", "gamma", "delta", "kilometres"]) for _ in range(n)),
+    "digits": lambda r, n: "".join(r.choice(["3.14159", "2,718", "0", "42", "1e-07"]) for _ in range(n)),
+    "punctuation": lambda r, n: "".join(r.choice("!?.,;:-_*#~()[]{}<>/\\|'\"") for _ in range(3 * n)),
+    "base64": lambda r, n: "![map](data:image/png;base64," + base64.b64encode(r.randbytes(3 * n)).decode() + ")",
+    "url": lambda r, n: "https://example.com/" + "/".join(
+        "".join(r.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(r.randint(5, 99))) for _ in range(n // 20 + 1)),
+    "cjk": lambda r, n: "".join(chr(r.randint(0x4E00, 0x9FFF)) for _ in range(n)),
+    "words": lambda r, n: " ".join(r.choice(WORDS[:9] + WORDS[11:12]) for _ in range(n)),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(UNBROKEN)), st.integers(0, 2**32), st.integers(50, 1500),
+       st.sampled_from([64, 100, 128, 256, 384, 512]))
+def test_unbroken_text_of_any_kind_is_cut_into_full_chunks(tokenizer, kind, seed, n, chunk_size):
+    """Every chunk fits the window, every chunk but the last is at least 90% of the size asked (the
+    length the splitter adds up is the document's own word pieces, not pieces measured one by one),
+    and the chunks are the document in order, nothing lost."""
+    text = UNBROKEN[kind](random.Random(seed), n)
+    chunks = h.split_into_chunks({"doc": text}, tokenizer, chunk_size)
+    sizes = [c["n_tokens"] for c in chunks]
+    assert all(c["n_tokens"] == len(tokenizer.encode(c["text"])) <= chunk_size for c in chunks), sizes
+    assert min(sizes[:-1], default=chunk_size) >= 0.9 * chunk_size, (kind, sizes)
+    assert _no_space("".join(c["text"] for c in chunks)) == _no_space(text)
+
+
+@pytest.mark.parametrize("text, n_chunks", [
+    ("-".join(["alpha", "beta", "gamma", "delta"] * 300), 5),  # 2,399 word pieces
+    ("3.14159" * 500, 4),  # 2,000
+])
+def test_the_testers_cases_give_chunks_near_512(tokenizer, text, n_chunks):
+    sizes = [c["n_tokens"] for c in h.split_into_chunks({"doc": text}, tokenizer, 512)]
+    assert len(sizes) == n_chunks and max(sizes) <= 512 and min(sizes[:-1]) >= 0.9 * 512, sizes
+
+
+@settings(max_examples=80, deadline=None)
+@given(texts(), st.integers(3, 600))
+def test_the_chunks_are_the_document_in_order(tokenizer, text, chunk_size):
+    """Whatever the text, the chunks hold every character but whitespace, once and in order."""
+    chunks = h.split_into_chunks({"doc": text}, tokenizer, chunk_size)
+    assert _no_space("".join(c["text"] for c in chunks)) == _no_space(text)
+    cursor = 0
+    for chunk in chunks:
+        cursor = text.index(chunk["text"], cursor) + len(chunk["text"])  # each a part of the document, in order
+
+
 def test_chunk_overlap_shares_word_pieces_between_neighbours(tokenizer):
     text = paragraph(tokenizer, 600)
     plain = h.split_into_chunks({"doc": text}, tokenizer, 128)
@@ -294,3 +352,162 @@ def test_chunk_spans_refuse_a_chunk_of_another_document(tokenizer):
 def test_bad_chunk_sizes_are_refused(tokenizer, chunk_size, chunk_overlap, message):
     with pytest.raises(ValueError, match=message):
         h.split_into_chunks({"doc": "some text"}, tokenizer, chunk_size, chunk_overlap)
+
+
+# --- files that are not plain documents: links, pipes, stubs ----------------------------------
+
+
+def _in_time(seconds: int):
+    """Fail, instead of hanging, when the call takes longer than ``seconds``."""
+    def expired(*_):
+        raise TimeoutError(f"load_corpus took longer than {seconds} s")
+    signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+
+
+def test_links_pipes_and_front_matter_are_read_once_or_listed(tmp_path):
+    """The tester's cases: a dangling link stopped with FileNotFoundError, a link loop with ELOOP, a
+    named pipe x.md made the loader wait forever, a link to a file of the folder was read as a second
+    document (its evidence matched twice), a file of only front matter was read as a document."""
+    corpus, outside = tmp_path / "corpus", tmp_path / "outside"
+    write(corpus, "a.md", "Real text of a.")
+    write(outside, "o.md", "Text kept outside the folder.")
+    write(corpus, "only_front_matter.md", "---\ntitle: Gift cards\ntags: [draft]\n---\n")
+    write(corpus, "toml.md", "+++\ntitle = 'x'\n+++\n\n")
+    write(corpus, "with_body.md", "---\ntitle: y\n---\n\nThe body.\n")
+    write(corpus, "rule.md", "---\n")  # a Markdown rule, not front matter: read (a chunk without a word)
+    (corpus / "link_a.md").symlink_to("a.md")
+    (corpus / "link_o.md").symlink_to(outside / "o.md")
+    (corpus / "link_o_again.md").symlink_to(outside / "o.md")
+    (corpus / "dangling.md").symlink_to("nowhere.md")
+    (corpus / "loop1.md").symlink_to("loop2.md")
+    (corpus / "loop2.md").symlink_to("loop1.md")
+    os.mkfifo(corpus / "x.md")
+    os.link(corpus / "a.md", corpus / "hard_a.md")
+    skipped = []
+    _in_time(20)
+    try:
+        docs = h.load_corpus(corpus, skipped)
+    finally:
+        signal.alarm(0)
+    assert docs == {"a": "Real text of a.", "link_o": "Text kept outside the folder.", "rule": "---\n",
+                    "with_body": "---\ntitle: y\n---\n\nThe body.\n"}
+    assert dict(skipped) == {
+        "dangling.md": "a link to nowhere.md, which does not exist",
+        "hard_a.md": "the same file as a.md (a hard link), which is read once",
+        "link_a.md": "a link to a.md, which is read once",
+        "link_o_again.md": "a link to the same file as link_o.md, which is read once",
+        "loop1.md": "a link in a loop (it leads back to itself)",
+        "loop2.md": "a link in a loop (it leads back to itself)",
+        "only_front_matter.md": "only front matter (a block of metadata at the top) and no text",
+        "toml.md": "only front matter (a block of metadata at the top) and no text",
+        "x.md": "a named pipe (FIFO), not a file: only files are read",
+    }
+
+
+def test_files_and_folders_that_cannot_be_opened_are_listed(tmp_path, monkeypatch):
+    """No permission (simulated: the tests may run as root, who reads everything)."""
+    from retrieval_eval import corpus
+
+    write(tmp_path, "a.md", "text")
+    write(tmp_path, "secret.md", "no access")
+    write(tmp_path, "locked/b.md", "no access")
+    real_read, real_scandir = corpus.read_text, os.scandir
+
+    def read_text(path, name=None):
+        if path.name == "secret.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_read(path, name)
+
+    def scandir(path="."):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(corpus, "read_text", read_text)
+    monkeypatch.setattr(os, "scandir", scandir)
+    skipped = []
+    assert h.load_corpus(tmp_path, skipped) == {"a": "text"}
+    assert dict(skipped) == {"locked/": "a folder that cannot be opened (Permission denied)",
+                             "secret.md": "cannot be read (Permission denied)"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["link", "hard link", "dangling", "loop", "pipe", "file"]),
+                          st.sampled_from(["a", "b", "c", "d"])), min_size=1, max_size=8))
+def test_every_file_is_read_once_or_listed_whatever_links_and_pipes_it_holds(tmp_path_factory, plan):
+    """Each file of the folder is read once: every path is a document or listed with its reason, and
+    no text is read twice; nothing hangs."""
+    corpus = tmp_path_factory.mktemp("corpus")
+    write(corpus, "base.md", "The base document.")
+    for i, (kind, target) in enumerate(plan):
+        path = corpus / f"{i}_{target}.md"
+        if kind == "link":
+            path.symlink_to("base.md" if target in "ab" else corpus.parent / "elsewhere.md")
+        elif kind == "hard link":
+            os.link(corpus / "base.md", path)
+        elif kind == "dangling":
+            path.symlink_to(f"missing_{i}.md")
+        elif kind == "loop":
+            path.symlink_to(path.name)
+        elif kind == "pipe":
+            os.mkfifo(path)
+        else:
+            write(corpus, path.name, f"Text {i}.")
+    write(corpus.parent, "elsewhere.md", "Outside.")
+    skipped = []
+    _in_time(20)
+    try:
+        docs = h.load_corpus(corpus, skipped)
+    finally:
+        signal.alarm(0)
+    names = {p.name for p in corpus.iterdir()}
+    assert {f"{d}.md" for d in docs} | set(dict(skipped)) == names and not {f"{d}.md" for d in docs} & set(dict(skipped))
+    texts = list(docs.values())
+    assert texts.count("The base document.") == 1 and texts.count("Outside.") <= 1
+
+
+# --- stored chunks only for the documents they were made from -------------------------------------
+
+
+def test_stored_chunks_are_used_only_for_the_documents_they_were_made_from(docs, chunks):
+    """The tester's case: with data/corpus/11_gift_cards.md added, the 34 stored chunks were used
+    although the folder had 11 documents, and a question on the new file said "cut by a chunk
+    boundary between chunks []"."""
+    assert h.stored_chunks_differ(docs, chunks) is None
+    added = {**docs, "11_gift_cards": "Gift cards are valid for three years from the day of purchase."}
+    assert h.stored_chunks_differ(added, chunks) == "11 documents, the stored chunks name 10; new: 11_gift_cards"
+    with pytest.warns(UserWarning, match=r"chunks.jsonl was not made from the documents of .*corpus \(11 documents, "
+                                         r"the stored chunks name 10; new: 11_gift_cards\): they are chunked now"):
+        fresh = h.stored_or_split_chunks(added, h.CORPUS_DIR, progress=False)
+    assert fresh == h.split_into_chunks(added, h.load_tokenizer())
+    assert fresh[-1]["doc"] == "11_gift_cards"
+    edited = dict(docs)
+    edited["03_battery_care"] = edited["03_battery_care"].replace("battery", "accu", 1)
+    removed = {d: t for d, t in docs.items() if d != "10_faq"}
+    assert h.stored_chunks_differ(edited, chunks) == "document '03_battery_care' changed"
+    assert h.stored_chunks_differ(removed, chunks) == "9 documents, the stored chunks name 10; gone: 10_faq"
+    spaced = {d: "\n\n" + t + " \n" for d, t in docs.items()}  # whitespace around the chunks only
+    assert h.stored_chunks_differ(spaced, chunks) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["insert", "delete", "replace"]), st.integers(0, 10**6), st.sampled_from("xyz.?7"))
+def test_any_edit_of_a_document_outside_whitespace_is_seen(docs, chunks, edit, where, char):
+    doc = sorted(docs)[where % len(docs)]
+    text = docs[doc]
+    spots = [i for i, c in enumerate(text) if not c.isspace()]
+    i = spots[where % len(spots)]
+    changed = {"insert": text[:i] + char + text[i:], "delete": text[:i] + text[i + 1:],
+               "replace": text[:i] + ("q" if text[i] == char else char) + text[i + 1:]}[edit]
+    assert h.stored_chunks_differ({**docs, doc: changed}, chunks) == f"document {doc!r} changed"
+
+
+def test_evidence_in_a_document_but_in_none_of_its_chunks_says_so(docs, chunks, golden):
+    """Never "between chunks []": with chunks of another version of a document, the message says so."""
+    new_text = docs["03_battery_care"] + "\n\nGift cards are valid for three years from the day of purchase."
+    question = golden.iloc[[0]].assign(evidence="valid for three years from the day of purchase")
+    with pytest.raises(h.GoldenSetError) as err:
+        h.label_chunks(question, chunks, {**docs, "03_battery_care": new_text})
+    assert "is in the document '03_battery_care' but in none of its chunks" in str(err.value)
+    assert "between chunks []" not in str(err.value)

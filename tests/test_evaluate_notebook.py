@@ -143,8 +143,35 @@ def test_make_evaluate_refuses_bad_parameters_and_reports_outside_output_before_
     result = make_evaluate("REPORT=../notebooks/05_three_retrievers", cache=tmp_path / "cache")
     assert result.returncode != 0 and "report name '../notebooks/05_three_retrievers' must be a plain folder name" in result.stderr
     assert notebook.read_bytes() == before  # the tracked notebook is untouched
-    result = make_evaluate("K=2.5", "CORPUS=no such folder", "MODEL_NAME=no/such-model", cache=tmp_path / "cache")
+    result = make_evaluate("K=2.5", "CORPUS=no such folder", "MODEL_NAME=no/such-model", "CHUNK_SIZE=5_12",
+                           "REPORT=../x", cache=tmp_path / "cache")
     assert result.returncode != 0
-    assert "3 problem(s) with the parameters" in result.stderr
+    assert "5 problem(s) with the parameters" in result.stderr  # the report's name among them
+    assert "CHUNK_SIZE must be a whole number of word pieces, e.g. 512, got '5_12' (str)" in result.stderr
     assert "Traceback" not in result.stderr  # one message, not hundreds of lines
     assert not (tmp_path / "cache").exists()  # nothing was built
+
+
+def test_make_evaluate_names_the_folder_a_relative_path_was_read_from_and_the_current_one(tmp_path):
+    """The tester's case: make -C started by a program whose PWD is out of date read CORPUS from that
+    folder, and "no such folder" named neither it nor the real current folder."""
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    env = {**os.environ, "RETRIEVAL_EVAL_CACHE": str(tmp_path / "cache"), "PWD": str(stale)}
+    result = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "evaluate", "CORPUS=data/corpus"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert (f"CORPUS 'data/corpus': no such folder {stale / 'data' / 'corpus'} (a relative path is read from {stale} "
+            f"(START_DIR, the folder make was started from); this process runs in {ROOT}, where 'data/corpus' exists: "
+            "is START_DIR or PWD out of date?)") in result.stderr
+
+
+def test_the_default_report_name_comes_from_the_golden_files_folder_and_is_always_valid(tmp_path):
+    """The tester's case: CORPUS=-dash/corpus GOLDEN=-dash/golden.csv (no REPORT) stopped with "report name
+    '-dash' must be a plain folder name"."""
+    from retrieval_eval.evaluate_report import read_parameters
+    from retrieval_eval.reports import check_report_folder
+
+    p = read_parameters({"CORPUS": "-dash/corpus", "GOLDEN": "-dash/golden.csv", "START_DIR": str(tmp_path)})
+    assert p["report"] == "dash" and p["golden"] == tmp_path / "-dash" / "golden.csv"
+    check_report_folder(p["report"], {}, tmp_path / "output")

@@ -14,7 +14,7 @@ import pytest
 import helpers as h
 from retrieval_eval import evaluate_runs
 from retrieval_eval.evaluate_runs import main, parse_ks, parse_runs
-from retrieval_eval.reports import ReportNameError
+from retrieval_eval.parameters import ParameterError
 
 DATA = h.ROOT / "tests" / "data" / "trec_eval"  # copied from trec_eval 10.0, see its README.md
 TREC_KS = (1, 5, 10, 15, 20, 30, 100, 200, 500, 1000)  # every cut-off trec_eval's all_trec prints
@@ -63,6 +63,9 @@ def trec_report(tmp_path_factory):
     done = make(tmp_path, f"QRELS={DATA / 'qrels.test'}", f"RUNS={DATA / 'results.test'} {DATA / 'results.trunc'}",
                 f"KS={' '.join(map(str, TREC_KS))}", "REPORT=trec_eval")
     assert done.returncode == 0, done.stderr
+    for step in ("Runs ", "Judgements ", "Report folder ", "Running the report notebook"):  # as make evaluate shows them
+        assert step in done.stdout, step
+    assert "Executing" in done.stderr  # papermill's bar of the notebook's cells
     return tmp_path / "output" / "trec_eval"
 
 
@@ -142,9 +145,15 @@ def test_parse_runs_splits_like_a_shell_and_parse_ks():
     ({"QRELS": "q", "RUNS": "r.trec", "KS": "1 x"}, "KS='1 x': 'x' is not an integer >= 1"),
     ({"QRELS": "q", "RUNS": "r.trec", "KS": "0"}, "'0' is not an integer >= 1"),
     ({"QRELS": "q", "RUNS": "r.trec", "KS": "3 3"}, "3 is given twice"),
-    ({"QRELS": "q", "RUNS": "r.trec", "K": "2.5"}, "K='2.5': '2.5' is not an integer >= 1"),
-    ({"QRELS": "q", "RUNS": "r.trec", "K": "3 5"}, "K='3 5': give one integer"),
-    ({"QRELS": "q", "RUNS": "r.trec", "CHUNK_SIZE": "-1"}, "CHUNK_SIZE='-1'"),
+    ({"QRELS": "q", "RUNS": "r.trec", "K": "2.5"}, r"K must be a whole number >= 1 \(the cut-off of the intervals "
+                                                    r"and paired tests\), e.g. 3, got 2.5 \(float\)"),
+    ({"QRELS": "q", "RUNS": "r.trec", "K": "3 5"}, r"K must be a whole number >= 1 .* got '3 5' \(str\)"),
+    ({"QRELS": "q", "RUNS": "r.trec", "CHUNK_SIZE": "-1"}, "CHUNK_SIZE applies to GOLDEN and CORPUS only"),
+    ({"GOLDEN": str(h.GOLDEN_PATH), "CORPUS": str(h.CORPUS_DIR), "RUNS": "r.trec", "CHUNK_SIZE": "5_12"},
+     r"CHUNK_SIZE must be a whole number of word pieces, e.g. 512, got '5_12' \(str\)"),
+    ({"GOLDEN": str(h.GOLDEN_PATH), "CORPUS": str(h.CORPUS_DIR), "RUNS": "r.trec", "MODEL_NAME": "/nonexistent"},
+     r"MODEL_NAME '/nonexistent' was not found locally"),
+    ({"QRELS": "q", "RUNS": "r.trec", "REPORT": "../elsewhere"}, "report name '../elsewhere' must be a plain folder name"),
 ])
 def test_bad_variables_are_named(tmp_path, environ, message):
     with pytest.raises(ValueError, match=message):
@@ -152,10 +161,22 @@ def test_bad_variables_are_named(tmp_path, environ, message):
     assert not any(tmp_path.iterdir())
 
 
-def test_a_report_name_that_leaves_output_is_refused(tmp_path):
-    with pytest.raises(ReportNameError, match="plain folder name"):
-        main({"QRELS": str(DATA / "qrels.test"), "RUNS": str(DATA / "results.trunc"), "REPORT": "../elsewhere"},
-             output_dir=tmp_path / "output")
+def test_every_problem_with_the_variables_is_reported_at_once(tmp_path):
+    """The tester's case: `make evaluate-runs QRELS=q.txt RUNS=r.txt K=0 KS=abc` reported only KS."""
+    with pytest.raises(ParameterError) as err:
+        main({"QRELS": "q.txt", "RUNS": "r.txt", "K": "0", "KS": "abc", "START_DIR": str(tmp_path)}, output_dir=tmp_path)
+    assert [line.split()[0] for line in err.value.problems] == ["RUNS", "QRELS", "KS='abc':", "K"]
+    assert f"no such file {tmp_path / 'r.txt'}" in err.value.problems[0]
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_default_report_name_is_always_valid(tmp_path):
+    """The tester's case (make evaluate): a golden file in "-dash/" gave the report name "-dash", refused."""
+    folder = tmp_path / "-dash"
+    folder.mkdir()
+    shutil.copy(DATA / "qrels.test", folder / "qrels.txt")
+    report = main({"QRELS": str(folder / "qrels.txt"), "RUNS": str(DATA / "results.test")}, output_dir=tmp_path / "output")
+    assert report.name == "runs--dash" and (report / "inputs.json").is_file()
 
 
 # --- bad files: the error names the file and the line ----------------------------------------------
@@ -241,3 +262,14 @@ def test_ids_a_trec_file_cannot_hold_are_refused(tmp_path, example_dir, example_
     (tmp_path / "run.trec").write_text("lh02 Q0 01_opening_hours#00 1 2 t\n")
     with pytest.raises(ValueError, match=message):
         h.load_runs([tmp_path / "run.trec"], golden=tmp_path / "golden.csv", corpus=corpus, chunk_size=example_chunk_size)
+
+
+def test_make_evaluate_runs_on_a_golden_set_shows_its_progress(tmp_path, example_dir, example_chunks, example_chunk_size):
+    """The tester's case: with GOLDEN and CORPUS on a large corpus, make evaluate-runs was silent for 12-25 s."""
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"lh01 Q0 {c['id']} {i} {100 - i} t\n" for i, c in enumerate(example_chunks[:5], start=1)))
+    done = make(tmp_path, f"GOLDEN={example_dir / 'golden.csv'}", f"CORPUS={example_dir / 'corpus'}",
+                f"CHUNK_SIZE={example_chunk_size}", f"RUNS={run}", "REPORT=golden")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "chunking" in done.stderr and "Executing" in done.stderr
+    assert (tmp_path / "output" / "golden" / "inputs.json").is_file()

@@ -297,9 +297,62 @@ def test_a_missing_column_shows_the_header_that_was_found_and_how_to_fix_it():
 
 
 def test_a_row_with_an_unquoted_separator_names_the_line():
-    with pytest.raises(h.GoldenSetError, match=r"Expected 4 fields in line 3, saw 5.*must be in double quotes"):
+    with pytest.raises(h.GoldenSetError, match=r"row 3 \(line 3, starting 'q2'\) has 5 cells, the header 4\. .*must be in "
+                                               r"double quotes"):
         read_text("id,question,evidence,slice\nq1,Why?,a long enough evidence string,x\nq2,Why, not?,another long "
                   "evidence string,x\n")
+
+
+@pytest.mark.parametrize("rows, expected", [
+    # the tester's cases: one more cell in every data row (pandas then took the first column as the index,
+    # and the run ended in "TypeError: can only concatenate str (not "int") to str")
+    (["q1,Why?,a long enough evidence string,x,", "q2,How?,another long evidence string,y,"],
+     "row 2 (line 2, starting 'q1') has 5 cells, the header 4 (the line ends with a separator); row 3 (line 3, "
+     "starting 'q2') has 5 cells, the header 4 (the line ends with a separator)"),
+    (["q1,Why, really?,a long enough evidence string,x", "q2,How, then?,another long evidence string,y"],
+     "row 2 (line 2, starting 'q1') has 5 cells, the header 4; row 3 (line 3, starting 'q2') has 5 cells, the header 4"),
+    (['q1,"Why,\nreally?",a long enough evidence string,x', "q2,How?,another long evidence string,y,z"],
+     "row 3 (line 4, starting 'q2') has 5 cells, the header 4"),  # a quoted line break: row 3 starts on line 4
+])
+def test_rows_with_more_cells_than_the_header_are_named(rows, expected):
+    with pytest.raises(h.GoldenSetError) as err:
+        read_text("\n".join(["id,question,evidence,slice", *rows]) + "\n")
+    assert f"golden.csv: {expected}. The header has 4 cells ('id,question,evidence,slice')" in str(err.value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["ok", "extra", "trailing"]), min_size=1, max_size=12), st.sampled_from([",", ";", "\t"]),
+       st.booleans())
+def test_any_row_longer_than_the_header_is_named_and_nothing_else_is_read(kinds, sep, hint):
+    """Whatever rows have one cell too many, and whatever the separator, every such row is named (up to five)
+    and the file is refused: a shifted row is never read as a question."""
+    rows = [sep.join([f"q{i}", "Why?", f"evidence string number {i:04d}", "s"] + {"ok": [], "extra": ["x"], "trailing": [""]}[k])
+            for i, k in enumerate(kinds)]
+    text = ("sep=" + sep + "\n" if hint else "") + sep.join(["id", "question", "evidence", "slice"]) + "\n" + "\n".join(rows) + "\n"
+    bad = [i for i, k in enumerate(kinds) if k != "ok"]
+    if not bad:
+        assert list(read_text(text)["id"]) == [f"q{i}" for i in range(len(kinds))]
+        return
+    with pytest.raises(h.GoldenSetError) as err:
+        read_text(text)
+    for i in bad[:5]:
+        assert f"row {i + 2} (line {i + 2 + hint}, starting 'q{i}') has 5 cells, the header 4" in str(err.value)
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("| id | question | evidence | slice |\n|---|---|---|---|\n| q1 | Why, then? | a long enough evidence string | x |\n",
+     "a Markdown table"),
+    ("id|question|evidence|slice\nq1|Why, then?|a long enough evidence string|x\n", "a file separated by '|'"),
+    ("id:question:evidence:slice\nq1:Why?:a long enough evidence string:x\n", "a file separated by ':'"),
+])
+def test_a_table_with_another_separator_shows_its_header_and_the_accepted_separators(text, kind):
+    """The tester's case: a pipe-separated or Markdown-table golden file gave a misleading message."""
+    with pytest.raises(h.GoldenSetError) as err:
+        read_text(text)
+    message = str(err.value)
+    assert f"its header line is {text.splitlines()[0]!r}" in message
+    assert f"it looks like {kind}, which is not read: save it as CSV (commas, semicolons or tabs)" in message
+    assert "Expected" not in message  # not a parser error about some later line
 
 
 CELLS = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from(["\n", ",", ";", "\t", '"']),

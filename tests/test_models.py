@@ -70,3 +70,47 @@ def test_new_weights_saved_at_the_same_path_get_new_vectors(chunks, model_copy, 
     assert not np.allclose(after.embeddings, before.embeddings)
     fresh = after.model.encode([c["text"] for c in chunks[:3]], normalize_embeddings=True, show_progress_bar=False)
     assert np.allclose(after.embeddings, fresh, atol=1e-6)  # the new model's vectors, not the old ones
+
+
+# --- damaged model files: one line naming the file, where the model is loaded too -----------------
+
+
+def test_a_truncated_weights_file_is_one_line_where_the_model_is_loaded(chunks, model_copy, tmp_path):
+    """The tester's case: a truncated model.safetensors gave a 63-line SafetensorError after chunking."""
+    weights = model_copy / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    for load in (lambda: h.load_model(str(model_copy)),
+                 lambda: h.VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=tmp_path, show_progress=False)):
+        try:
+            load()
+        except h.ModelFileError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError("a truncated weights file was loaded")
+        assert f"the weights file {weights} is damaged (SafetensorError: " in message and "\n" not in message
+
+
+def test_a_model_that_cannot_be_built_from_its_files_is_one_line(model_copy):
+    """A damage the header check cannot see (a configuration that does not fit the weights)."""
+    config = model_copy / "config.json"
+    config.write_text(config.read_text().replace('"hidden_size": 384', '"hidden_size": 512'))
+    try:
+        h.load_model(str(model_copy))
+    except h.ModelFileError as exc:
+        assert str(exc).startswith(f"the model {model_copy} cannot be loaded (") and "\n" not in str(exc)
+    else:
+        raise AssertionError("a model whose configuration does not fit its weights was loaded")
+
+
+# --- text the model reads as unknown tokens only -------------------------------------------------
+
+
+def test_text_the_model_reads_as_unknown_tokens_only_is_named():
+    """The tester's case: all-MiniLM reads Thai, Khmer, Myanmar and emoji chunks as [UNK] only, so they all get
+    the same vector and vector search ranks them by the tie rule alone, silently."""
+    texts = {"thai": "สวัสดีครับ ยินดีต้อนรับ", "khmer": "សួស្តី", "myanmar": "မင်္ဂလာပါ", "emoji": "😀 🎉 👍",
+             "english": "Opening hours", "mixed": "Hours: สวัสดี", "blank": " "}
+    assert h.unknown_only(texts) == ["thai", "khmer", "myanmar", "emoji"]
+    tokenizer = h.load_tokenizer()
+    for key in h.unknown_only(texts):  # as transformers' own tokenizer reads them, special tokens left out
+        assert set(tokenizer(texts[key], add_special_tokens=False)["input_ids"]) == {tokenizer.unk_token_id}

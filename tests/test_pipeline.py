@@ -286,19 +286,32 @@ def test_setup_lists_what_the_evaluation_cannot_see(tmp_path):
     (corpus / "中文.txt").write_text("图书馆每天早上九点开门，晚上八点关门，周日中午十二点开门。", encoding="utf-16")
     (corpus / "scan.pdf").write_bytes(b"%PDF")
     (corpus / "notes.md").write_text("   ", encoding="utf-8")
+    (corpus / "thai.md").write_text("ห้องสมุดเปิดเวลาเก้าโมงเช้าทุกวัน", encoding="utf-8")
     golden = tmp_path / "golden.csv"
     golden.write_text("ID;Question;Evidence;Slice\nh1;When does it open?;The library opens at nine every morning;en\n"
-                      "h2;图书馆几点开门？;图书馆每天早上九点开门，晚上八点关门，周日中午十二点开门;zh\nh3;???;It closes at eight in the evening;en\n",
-                      encoding="utf-8-sig")
+                      "h2;图书馆几点开门？;图书馆每天早上九点开门，晚上八点关门，周日中午十二点开门;zh\nh3;???;It closes at eight in the evening;en\n"
+                      "h4;ห้องสมุดเปิดกี่โมง;ห้องสมุดเปิดเวลาเก้าโมงเช้าทุกวัน;th\n", encoding="utf-8-sig")
     with pytest.warns(UserWarning, match="chunk 'faq/rule#00' has no word BM25 can index"):
         setup = h.evaluation_setup(corpus, golden, chunk_size=64, cache_dir=tmp_path / "cache")
     assert setup.skipped == [("notes.md", "empty or only whitespace"),
                              ("scan.pdf", "a .pdf file, not a document: only .md, .markdown, .txt files are read "
                                           "(convert it to one)")]
-    assert list(setup.docs) == ["faq/hours", "faq/rule", "中文"]
+    assert list(setup.docs) == ["faq/hours", "faq/rule", "thai", "中文"]
     assert setup.unindexable == ["faq/rule#00"]
     assert setup.runs["BM25"]["h2"][0] == "中文#00"  # Chinese is ranked, not dropped
     assert setup.unranked == {"BM25": ["h3"], "vector": [], "hybrid": []}  # "???" has no word BM25 can match
+    # all-MiniLM reads Thai as [UNK] only: vector search ranks that chunk, and for that question, by accident
+    assert setup.unreadable == {"chunks": ["thai#00"], "questions": ["h4"]}
+    assert setup.notes == [
+        "not read: notes.md: empty or only whitespace",
+        "not read: scan.pdf: a .pdf file, not a document: only .md, .markdown, .txt files are read (convert it to one)",
+        "chunk 'faq/rule#00' has no word BM25 can index: it can never be found by BM25",
+        "BM25 ranked no chunk for 1 question(s): h3",
+        "the embedding model reads 1 chunk as unknown tokens only ([UNK]) (thai#00): their vectors say nothing about "
+        "their text: vector search places them by accident (and orders equal scores by chunk id)",
+        "the embedding model reads 1 question as unknown tokens only ([UNK]) (h4): vector search ranks chunks for them "
+        "by accident, not by meaning",
+    ]
 
 
 def test_a_question_longer_than_the_window_stops_the_setup_before_any_model_loads(tmp_path, example_dir):

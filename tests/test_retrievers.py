@@ -4,6 +4,7 @@ import json
 import math
 import subprocess
 import sys
+import unicodedata
 
 import numpy as np
 import pytest
@@ -66,6 +67,26 @@ def test_scripts_without_spaces_become_character_bigrams():
     assert h.tokenize("ห้องสมุด") == ["ห้", "้อ", "อง", "งส", "สม", "มุ", "ุด"]  # Thai: no spaces either
     assert h.tokenize("도서관은 몇 시에 문을 엽니까") == ["도서관은", "몇", "시에", "문을", "엽니까"]  # Hangul has spaces
     assert h.tokenize("---") == h.tokenize("🙂 🙂") == h.tokenize("* * *") == []
+
+
+def test_underscores_are_punctuation_not_a_word():
+    """The tester's case: "___" and "--- *** ___ ---" were one token "___", so such a chunk was indexed
+    as a word and not listed as unindexable."""
+    assert h.tokenize("___") == h.tokenize("--- *** ___ ---") == h.tokenize("๚๛") == []
+    assert h.tokenize("snake_case __init__") == ["snake", "case", "init"]
+    assert h.unindexable_chunks([{"id": "a", "text": "___"}, {"id": "b", "text": "--- *** ___ ---"},
+                                 {"id": "c", "text": "a word"}]) == ["a", "b"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(exclude_categories=["L", "N"]).filter(
+    lambda c: not any(x.isalnum() for x in unicodedata.normalize("NFKC", c))), min_size=1))
+def test_text_without_a_letter_or_digit_has_no_word(text):
+    """Punctuation, symbols, emoji, underscores, marks and spaces, in any script: no token, so such a
+    chunk is listed as unindexable; with a word beside it, only the word is a token. (Characters
+    whose compatibility form holds letters, such as "™" → "TM", are words after normalise.)"""
+    assert h.tokenize(text) == []
+    assert h.tokenize(f"{text} policy {text}") == h.tokenize("policy") == ["polici"]  # Snowball's stem
 
 
 CJK_CHUNKS = [

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..checks import check_positive_int
+from ..checks import check_ks, check_positive_int, check_qrels
 from ..evaluation import evaluate, precision_ceiling
 from ..metrics import relevant_ids
 from ._view import (
@@ -33,11 +33,13 @@ def hypothetical_qrels(qrels: Mapping, n_relevant: int) -> dict:
     e.g. for :func:`precision_ceiling`.
 
     Raises:
-        ValueError: ``n_relevant`` is not an integer >= 1.
+        ValueError: ``n_relevant`` is not an integer >= 1, or the qrels fail
+            :func:`~retrieval_eval.checks.check_qrels`.
 
     Taught in: notebook 07_widgets.
     """
     n_relevant = check_positive_int(n_relevant, "n_relevant")
+    check_qrels(qrels)
     return {qid: {f"{qid}/what-if-{i}": 1 for i in range(1, n_relevant + 1)} for qid in qrels}
 
 
@@ -264,7 +266,7 @@ class CeilingWidget(WidgetView):
 
     def __init__(self, qrels: Mapping, runs: Mapping, k: int = 3, ks: Sequence[int] = tuple(range(1, 11))):
 
-        ks = [check_positive_int(k_, "a cut-off in ks") for k_ in ks]
+        ks = check_ks(ks)
         check_start(k, "k", range(min(ks), max(ks) + 1))
         self.qrels, self.table = qrels, evaluate(runs, qrels, ks=ks)
         self.start = (k, list(runs)[0], AS_LABELLED)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import ipywidgets as w
 import pandas as pd
 
-from ..checks import check_positive_int
+from ..checks import check_list, check_positive_int
 from ..metrics import dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from ._view import WidgetView, changes, check_start, hidden, reveal_details
 
@@ -41,12 +41,12 @@ def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) 
         one row per rank: gain, in the top k, DCG term).
 
     Raises:
-        ValueError: a gain is not 0, 1 or 2 (names its rank), a missed gain is not 1 or 2, k is
+        ValueError: ``gains`` or ``missed`` is not a list, a gain is not 0, 1 or 2 (names its rank), a missed gain is not 1 or 2, k is
             not an integer >= 1, or no chunk is relevant (the metrics have no denominator).
 
     Taught in: notebook 07_widgets.
     """
-    gains, missed = list(gains), list(missed)
+    gains, missed = check_list(gains, "gains", "gains (one per rank)"), check_list(missed, "missed", "gains")
     for rank, gain in enumerate(gains, start=1):
         if isinstance(gain, bool) or gain not in PLAYGROUND_GAINS:
             raise ValueError(f"gain at rank {rank} must be 0, 1 or 2, got {gain!r}")
@@ -180,6 +180,8 @@ class PlaygroundWidget(WidgetView):
 
         if max_gain not in (1, 2):
             raise ValueError(f"max_gain must be 1 (relevant or not) or 2 (graded), got {max_gain!r}")
+        gains = check_list(gains, "gains", "gains (one per rank)")
+        metrics = check_list(metrics, "metrics", "metric names")
         unknown = [m for m in metrics if m not in METRIC_NAMES]
         if unknown or not metrics:
             raise ValueError(f"metrics must be a non-empty selection of {list(METRIC_NAMES)}, got {list(metrics)}")

@@ -9,7 +9,8 @@ import ipywidgets as w
 import matplotlib as mpl
 import pandas as pd
 
-from ..checks import check_positive_int
+from ..checks import check_ids, check_positive_int
+from ..corpus import check_chunks
 from ..evaluation import disagree_at_k, first_relevant_ranks
 from ..metrics import relevant_ids
 from ..teaching import evidence_html
@@ -77,18 +78,21 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
         string marked in relevant chunks with :func:`evidence_html`).
 
     Raises:
-        ValueError: the question id is not in the golden set, or k is not an integer >= 1.
+        ValueError: the question id is not in the golden set, k is not an integer >= 1, the chunks
+            fail :func:`~retrieval_eval.corpus.check_chunks`, or as :func:`first_relevant_ranks`.
 
     Taught in: notebook 07_widgets.
     """
 
     k = check_positive_int(k)
+    chunks = check_chunks(chunks)
+    check_ids([question_id], "question_id is")
+    if ranks is None:
+        ranks = first_relevant_ranks(runs, qrels, golden)
     row = golden.loc[golden["id"] == question_id]
     if row.empty:
         raise ValueError(f"question {question_id!r} is not in the golden set")
     row = row.iloc[0]
-    if ranks is None:
-        ranks = first_relevant_ranks(runs, qrels, golden)
     texts = {c["id"]: c["text"] for c in chunks}
     relevant = relevant_ids(qrels[question_id])
     first = {name: None if pd.isna(r) else int(r) for name, r in ranks.loc[question_id, list(runs)].items()}
@@ -253,7 +257,7 @@ class RanksWidget(WidgetView):
                  question: str | None = None):
 
         check_start(k, "k", range(1, 11))
-        self.runs, self.qrels, self.golden, self.chunks = runs, qrels, golden, chunks
+        self.runs, self.qrels, self.golden, self.chunks = runs, qrels, golden, check_chunks(chunks)
         self.retrievers = list(runs)
         self.ranks = first_relevant_ranks(runs, qrels, golden)
         if question is not None and question not in self.ranks.index:

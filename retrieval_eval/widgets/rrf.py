@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import ipywidgets as w
 import pandas as pd
 
-from ..checks import check_positive_int
+from ..checks import check_list, check_positive_int, check_question_ids
 from ..fusion import reciprocal_rank_fusion
 from ..metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from ._view import (
@@ -164,10 +164,12 @@ def fusion_cases(runs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
         first relevant one), as :func:`rrf_explanation`.
 
     Raises:
-        ValueError: as :func:`rrf_explanation`, naming the question.
+        ValueError: ``inputs`` is not a list of names of ``runs``, a question id is not a str, or as
+            :func:`rrf_explanation`, naming the question.
 
     Taught in: notebook 07_widgets.
     """
+    inputs = _check_inputs(runs, qrels, inputs)
     rows = {}
     for qid, gains in qrels.items():
         try:
@@ -178,6 +180,18 @@ def fusion_cases(runs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
                      "tie": bool(result["tied"])}
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("question")
     return table.astype({name: "Int64" for name in [*inputs, FUSED]})
+
+
+def _check_inputs(runs: Mapping, qrels: Mapping, inputs: Sequence[str]) -> list[str]:
+    """``inputs`` as a list of names of ``runs``, after the str-id check of the qrels and those runs."""
+    inputs = check_list(inputs, "inputs", "retriever names (keys of runs)")
+    unknown = [name for name in inputs if name not in runs]
+    if unknown:
+        raise ValueError(f"inputs {unknown} are not runs (the runs are {list(runs)})")
+    check_question_ids(None, qrels)
+    for name in inputs:
+        check_question_ids(runs[name], None, name)
+    return inputs
 
 
 def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: int) -> str:
@@ -227,7 +241,8 @@ class RRFWidget(WidgetView):
         check_start(depth, "depth", range(1, DEPTH_MAX + 1))
         check_start(k, "k", range(1, 11))
 
-        self.runs, self.qrels, self.inputs = runs, qrels, list(inputs)
+        inputs = _check_inputs(runs, qrels, inputs)
+        self.runs, self.qrels, self.inputs = runs, qrels, inputs
         questions = golden.set_index("id")["question"]
         if question is None:  # the first question where fusion hurts within the cut-off, not by a tie
             cases = fusion_cases(runs, qrels, inputs, rrf_k, depth)
