@@ -45,8 +45,8 @@ lives, in teaching order:
                       check_answers, Answer, print_versions
   statistics.py       bootstrap_ci, wilson_ci, mean_interval, sign_test,             08
                       mcnemar_test, permutation_test, permutation_p, paired_test,
-                      holm, N_RESAMPLES, SEED, EXACT_LIMIT, ALPHA, MCNEMAR,
-                      PERMUTATION, WILSON, BOOTSTRAP
+                      monte_carlo_error, holm, N_RESAMPLES, SEED, EXACT_LIMIT,
+                      ALPHA, MCNEMAR, PERMUTATION, WILSON, BOOTSTRAP
   power.py            questions_needed, smallest_detectable_difference,              08
                       best_case_detectable_difference, POWER (planning the size
                       of a golden set)
@@ -135,7 +135,7 @@ from retrieval_eval.retrievers import (
 )
 from retrieval_eval.statistics import (
     ALPHA, BOOTSTRAP, EXACT_LIMIT, MCNEMAR, N_RESAMPLES, PERMUTATION, SEED, WILSON, bootstrap_ci, holm, mcnemar_test,
-    mean_interval, paired_test, permutation_p, permutation_test, sign_test, wilson_ci,
+    mean_interval, monte_carlo_error, paired_test, permutation_p, permutation_test, sign_test, wilson_ci,
 )
 from retrieval_eval.teaching import (
     Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
@@ -186,7 +186,7 @@ __all__ = [
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
     # statistics, comparisons and planning (08)
     "bootstrap_ci", "wilson_ci", "mean_interval", "sign_test", "mcnemar_test", "permutation_test", "permutation_p",
-    "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
+    "monte_carlo_error", "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
     "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "POWER",
     "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
     "setting_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
