@@ -267,11 +267,13 @@ def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
     The leader comes from the means, as in :func:`~retrieval_eval.evaluation.verdict` (names that
     are equal as printed tie); then, for every other retriever, the Holm-adjusted verdict of the
     family decides between "ahead of" and "cannot tell it from", each with the test's p-value and
-    its Holm-adjusted p, and the sentence ends by naming the family. So the sentence stays true
-    when the numbers move. For example: "**vector** has the highest recall@3 (0.787), but 47
-    questions cannot tell it from **hybrid** (0.755; McNemar exact p = 0.73, Holm p = 1) or
-    **BM25** (0.606; ...). Holm-adjusted over a family of 9 tests: 3 pairs of retrievers × 3
-    metrics at k = 3, family-wise 5%."
+    its Holm-adjusted p, and the sentence ends by naming the family. When no test of the family on
+    ``metric`` tells any two retrievers apart, the sentence says so: "no retriever is
+    distinguishable from another". So the sentence stays true when the numbers move. For example:
+    "**hybrid** has the highest recall@3 (0.798), but no retriever is distinguishable from another:
+    47 questions cannot tell it from **vector** (0.787; permutation test (exact, 2^5 flips) p = 1,
+    Holm p = 1) or **BM25** (0.766; ...). Holm-adjusted over a family of 9 tests: 3 pairs of
+    retrievers × 3 metrics at k = 3, family-wise 5%."
 
     Args:
         table: the output of :func:`paired_comparisons`, whose family holds a test of every pair on ``metric``.
@@ -306,7 +308,10 @@ def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
     it = "it" if len(leaders) == 1 else "them"
     if ahead:
         parts.append(f", ahead of {_listed(ahead, 'and')} beyond chance")
-    if unclear:
+    if unclear and not ahead and (table.xs(metric, level="metric")["verdict"] == "not distinguishable").all():
+        parts.append(f", but no retriever is distinguishable from another: {n} questions cannot tell {it} from "
+                     f"{_listed(unclear, 'or')}")
+    elif unclear:
         parts.append(f"{',' if not ahead else ';'} but {n} questions cannot tell {it} from {_listed(unclear, 'or')}")
     return "".join(parts) + f". Holm-adjusted over a family of {table.attrs['family']}, {level}."
 

@@ -80,8 +80,14 @@ def test_tested_verdict_follows_the_holm_adjusted_verdicts():
     # two leaders that tie as printed are named together, each tested against the others
     tied = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
     assert h.tested_verdict(tied, "success").startswith(
-        "**A** and **A2** tie for the highest success@1 (1.000), but 12 questions cannot tell them from **C** (0.833; "
+        "**A** and **A2** tie for the highest success@1 (1.000), but no retriever is distinguishable from another: 12 "
+        "questions cannot tell them from **C** (0.833; "
         "McNemar exact p = 0.5, Holm p = 1; McNemar exact p = 0.5, Holm p = 1).")
+    # when no test on the metric tells two retrievers apart, the sentence says so before naming them
+    close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
+    assert h.tested_verdict(close, "success").startswith(
+        "**A** has the highest success@1 (1.000), but no retriever is distinguishable from another: 12 questions cannot "
+        "tell it from **C** (0.833; McNemar exact p = 0.5, Holm p = 0.5).")
     with pytest.raises(ValueError, match=r"the table holds no test on 'nDCG'; its metrics are \['MRR', 'success'\]"):
         h.tested_verdict(table, "nDCG")
 
