@@ -50,8 +50,9 @@ lives, in teaching order:
   power.py            questions_needed, smallest_detectable_difference,              08
                       best_case_detectable_difference, POWER (planning the size
                       of a golden set)
-  comparisons.py      per_question_table, interval_table, slice_intervals,           05-08
+  comparisons.py      per_question_table, interval_table, slice_intervals,           05-09
                       paired_comparisons, slice_comparisons, setting_comparisons,
+                      column_comparisons (the one place for paired tests),
                       comparison_sentences, pair_sentence, tested_pair,
                       tested_verdict (who leads, and whether the golden set can
                       tell), power_table, rank_differences, SUCCESS,
@@ -92,7 +93,7 @@ from retrieval_eval.chunking import (
 )
 from retrieval_eval.comparisons import (
     MIN_DISCORDANT, SUCCESS, comparison_sentences, interval_table, pair_sentence, paired_comparisons, per_question_table,
-    power_table, rank_differences, setting_comparisons, slice_comparisons, slice_intervals, tested_pair, tested_verdict,
+    column_comparisons, power_table, rank_differences, setting_comparisons, slice_comparisons, slice_intervals, tested_pair, tested_verdict,
 )
 from retrieval_eval.conventions import (
     VARIANTS, Variant, ap_at_k, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean,
@@ -189,7 +190,7 @@ __all__ = [
     "monte_carlo_error", "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
     "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "POWER",
     "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
-    "setting_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
+    "setting_comparisons", "column_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
     "rank_differences", "SUCCESS", "MIN_DISCORDANT",
     # widgets (01-04, 07)
     "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",
