@@ -4,7 +4,8 @@ Each setting gets its own chunks, its own labels (computed from those chunks, ne
 and its own rankings (cached by :func:`~retrieval_eval.pipeline.cached_rankings`, keyed by the chunk
 texts). The settings are then read two ways: at one cut-off k for all, and at one *token budget*
 for the generator (k = budget / chunk size), which is the comparison that matters for RAG. Every
-claim that one setting beats another comes from :func:`compare_settings`, the one place that tests it.
+claim that one setting beats another comes from :func:`compare_settings`, which tests it with the
+series' paired tests and Holm's correction (:func:`~retrieval_eval.comparisons.column_comparisons`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_ids, check_ks, check_list, check_positive_int
+from .checks import check_ids, check_ks, check_list, check_positive_int, check_probability
 from .corpus import chunk_spans, load_corpus, stored_or_split_chunks
 from .evaluation import METRICS, per_question_scores, precision_ceiling
 from .golden import GoldenSetError, label_chunks, read_golden_csv
@@ -25,13 +26,13 @@ from .metrics import relevant_ids
 from .parameters import check_parameters
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH
 from .pipeline import RETRIEVERS, cached_rankings
-from .statistics import bootstrap_ci, permutation_p, sign_test
+from .comparisons import column_comparisons
+from .statistics import ALPHA, N_RESAMPLES, SEED
 from .text import normalise
 
 CHUNK_SIZES = (128, 256, 512)  # word pieces of the embedding model's tokenizer, special tokens included
 OVERLAP_SHARE = 0.15  # "about 15% overlap": chunk_overlap = round(0.15 × chunk size) word pieces
 BUDGET = 1536  # word pieces the generator reads: 3 × 512 = 6 × 256 = 12 × 128
-ALPHA = 0.05  # the family-wise level of the verdicts of compare_settings
 
 
 class Chunking(NamedTuple):
@@ -188,30 +189,34 @@ def shared_word_pieces(setting: Chunking, docs: Mapping[str, str], model_name: s
     return shared
 
 
-def compare_settings(values: pd.DataFrame, baseline: str, alpha: float = ALPHA) -> pd.DataFrame:
-    """Each setting against the baseline, per retriever, on paired per-question values.
+def compare_settings(
+    values: pd.DataFrame, baseline: str, metric: str = "recall", alpha: float = ALPHA,
+    n_resamples: int = N_RESAMPLES, seed: int = SEED,
+) -> pd.DataFrame:
+    """Each setting against the baseline, per retriever, on paired per-question values: one family, Holm-adjusted.
 
-    For every retriever and every setting other than ``baseline``: the mean difference (setting −
-    baseline) with its percentile-bootstrap 95% interval over questions
-    (:func:`~retrieval_eval.statistics.bootstrap_ci`), the questions won, lost and tied (the sign
-    test, :func:`~retrieval_eval.statistics.sign_test`), and the two-sided paired permutation test
-    (:func:`~retrieval_eval.statistics.permutation_p`). The rows form one family of tests: each p
-    is adjusted for their number by Bonferroni (m × p, at most 1), and the verdict uses the adjusted
-    p only: "higher" or "lower" when it is below ``alpha``, else "cannot tell apart" (the golden set
-    shows no difference, which does not show that there is none). The one place where settings are
-    compared.
+    For every retriever and every setting other than ``baseline``, the pair "vector (256, no
+    overlap) − vector (512, no overlap)" goes to
+    :func:`~retrieval_eval.comparisons.column_comparisons`, the series' one place for paired tests:
+    the mean difference (setting − baseline) with its paired-bootstrap 95% interval, the questions
+    won, tied and lost, McNemar's exact test when every value is 0 or 1 (else the paired
+    permutation test), Holm's adjustment over every row, and the verdict from the adjusted p only
+    ("... higher", or "not distinguishable": the golden set shows no difference, which does not
+    show that there is none).
 
     Args:
         values: one row per question, columns ``(retriever, setting)`` (a two-level column index),
             e.g. recall at the budget's k; every cell a finite number.
         baseline: the setting every other one is compared with (a name in the second column level).
+        metric: what the values are, named in the table and its sentences (e.g. ``"recall at 1536
+            word pieces"``).
         alpha: the family-wise level of the verdicts (between 0 and 1).
+        n_resamples, seed: for the bootstrap and, when it cannot enumerate, the permutation test.
 
     Returns:
-        A DataFrame indexed by ``(retriever, setting)``, in the order of ``values``' columns, with
-        columns ``difference``, ``low``, ``high``, ``wins``, ``losses``, ``ties``, ``p``,
-        ``p adjusted``, ``verdict``; its ``attrs`` hold ``alpha``, ``tests`` (the family's size)
-        and ``correction`` ("Bonferroni").
+        The table of :func:`~retrieval_eval.comparisons.paired_comparisons` (indexed by ``(pair,
+        metric)``, read by :func:`~retrieval_eval.comparisons.comparison_sentences`), with two more
+        columns, ``retriever`` and ``setting``, in the order of ``values``' columns.
 
     Raises:
         ValueError: ``baseline`` is not a setting of ``values``, there is no other setting,
@@ -219,33 +224,26 @@ def compare_settings(values: pd.DataFrame, baseline: str, alpha: float = ALPHA) 
 
     Taught in: notebook 09_chunking.
     """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1 (e.g. 0.05), got {alpha!r}")
+    alpha = check_probability(alpha, "alpha")
     settings = list(dict.fromkeys(values.columns.get_level_values(1)))
     if baseline not in settings:
         raise ValueError(f"the baseline {baseline!r} is not one of the settings {settings}")
     if len(settings) < 2:
         raise ValueError(f"compare at least two settings, got only {settings}")
-    rows = {}
-    for retriever in dict.fromkeys(values.columns.get_level_values(0)):
-        base = values[(retriever, baseline)]
-        for setting in settings:
-            if setting == baseline:
-                continue
-            other = values[(retriever, setting)]
-            bad = other.isna() | base.isna()
-            if bad.any():
-                raise ValueError(f"({retriever!r}, {setting!r}) against the baseline: no value for question(s) {list(other.index[bad])[:5]}")
-            mean, low, high = bootstrap_ci((other - base).values)
-            signs = sign_test(other.values, base.values)
-            rows[(retriever, setting)] = {"difference": mean, "low": low, "high": high, "wins": signs["wins"],
-                                          "losses": signs["losses"], "ties": signs["ties"],
-                                          "p": permutation_p(other.values, base.values)}
-    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["retriever", "setting"])
-    table["p adjusted"] = (table["p"] * len(table)).clip(upper=1.0)
-    table["verdict"] = [("higher" if d > 0 else "lower") if p < alpha else "cannot tell apart"
-                        for d, p in zip(table["difference"], table["p adjusted"])]
-    table.attrs = {"alpha": alpha, "tests": len(table), "correction": "Bonferroni"}
+    retrievers = list(dict.fromkeys(values.columns.get_level_values(0)))
+    for retriever, setting in values.columns:
+        bad = values[(retriever, setting)].isna() | values[(retriever, baseline)].isna()
+        if bad.any():
+            raise ValueError(f"({retriever!r}, {setting!r}) against the baseline: no value for question(s) {list(values.index[bad])[:5]}")
+    wide = pd.DataFrame({(f"{r} ({s})", metric): values[(r, s)] for r, s in values.columns})
+    wide.columns.names = ["name", "metric"]
+    compared = [(r, s) for r in retrievers for s in settings if s != baseline and (r, s) in values.columns]
+    pairs = [(f"{r} ({s})", f"{r} ({baseline})") for r, s in compared]
+    family = (f"{len(pairs)} tests: {len(retrievers)} retriever{'s' if len(retrievers) > 1 else ''} × "
+              f"{len(settings) - 1} setting{'s' if len(settings) > 2 else ''} against {baseline}, on {metric}")
+    table = column_comparisons(wide, pairs, family, None, alpha, n_resamples, seed)
+    table.insert(0, "retriever", [r for r, _ in compared])
+    table.insert(1, "setting", [s for _, s in compared])
     return table
 
 
@@ -379,6 +377,6 @@ def chunking_experiment(
     values = at_budget.pivot_table(index="question", columns=["retriever", "setting"], values="value").reindex(
         columns=pd.MultiIndex.from_product([list(RETRIEVERS), labels]))
     baseline = next(s.label for s in settings if s.chunk_size == sizes[-1] and not s.chunk_overlap)
-    comparisons = compare_settings(values, baseline)
+    comparisons = compare_settings(values, baseline, metric=f"recall at {budget} word pieces")
     return ChunkingExperiment(settings, pd.DataFrame.from_dict(sizes_rows, orient="index").rename_axis("setting"),
                               at_k, budget_table, curves.reset_index(drop=True), comparisons, scores, k, budget, baseline)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 
+import numpy as np
 import pandas as pd
 
 from .checks import check_list, check_positive_int, check_probability
@@ -149,9 +150,53 @@ def paired_comparisons(
     alpha = check_probability(alpha, "alpha")
     wide = per_question_table(runs, qrels, k, metrics)
     pairs = _check_pairs_of(runs, pairs)
-    rows = _compare(wide, pairs, metrics, n_resamples, seed)
-    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["pair", "metric"])
-    family = f"{_count(len(table), 'test')}: {_count(len(pairs), 'pair')} of retrievers × {_count(len(metrics), 'metric')} at k = {k}"
+    tests = len(pairs) * len(wide.columns.unique("metric"))
+    family = f"{_count(tests, 'test')}: {_count(len(pairs), 'pair')} of retrievers × {_count(len(metrics), 'metric')} at k = {k}"
+    return column_comparisons(wide, pairs, family, k, alpha, n_resamples, seed)
+
+
+def column_comparisons(
+    wide: pd.DataFrame, pairs: Sequence[tuple[str, str]], family: str, k: int | None,
+    alpha: float = ALPHA, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+) -> pd.DataFrame:
+    """Pairs of columns of a per-question table compared question by question on each metric: one family, Holm-adjusted.
+
+    The one place where the series decides whether a difference is real: :func:`paired_comparisons`,
+    :func:`setting_comparisons` and :func:`~retrieval_eval.chunking.compare_settings` build their
+    per-question table and call it. For each pair (A, B) and each metric of ``wide``: the paired
+    test that suits the values (:func:`~retrieval_eval.statistics.paired_test`: McNemar's exact test
+    when every value is 0 or 1, else the paired permutation test), the paired-bootstrap 95% interval
+    of A − B, and Holm's adjustment over every test of the table; the verdict uses the adjusted p only.
+
+    Args:
+        wide: one row per question, columns ``(name, metric)`` (a two-level column index whose
+            second level is named ``"metric"``), every value finite.
+        pairs: ``[(A, B), ...]``, names of the first column level (A − B is tested).
+        family: the family in words, e.g. ``"9 tests: 3 pairs of retrievers × 3 metrics at k = 3"``.
+        k: the cut-off of the metrics, printed as ``recall@3`` in sentences; ``None`` when the
+            metric's name says it (e.g. ``"recall at 1536 word pieces"``).
+        alpha, n_resamples, seed: as :func:`paired_comparisons`.
+
+    Returns:
+        The table of :func:`paired_comparisons`.
+
+    Raises:
+        ValueError: a pair names a column ``wide`` does not have, ``alpha`` is not between 0 and 1,
+            or a value is missing or not finite (names the column and the questions).
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    alpha = check_probability(alpha, "alpha")
+    metrics = list(wide.columns.unique("metric"))
+    for first, second in pairs:
+        for name in (first, second):
+            for metric in metrics:
+                if (name, metric) not in wide.columns:
+                    raise ValueError(f"no column ({name!r}, {metric!r}) to compare; the table has {list(wide.columns)}")
+                bad = ~np.isfinite(wide[(name, metric)].to_numpy(dtype=float))
+                if bad.any():
+                    raise ValueError(f"({name!r}, {metric!r}): no finite value for question(s) {list(wide.index[bad])[:5]}")
+    table = pd.DataFrame.from_dict(_compare(wide, pairs, metrics, n_resamples, seed), orient="index").rename_axis(["pair", "metric"])
     return _adjust(table, pairs, family, k, alpha, wide)
 
 
@@ -267,11 +312,13 @@ def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
     The leader comes from the means, as in :func:`~retrieval_eval.evaluation.verdict` (names that
     are equal as printed tie); then, for every other retriever, the Holm-adjusted verdict of the
     family decides between "ahead of" and "cannot tell it from", each with the test's p-value and
-    its Holm-adjusted p, and the sentence ends by naming the family. So the sentence stays true
-    when the numbers move. For example: "**vector** has the highest recall@3 (0.787), but 47
-    questions cannot tell it from **hybrid** (0.755; McNemar exact p = 0.73, Holm p = 1) or
-    **BM25** (0.606; ...). Holm-adjusted over a family of 9 tests: 3 pairs of retrievers × 3
-    metrics at k = 3, family-wise 5%."
+    its Holm-adjusted p, and the sentence ends by naming the family. When no test of the family on
+    ``metric`` tells any two retrievers apart, the sentence says so: "no retriever is
+    distinguishable from another". So the sentence stays true when the numbers move. For example:
+    "**hybrid** has the highest recall@3 (0.798), but no retriever is distinguishable from another:
+    47 questions cannot tell it from **vector** (0.787; permutation test (exact, 2^5 flips) p = 1,
+    Holm p = 1) or **BM25** (0.766; ...). Holm-adjusted over a family of 9 tests: 3 pairs of
+    retrievers × 3 metrics at k = 3, family-wise 5%."
 
     Args:
         table: the output of :func:`paired_comparisons`, whose family holds a test of every pair on ``metric``.
@@ -306,7 +353,10 @@ def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
     it = "it" if len(leaders) == 1 else "them"
     if ahead:
         parts.append(f", ahead of {_listed(ahead, 'and')} beyond chance")
-    if unclear:
+    if unclear and not ahead and (table.xs(metric, level="metric")["verdict"] == "not distinguishable").all():
+        parts.append(f", but no retriever is distinguishable from another: {n} questions cannot tell {it} from "
+                     f"{_listed(unclear, 'or')}")
+    elif unclear:
         parts.append(f"{',' if not ahead else ';'} but {n} questions cannot tell {it} from {_listed(unclear, 'or')}")
     return "".join(parts) + f". Holm-adjusted over a family of {table.attrs['family']}, {level}."
 
@@ -349,10 +399,9 @@ def setting_comparisons(
         for label, (runs, qrels) in ((first, (runs_a, qrels_a)), (second, (runs_b, qrels_b)))
     ], axis=1)
     pairs = [(f"{name} ({first})", f"{name} ({second})") for name in names]
-    table = pd.DataFrame.from_dict(_compare(wide, pairs, metrics, n_resamples, seed), orient="index").rename_axis(["pair", "metric"])
-    family = (f"{_count(len(table), 'test')}: {_count(len(names), 'retriever')}, {first} against {second},"
+    family = (f"{_count(len(pairs) * len(metrics), 'test')}: {_count(len(names), 'retriever')}, {first} against {second},"
               f" × {_count(len(metrics), 'metric')} at k = {k}")
-    return _adjust(table, pairs, family, k, alpha, wide)
+    return column_comparisons(wide, pairs, family, k, alpha, n_resamples, seed)
 
 
 def power_table(
@@ -485,7 +534,8 @@ def _sentence(table: pd.DataFrame, key: tuple) -> str:
     *where, pair, metric = key
     level = f"family-wise {table.attrs['alpha']:.0%}"
     sentence = (
-        f"{pair} {metric}@{table.attrs['k']}{' on ' + where[0] if where else ''}: {r['difference']:+.3f} "
+        f"{pair} {metric}{'' if table.attrs['k'] is None else '@' + str(table.attrs['k'])}"
+        f"{' on ' + where[0] if where else ''}: {r['difference']:+.3f} "
         f"[{r['low']:.2f}, {r['high']:.2f}], {_count(r['wins'], 'win')}, {_count(r['ties'], 'tie')}, "
         f"{_count(r['losses'], 'loss')}, {_test_phrase(r)}: {r['verdict']} at {level}"
     )

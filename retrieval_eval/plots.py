@@ -14,10 +14,14 @@ import pandas as pd
 
 from .checks import check_ks, check_positive_int
 from .evaluation import METRICS, precision_ceiling
+from .teaching import DISPLAY_INCHES
 
 
 def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int | None = None):
-    """Four panels (recall, precision, MRR, nDCG), each metric against k, one line per retriever.
+    """Four panels (recall, precision, MRR, nDCG) in a 2 × 2 grid, each metric against k, one line per retriever.
+
+    9 inches wide, so that a notebook shows it at full size (a wider figure is shrunk to the column,
+    and its text with it) and every text is at least 10 pt as shown.
 
     Args:
         table: the output of :func:`evaluate`.
@@ -30,8 +34,8 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int
     Taught in: notebook 05_three_retrievers.
     """
 
-    fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), sharey=True, constrained_layout=True)
-    for ax, metric in zip(axes, METRICS):
+    fig, axes = plt.subplots(2, 2, figsize=(DISPLAY_INCHES, 6.8), sharex=True, sharey=True, layout="constrained")
+    for ax, metric in zip(axes.flat, METRICS):
         ks = list(table[metric].columns)
         for retriever, marker in zip(table.index, "osd^v"):
             ax.plot(ks, table.loc[retriever, metric].values, marker=marker, label=retriever)
@@ -39,13 +43,16 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int
             ax.plot(ks, [precision_ceiling(qrels, k) for k in ks], "k--", lw=1, label="ceiling")
         if k_model is not None:
             ax.axvline(k_model, color="grey", lw=4, alpha=0.25, label=f"k the model reads ({k_model})")
-        ax.set_title(f"{metric}@k")
-        ax.set_xlabel("cut-off k")
+        ax.set_title(f"{metric}@k", fontsize=11)
         ax.set_xticks(ks)
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("mean over questions")
-    axes[1].legend(loc="upper right", fontsize=8)
+    for ax in axes[1]:
+        ax.set_xlabel("cut-off k", fontsize=10)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("mean over questions", fontsize=10)
+    handles, labels = axes[0][1].get_legend_handles_labels()  # the precision panel has every line
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)), fontsize=10, frameon=False)
     return fig
 
 
@@ -88,7 +95,7 @@ def plot_first_relevant_ranks(
     n = len(ranks)
     positions = np.arange(1, max_rank + 3)  # ranks 1..max_rank, then "> max_rank", then "none"
     bar = 0.8 / len(retrievers)
-    fig, ax = plt.subplots(figsize=(9, 3.8))
+    fig, ax = plt.subplots(figsize=(DISPLAY_INCHES, 3.8))
     if k is not None:
         inside = "the bars here add up to MRR@" + str(k) if as_mrr else f"inside the cut-off k = {k}"
         ax.axvspan(0.5, min(k, max_rank) + 0.5, color="#fddbc7", alpha=0.6, lw=0, label=f"ranks 1 to {k}: {inside}")
@@ -210,21 +217,30 @@ def plot_slices(report: pd.DataFrame, metric: str = "recall", k: int = 3):
 def plot_intervals(intervals: pd.DataFrame, k: int = 3):
     """Each retriever's mean and 95% interval, one panel per metric (the output of :func:`interval_table`).
 
+    At most three panels a row, 9 inches wide, so that a notebook shows the figure at full size and
+    every text is at least 10 pt as shown.
+
     Taught in: notebook 08_beyond_the_averages.
     """
 
     metrics = list(dict.fromkeys(intervals.index.get_level_values("metric")))
     retrievers = list(dict.fromkeys(intervals.index.get_level_values("retriever")))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.3 * len(metrics), 2.6), sharey=True, constrained_layout=True)
-    for ax, metric in zip(np.atleast_1d(axes), metrics):
+    ncols = min(3, len(metrics))
+    nrows = -(-len(metrics) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(DISPLAY_INCHES, 0.4 + (0.5 + 0.4 * len(retrievers)) * nrows),
+                             sharex=True, sharey=True, layout="constrained", squeeze=False)
+    for ax in axes.flat[len(metrics):]:
+        ax.set_visible(False)
+    for ax, metric in zip(axes.flat, metrics):
         part = intervals.xs(metric, level="metric").reindex(retrievers)
         y = np.arange(len(retrievers))
         ax.errorbar(part["mean"], y, xerr=[part["mean"] - part["low"], part["high"] - part["mean"]], fmt="o", capsize=4)
         ax.set_yticks(y, retrievers)
-        ax.set_title(f"{metric}@{k}")
+        ax.set_ylim(len(retrievers) - 0.5, -0.5)  # first retriever on top, half a row of room above and below
+        ax.set_title(f"{metric}@{k}", fontsize=11)
         ax.set_xlim(0, 1)
         ax.grid(axis="x", alpha=0.3)
-    np.atleast_1d(axes)[0].invert_yaxis()  # first retriever on top (the y axis is shared)
+        ax.tick_params(labelbottom=True)  # every panel keeps its 0-to-1 scale, also above a hidden one
     return fig
 
 
@@ -257,7 +273,7 @@ def plot_chunking_budget(curves: pd.DataFrame, budget: int | None = None, title:
     retrievers = list(dict.fromkeys(curves["retriever"]))
     sizes = sorted(curves["chunk size"].unique())
     colours = dict(zip(sizes, ["#d95f02", "#7570b3", "#1b9e77", "#e7298a", "#66a61e"]))
-    fig, axes = plt.subplots(1, len(retrievers), figsize=(9, 4.8), sharey=True, constrained_layout=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(retrievers), figsize=(DISPLAY_INCHES, 4.8), sharey=True, constrained_layout=True, squeeze=False)
     for ax, retriever in zip(axes[0], retrievers):
         part = curves[curves["retriever"] == retriever]
         for setting, line in part.groupby("setting", sort=False):

@@ -212,7 +212,8 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
       the p-value is exact;
     - otherwise ``n_resamples`` random flips (seed ``seed``) give p = (b + 1) / (N + 1), where b
       counts the random flips at least as extreme: never 0, and valid as a p-value (Phipson &
-      Smyth 2010). Its Monte Carlo standard error is √(p (1 − p) / N).
+      Smyth 2010). Its Monte Carlo error is :func:`monte_carlo_error` of b and N, never 0 (also
+      at p = 1, when every flip is as extreme).
 
     Computed with ``scipy.stats.permutation_test`` (``permutation_type="samples"`` on the
     differences flips signs; the statistic is |mean|, so ``alternative="greater"`` is two-sided).
@@ -228,8 +229,9 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     Returns:
         ``{"test", "method", "difference", "wins", "ties", "losses", "p", "se"}``: the test's name
         ("paired permutation test"), how it was computed ("exact, 2^m flips" or "Monte Carlo,
-        N flips, ± se"), the mean difference A − B, how many questions A scores higher, the same,
-        lower, the p-value in (0, 1] and its Monte Carlo standard error (0.0 when exact).
+        N flips, ± se", the error rounded up to four decimals), the mean difference A − B, how
+        many questions A scores higher, the same, lower, the p-value in (0, 1] and its Monte Carlo
+        standard error (0.0 when exact, above 0 otherwise).
 
     Raises:
         ValueError: the inputs are empty, differ in length or hold a non-finite value;
@@ -262,8 +264,38 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     p = float(test.pvalue)
     if exact:
         return {**result, "method": f"exact, 2^{m} flips", "p": p, "se": 0.0}
-    se = math.sqrt(p * (1 - p) / n_resamples)
-    return {**result, "method": f"Monte Carlo, {n_resamples:,} flips, ± {se:.4f}", "p": p, "se": se}
+    extreme = round(p * (n_resamples + 1)) - 1  # b: SciPy's Monte Carlo p is (b + 1) / (N + 1)
+    se = monte_carlo_error(extreme, n_resamples)
+    return {**result, "method": f"Monte Carlo, {n_resamples:,} flips, ± {_rounded_up(se)}", "p": p, "se": se}
+
+
+def monte_carlo_error(extreme: int, n_resamples: int) -> float:
+    """The Monte Carlo standard error of a permutation p-value estimated from ``n_resamples`` random flips.
+
+    b of the N random flips were at least as extreme as the observed difference. The binomial
+    standard error √(p (1 − p) / N) is 0 at p = 0 and p = 1, which would claim an exact p-value
+    after b = N (every flip as extreme, e.g. when the observed mean difference is 0) or b = 0. So
+    p is taken as (b + 1) / (N + 2), the add-one (Laplace) estimate, which is never 0 or 1: at b = N
+    or b = 0 the error is about 1 / N, the resolution N flips give; elsewhere it is close to the
+    plug-in error √(p (1 − p) / N) with p = (b + 1) / (N + 1).
+
+    Args:
+        extreme: b, the random flips at least as extreme, an integer in [0, N].
+        n_resamples: N, the random flips, an integer >= 1.
+
+    Returns:
+        √(p̃ (1 − p̃) / N) with p̃ = (b + 1) / (N + 2), a float > 0.
+
+    Raises:
+        ValueError: ``n_resamples`` is not an integer >= 1, or ``extreme`` is not an integer in [0, N].
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    if isinstance(extreme, bool) or not isinstance(extreme, (int, np.integer)) or not 0 <= extreme <= n_resamples:
+        raise ValueError(f"extreme must be an integer between 0 and n_resamples = {n_resamples}, got {extreme!r}")
+    p = (extreme + 1) / (n_resamples + 2)
+    return math.sqrt(p * (1 - p) / n_resamples)
 
 
 def permutation_p(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED) -> float:
@@ -327,6 +359,11 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 def _absolute_mean(x: np.ndarray, axis: int) -> np.ndarray:
     """|mean| along ``axis``: the two-sided statistic of the sign-flip test."""
     return np.abs(np.mean(x, axis=axis))
+
+
+def _rounded_up(se: float) -> str:
+    """A Monte Carlo error in four decimals, rounded up: never printed as "0.0000", never below what it is."""
+    return f"{math.ceil(se * 10_000 - 1e-9) / 10_000:.4f}"
 
 
 def _is_binary(values: np.ndarray) -> bool:

@@ -138,17 +138,18 @@ def close_figures():
 def smallest_displayed_pt():
     """A function: the smallest font size of a figure's visible text, in points as a notebook shows it.
 
-    A notebook shrinks a figure wider than ``DISPLAY_INCHES`` (its tight bounding box, as the inline
-    backend saves it) to that width, and its text with it.
+    A notebook shrinks a figure wider than its column (its tight bounding box, as the inline backend
+    saves it, against ``column_inches``: about 9 inches at 100 dpi in JupyterLab and nbviewer,
+    ``DISPLAY_INCHES``) to that width, and its text with it: 10 pt in an 11.4-inch figure shows as 8 pt.
     """
     from matplotlib.text import Text
 
     from retrieval_eval.teaching import DISPLAY_INCHES
 
-    def measure(fig) -> float:
+    def measure(fig, column_inches: float = DISPLAY_INCHES) -> float:
         width = fig.get_tightbbox(fig.canvas.get_renderer()).width  # inches
         sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-        return min(sizes) * min(1.0, DISPLAY_INCHES / width)
+        return min(sizes) * min(1.0, column_inches / width)
 
     return measure
 

@@ -108,7 +108,7 @@ def paired(a, b, name="A"):
     return pd.DataFrame({("R", "base"): b, ("R", name): a}, index=[f"q{i}" for i in range(len(a))])
 
 
-def test_compare_settings_reports_the_paired_tests_of_statistics_and_adjusts_for_the_family():
+def test_compare_settings_uses_the_paired_tests_and_holm_of_the_series():
     rng = np.random.default_rng(0)
     base = rng.integers(0, 2, 40).astype(float)
     better = np.where(np.arange(40) < 12, 1.0, base)  # wins wherever base misses among the first 12
@@ -116,26 +116,33 @@ def test_compare_settings_reports_the_paired_tests_of_statistics_and_adjusts_for
     values = pd.DataFrame({("R", "base"): base, ("R", "better"): better, ("R", "same"): same,
                            ("S", "base"): base, ("S", "better"): same, ("S", "same"): better})
     table = h.compare_settings(values, "base")
-    assert list(table.index) == [("R", "better"), ("R", "same"), ("S", "better"), ("S", "same")]
-    row = table.loc[("R", "better")]
-    signs = h.sign_test(better, base)
-    assert (row["wins"], row["losses"], row["ties"]) == (signs["wins"], signs["losses"], signs["ties"])
-    assert row["p"] == h.permutation_p(better, base)
+    assert list(table.index) == [("R (better) − R (base)", "recall"), ("R (same) − R (base)", "recall"),
+                                 ("S (better) − S (base)", "recall"), ("S (same) − S (base)", "recall")]
+    assert table[["retriever", "setting"]].values.tolist() == [["R", "better"], ["R", "same"], ["S", "better"], ["S", "same"]]
+    row = table.loc[("R (better) − R (base)", "recall")]
+    test = h.paired_test(better, base)  # binary values: McNemar's exact test
+    assert row["test"] == "McNemar's exact test" and row["p"] == test["p"]
+    assert (row["wins"], row["losses"], row["ties"]) == (test["wins"], test["losses"], test["ties"])
     assert (row["difference"], row["low"], row["high"]) == pytest.approx(bootstrap_ci(better - base))
-    assert table["p adjusted"].tolist() == [min(1.0, 4 * p) for p in table["p"]]
-    assert table.attrs == {"alpha": 0.05, "tests": 4, "correction": "Bonferroni"}
-    assert table.loc[("R", "same"), "verdict"] == "cannot tell apart" and table.loc[("R", "same"), "p"] == 1.0
+    assert table["p (Holm)"].to_numpy() == pytest.approx(h.holm(table["p"].to_numpy()))
+    assert table.attrs["family"] == "4 tests: 2 retrievers × 2 settings against base, on recall"
+    assert table.loc[("R (same) − R (base)", "recall"), "verdict"] == "not distinguishable"
+    assert table.loc[("R (same) − R (base)", "recall"), "p"] == 1.0
+    # the sentences of the series read it, with the metric's own name and no "@k"
+    assert h.comparison_sentences(table)[1].startswith("R (better) − R (base) recall: +")
+    graded = h.compare_settings(pd.DataFrame({("R", "base"): base / 2, ("R", "better"): better / 2}), "base")
+    assert graded["test"].tolist() == ["paired permutation test"]  # not 0 or 1: the permutation test
 
 
-def test_the_verdict_follows_the_adjusted_p_only():
-    a, b = [1.0] * 9 + [0.0] * 11, [0.0] * 20  # nine wins, no loss: p ≈ 0.004 alone
+def test_the_verdict_follows_the_holm_adjusted_p_only():
+    a, b = [1.0] * 9 + [0.0] * 11, [0.0] * 20  # nine wins, no loss: McNemar p = 2 / 2^9 alone
     alone = h.compare_settings(paired(a, b), "base")
-    assert alone.loc[("R", "A"), "verdict"] == "higher" and alone.loc[("R", "A"), "p adjusted"] < 0.05
+    assert alone["verdict"].tolist() == ["R (A) higher"] and alone["p (Holm)"].item() < 0.05
     worse = h.compare_settings(paired(b, a), "base")
-    assert worse.loc[("R", "A"), "verdict"] == "lower"
+    assert worse["verdict"].tolist() == ["R (base) higher"]
     family = pd.DataFrame({("R", "base"): b, **{("R", f"A{i}"): a for i in range(20)}})  # 20 tests of one family
     many = h.compare_settings(family, "base")
-    assert len(many) == 20 and (many["p adjusted"] > 0.05).all() and set(many["verdict"]) == {"cannot tell apart"}
+    assert len(many) == 20 and (many["p (Holm)"] > 0.05).all() and set(many["verdict"]) == {"not distinguishable"}
 
 
 def test_compare_settings_refuses_what_it_cannot_compare():
@@ -144,7 +151,7 @@ def test_compare_settings_refuses_what_it_cannot_compare():
         h.compare_settings(values, "other")
     with pytest.raises(ValueError, match="compare at least two settings"):
         h.compare_settings(values[[("R", "base")]], "base")
-    with pytest.raises(ValueError, match="alpha must be between 0 and 1"):
+    with pytest.raises(ValueError, match="alpha"):
         h.compare_settings(values, "base", alpha=5)
     with pytest.raises(ValueError, match=r"\('R', 'A'\) against the baseline: no value for question\(s\) \['q1'\]"):
         h.compare_settings(paired([1.0, math.nan], [0.0, 0.0]), "base")
@@ -216,12 +223,14 @@ def test_the_budget_gives_every_setting_the_same_word_pieces(experiment):
 
 def test_the_comparisons_test_recall_at_the_budget_against_the_largest_size_without_overlap(experiment):
     table = experiment.comparisons
-    assert list(table.index) == [(r, s) for r in ("BM25", "vector", "hybrid")
-                                 for s in ("32, no overlap", "32, overlap 5", "64, overlap 10")]
+    assert table[["retriever", "setting"]].values.tolist() == [[r, s] for r in ("BM25", "vector", "hybrid")
+                                                              for s in ("32, no overlap", "32, overlap 5", "64, overlap 10")]
+    assert set(table.index.get_level_values("metric")) == {"recall at 128 word pieces"}
     scores = experiment.scores
     recall = scores[(scores["metric"] == "recall") & (scores["k"] == scores["setting"].map({
         "32, no overlap": 4, "32, overlap 5": 4, "64, no overlap": 2, "64, overlap 10": 2}))]
     wide = recall.pivot_table(index="question", columns=["retriever", "setting"], values="value")
     base, other = wide[("vector", "64, no overlap")], wide[("vector", "32, no overlap")]
-    assert table.loc[("vector", "32, no overlap"), "difference"] == pytest.approx((other - base).mean())
-    assert table.attrs["tests"] == 9
+    row = table[(table["retriever"] == "vector") & (table["setting"] == "32, no overlap")]
+    assert row["difference"].item() == pytest.approx((other - base).mean())
+    assert table.attrs["family"].startswith("9 tests: 3 retrievers × 3 settings against 64, no overlap")

@@ -20,6 +20,10 @@ How a claim is recognised, to keep false alarms few (each rule removes a kind of
   ("wins or loses": says nothing about which), and the few sentences in ``NOT_CLAIMS`` below, each with the
   reason it is no claim about our numbers. A sentence listed there that no longer exists fails the test too,
   so the list cannot go stale.
+
+The computed prose has its own guard: ``h.verdict`` names a leader by the means alone, so a code cell may call it
+only on what is not a comparison of our retrievers (``UNTESTED_VERDICTS``, each with its reason); a leader among
+the retrievers comes from ``h.tested_verdict``.
 """
 
 import json
@@ -33,7 +37,11 @@ RELATION = re.compile(
     rf"|less often than|above|below|ahead of|behind|superior to|inferior to)\s+(?:the\s+|that of\s+)?{NAME}\b",
     re.IGNORECASE,
 )
-VERDICT = re.compile(r"\b(?:wins?|won|winner|loses?|lost|best|worst|significant(?:ly)?|outperforms?)\b", re.IGNORECASE)
+VERDICT = re.compile(
+    r"\b(?:wins?|won|winner|loses?|lost|best|worst|significant(?:ly)?|outperforms?|leads?|leader|leading|highest|lowest"
+    r"|strongest|weakest|distinguishable|told apart|tell (?:them|it) apart)\b",
+    re.IGNORECASE,
+)
 BOTH_WAYS = re.compile(r"\b(?:wins? or loses?|loses? or wins?|won or lost|better or worse|worse or better)\b", re.IGNORECASE)
 RETRIEVER = re.compile(rf"\b{NAME}\b", re.IGNORECASE)
 
@@ -41,6 +49,21 @@ RETRIEVER = re.compile(rf"\b{NAME}\b", re.IGNORECASE)
 NOT_CLAIMS = [
     ("07_widgets.ipynb", "- **Expecting hybrid to win on every question.**",
      "a common mistake named as a mistake: per question, fusion can rank the evidence lower than an input"),
+    ("01_recall_at_k.ipynb", "One question where the retrievers disagree most",
+     "introduces one question the code picks (vector's rank 1, BM25's lowest rank), not a mean"),
+    ("README.md", "| CODE | the code, one module per concern",
+     "the module map: evaluation.py decides who leads, a description of code"),
+]
+
+# Calls of h.verdict in code cells: it names a leader by the means alone, with no test, so it must never compare
+# our retrievers (h.tested_verdict does, with paired tests and Holm). Each allowed call: (file, its first
+# argument, why it compares no retrievers). A listed call that no longer exists fails the test too.
+UNTESTED_VERDICTS = [
+    ("01_recall_at_k.ipynb", "bm25", "the two slices of one retriever (different questions), each with its interval"),
+    ("04_ndcg.ipynb", "gain_table['linear gain (trec_eval)']", "the toy rankings A and B of one question"),
+    ("04_ndcg.ipynb", "gain_table['2^rel − 1 (Burges et al.)']", "the toy rankings A and B of one question"),
+    ("09_chunking.ipynb", "recall[name]", "chunkings of one retriever at one k; section 4 tests them"),
+    ("09_chunking.ipynb", "at_budget[name]", "chunkings of one retriever at one budget; section 4 tests them"),
 ]
 
 
@@ -72,6 +95,8 @@ def hand_written_texts():
 
 def test_the_detector_on_sentences_it_must_and_must_not_flag():
     for claim in ("Hybrid is below vector search on recall@3.", "BM25 loses on paraphrases.",
+                  "Hybrid leads on MRR@3.", "**hybrid** has the highest recall@3 (0.798).",
+                  "BM25 and vector are distinguishable on recall@3.",
                   "Vector search beats BM25.", "The difference between BM25 and vector is significant.",
                   "Hybrid search outperforms both.", "- **BM25** is the worst retriever here."):
         assert is_claim(claim), claim
@@ -96,3 +121,14 @@ def test_no_hand_written_sentence_claims_which_retriever_wins():
                 found.append(f"{name}{'' if cell is None else f', cell {cell}'}: {sentence}")
     assert found == [], "hand-typed claims about the retrievers (compute them, e.g. with h.tested_verdict):\n" + "\n".join(found)
     assert allowed - seen == set(), f"NOT_CLAIMS lists sentences that are gone: {allowed - seen}"
+
+
+def test_no_untested_verdict_compares_the_retrievers():
+    calls, allowed = [], {(name, argument) for name, argument, _ in UNTESTED_VERDICTS}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "code":
+                calls += [(path.name, i, argument.strip()) for argument in re.findall(r"\bh\.verdict\(([^,]+),", "".join(cell["source"]))]
+    found = [f"{name}, cell {i}: h.verdict({argument}, ...)" for name, i, argument in calls if (name, argument) not in allowed]
+    assert found == [], "leaders named without a test (use h.tested_verdict for retrievers):\n" + "\n".join(found)
+    assert allowed - {(name, argument) for name, _, argument in calls} == set(), "UNTESTED_VERDICTS lists calls that are gone"

@@ -80,8 +80,14 @@ def test_tested_verdict_follows_the_holm_adjusted_verdicts():
     # two leaders that tie as printed are named together, each tested against the others
     tied = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
     assert h.tested_verdict(tied, "success").startswith(
-        "**A** and **A2** tie for the highest success@1 (1.000), but 12 questions cannot tell them from **C** (0.833; "
+        "**A** and **A2** tie for the highest success@1 (1.000), but no retriever is distinguishable from another: 12 "
+        "questions cannot tell them from **C** (0.833; "
         "McNemar exact p = 0.5, Holm p = 1; McNemar exact p = 0.5, Holm p = 1).")
+    # when no test on the metric tells two retrievers apart, the sentence says so before naming them
+    close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
+    assert h.tested_verdict(close, "success").startswith(
+        "**A** has the highest success@1 (1.000), but no retriever is distinguishable from another: 12 questions cannot "
+        "tell it from **C** (0.833; McNemar exact p = 0.5, Holm p = 0.5).")
     with pytest.raises(ValueError, match=r"the table holds no test on 'nDCG'; its metrics are \['MRR', 'success'\]"):
         h.tested_verdict(table, "nDCG")
 
@@ -203,3 +209,16 @@ GRADED = {"q01": {"q01-doc": 1, "other": 1}, **{q: QRELS[q] for q in QUESTIONS[1
 def test_bad_input_raises_a_clear_error(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_column_comparisons_is_the_engine_of_paired_comparisons_and_refuses_bad_columns():
+    wide = h.per_question_table(RUNS, QRELS, k=1, metrics=["success"])
+    family = "3 tests: 3 pairs of retrievers × 1 metric at k = 1"
+    pairs = [("A", "B"), ("A", "C"), ("B", "C")]
+    assert h.column_comparisons(wide, pairs, family, 1).equals(h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success"]))
+    with pytest.raises(ValueError, match=r"no column \('D', 'success'\) to compare"):
+        h.column_comparisons(wide, [("A", "D")], family, 1)
+    holed = wide.copy()
+    holed.loc["q03", ("B", "success")] = float("nan")
+    with pytest.raises(ValueError, match=r"\('B', 'success'\): no finite value for question\(s\) \['q03'\]"):
+        h.column_comparisons(holed, pairs, family, 1)

@@ -106,3 +106,49 @@ def test_chunking_budget_draws_recall_against_k_times_chunk_size(smallest_displa
         "64, no overlap", "64, overlap 10", "128, no overlap", "budget 128 word pieces"]
     with pytest.raises(ValueError, match=r"curves misses the column\(s\) \['budget'\]"):
         h.plot_chunking_budget(curves.drop(columns="budget"))
+
+
+# --- every plot function: its text at 10 pt or more as a notebook shows it ---------------------
+
+
+def _budget_curves(runs, qrels):
+    """Curves shaped as notebook 09's (three chunkings of one retriever set), from the Polder runs."""
+    rows = []
+    for size, overlap, scale in ((128, 0, 0.9), (256, 0, 0.95), (512, 0, 1.0)):
+        for name, run in runs.items():
+            for k in range(1, 2048 // size + 1):
+                recall = scale * h.evaluate({name: run}, qrels, ks=[min(k, 10)])[("recall", min(k, 10))].item()
+                rows.append({"setting": f"{size}, no overlap", "chunk size": size, "overlap": overlap, "retriever": name,
+                             "k": k, "budget": k * size, "recall": recall})
+    return pd.DataFrame(rows)
+
+
+# Every plot function of the package, called as its notebook calls it on the Polder set.
+PLOTS = {
+    "plot_metrics": lambda p: h.plot_metrics(h.evaluate(p.runs, p.qrels, ks=range(1, 11)), p.qrels, k_model=3),
+    "plot_first_relevant_ranks": lambda p: h.plot_first_relevant_ranks(
+        h.first_relevant_ranks(p.runs, p.qrels, p.golden), k=3, show_rr=True, as_mrr=True, title="What each rank adds"),
+    "plot_precision_ceiling": lambda p: h.plot_precision_ceiling(
+        p.qrels, ks=range(1, 11), table=h.evaluate(p.runs, p.qrels, ks=range(1, 11)), k=3, title="The ceiling"),
+    "plot_slices": lambda p: h.plot_slices(h.slice_report(p.runs, p.qrels, p.golden, k=3), "recall", k=3),
+    "plot_intervals": lambda p: h.plot_intervals(h.interval_table(p.runs, p.qrels, k=3, metrics=["success", *h.METRICS]), k=3),
+    "plot_chunking_budget": lambda p: h.plot_chunking_budget(_budget_curves(p.runs, p.qrels), 1536, title="Recall at a budget"),
+    "plot_rankings": lambda p: h.plot_rankings({name: run["q01"] for name, run in p.runs.items()}, p.qrels["q01"], k=3,
+                                               show=("recall",), title="q01: the three rankings"),
+    "plot_discount": lambda p: h.plot_discount(max_rank=10, k=3, title="The discount"),
+}
+
+
+@pytest.fixture(scope="module")
+def polder(runs, qrels, golden):
+    return type("Polder", (), {"runs": runs, "qrels": qrels, "golden": golden})
+
+
+def test_the_list_holds_every_plot_function():
+    assert set(PLOTS) == {name for name in h.__all__ if name.startswith("plot_")}
+
+
+@pytest.mark.parametrize("name", list(PLOTS))
+def test_every_plot_shows_its_text_at_10_pt_or_more(name, polder, smallest_displayed_pt):
+    fig = PLOTS[name](polder)
+    assert smallest_displayed_pt(fig) >= 10, f"{name}: text shown below 10 pt in a 9-inch notebook column"

@@ -101,9 +101,43 @@ def test_monte_carlo_p_agrees_with_the_exact_p_within_its_error():
         result = h.permutation_test(a, b, n_resamples=n_resamples, seed=seed)
         extreme = result["p"] * (n_resamples + 1) - 1  # b, the random flips at least as extreme
         assert extreme == pytest.approx(round(extreme)) and 0 <= round(extreme) <= n_resamples
-        assert result["se"] == pytest.approx(math.sqrt(result["p"] * (1 - result["p"]) / n_resamples))
+        assert result["se"] == pytest.approx(h.monte_carlo_error(round(extreme), n_resamples))
+        assert result["se"] == pytest.approx(math.sqrt(result["p"] * (1 - result["p"]) / n_resamples), rel=0.01)
         assert abs(result["p"] - exact) < 4 * result["se"]
     assert h.permutation_test(a, b) == h.permutation_test(a, b)  # fixed seed, same p
+
+
+def test_monte_carlo_p_of_one_has_an_error_above_zero():
+    # 26 questions, differences +0.5 and −0.5 thirteen times each: the observed mean difference is 0, so every
+    # random flip is at least as extreme (b = N) and p = 1. The plug-in error √(p (1 − p) / N) would be 0 and
+    # print "± 0.0000", as if the p-value were exact; with b = N the error is about 1 / N.
+    a, b = [1] * 13 + [0] * 13, [0.5] * 26
+    result = h.permutation_test(a, b)
+    assert result["p"] == 1.0 and result["method"].startswith("Monte Carlo")
+    assert result["se"] == pytest.approx(1 / 10_000, rel=1e-3) and result["se"] > 0
+    assert result["method"] == "Monte Carlo, 10,000 flips, ± 0.0001"
+    sampled = h.permutation_test(a, b, n_resamples=100_000)
+    assert sampled["p"] == 1.0 and sampled["method"] == "Monte Carlo, 100,000 flips, ± 0.0001"  # rounded up, never 0
+
+
+@pytest.mark.parametrize("n", [1, 99, 10_000])
+def test_monte_carlo_error_is_never_zero_and_symmetric(n):
+    errors = [h.monte_carlo_error(b, n) for b in range(0, n + 1, max(1, n // 50))]
+    assert all(e > 0 for e in errors)
+    assert h.monte_carlo_error(0, n) == pytest.approx(h.monte_carlo_error(n, n))
+    assert h.monte_carlo_error(n // 2, n) == max(h.monte_carlo_error(b, n) for b in range(n + 1))
+
+
+@pytest.mark.parametrize("extreme, n, message", [
+    (-1, 10, "extreme must be an integer between 0 and n_resamples = 10"),
+    (11, 10, "extreme must be an integer between 0 and n_resamples = 10"),
+    (2.5, 10, "extreme must be an integer"),
+    (True, 10, "extreme must be an integer"),
+    (1, 0, "n_resamples"),
+])
+def test_monte_carlo_error_bad_input(extreme, n, message):
+    with pytest.raises(ValueError, match=message):
+        h.monte_carlo_error(extreme, n)
 
 
 def test_exact_limit_decides_between_enumeration_and_sampling():
