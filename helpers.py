@@ -30,7 +30,8 @@ lives, in teaching order:
                       run_retrievers, tokenize, stop_word_list, rank_by_score,
                       unindexable_chunks, STOP_WORDS, STEMMER
   parameters.py       check_parameters, ParameterError                               05
-  baselines.py        random_baseline, bm25_steps, BM25_STEPS, RANDOM_BASELINE       05
+  baselines.py        random_baseline, bm25_steps, BM25_STEPS, RANDOM_BASELINE,      05
+                      bm25_variants, BM25_VARIANTS (other engines' idf, k1, b)
                       (what chance scores; BM25 one choice at a time)
   pipeline.py         evaluation_setup (the set-up call of 01-10), Setup             01-10
   chunking.py         chunking_experiment, ChunkingExperiment, chunk_and_rank,       09
@@ -87,7 +88,7 @@ docstring says otherwise.
 """
 
 from retrieval_eval.audit import Audit, content_words, golden_set_audit, near_duplicate_chunks
-from retrieval_eval.baselines import BM25_STEPS, RANDOM_BASELINE, bm25_steps, random_baseline
+from retrieval_eval.baselines import BM25_STEPS, BM25_VARIANTS, RANDOM_BASELINE, bm25_steps, bm25_variants, random_baseline
 from retrieval_eval.batch import batch_scores
 from retrieval_eval.chunking import (
     BUDGET, CHUNK_SIZES, OVERLAP_SHARE, Chunking, ChunkingExperiment, chunk_and_rank, chunking_experiment,
@@ -185,7 +186,7 @@ __all__ = [
     "evaluate", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "disagree_at_k",
     "slice_report", "check_run", "METRICS", "KS", "rank_groups", "verdict", "rrf_tie_effect", "TieEffect",
     # baselines (05)
-    "random_baseline", "bm25_steps", "BM25_STEPS", "RANDOM_BASELINE",
+    "random_baseline", "bm25_steps", "BM25_STEPS", "RANDOM_BASELINE", "bm25_variants", "BM25_VARIANTS",
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_slices", "plot_intervals",
     # how the chunking moves the numbers (09)
     "chunking_experiment", "ChunkingExperiment", "chunk_and_rank", "Chunking", "setting_scores", "shared_word_pieces",

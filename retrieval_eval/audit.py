@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .checks import check_positive_int
+from .checks import check_positive_int, check_probability
 from .evaluation import first_relevant_ranks
 from .metrics import relevant_ids
 from .corpus import check_chunks
@@ -58,6 +58,7 @@ class Audit(NamedTuple):
     k: int  #: the cut-off the audit was run with
     threshold: float  #: the word-shingle Jaccard of a near duplicate
     min_shared: float  #: the share of the evidence's content words that puts an unlabelled chunk on the review list
+    alpha: float  #: the significance level of the smallest possible differences
 
     def summary(self) -> str:
         """The audit in a few Markdown sentences, every number computed from the tables.
@@ -82,7 +83,7 @@ class Audit(NamedTuple):
             "- Share of a question's content words found in its evidence, mean per slice: "
             + ", ".join(f"{s} {row['mean']:.2f}" for s, row in self.overlap_by_slice.iterrows()) + ".",
             f"- Hit rate@{k} (a relevant chunk in the top {k}), with {int(whole['questions'])} questions: no difference "
-            f"smaller than {bound(whole)} can be significant (exact McNemar test, α = {ALPHA}); the largest observed "
+            f"smaller than {bound(whole)} can be significant (exact McNemar test, α = {self.alpha:.2g}); the largest observed "
             f"between two retrievers is {whole['largest observed']:.2f}. Per slice, the smallest difference it could "
             "show against the largest observed: "
             + "; ".join(f"{name} ({int(row['questions'])} questions) {bound(row)} against {row['largest observed']:.2f}"
@@ -115,6 +116,7 @@ def golden_set_audit(
     k: int = 10,
     threshold: float = NEAR_DUPLICATE,
     min_shared: float = MIN_SHARED,
+    alpha: float = ALPHA,
 ) -> Audit:
     """Audit a golden set: what cannot separate retrievers, which labels to review, what each slice can show.
 
@@ -127,18 +129,22 @@ def golden_set_audit(
         threshold: the word-shingle Jaccard at or above which two chunks are near duplicates, in (0, 1].
         min_shared: the share of the evidence's content words an unlabelled chunk must hold to be
             listed for review, in (0, 1].
+        alpha: the two-sided level at which the smallest possible differences are computed, in (0, 1).
+            For a family of m tests corrected with Holm's method pass α / m: the level the smallest
+            p-value of the family must pass before Holm's method calls any difference real.
 
     Returns:
         An :class:`Audit` of seven DataFrames and the three settings; ``Audit.summary()`` says it in sentences.
 
     Raises:
         ValueError: ``runs`` is empty, k is not an integer >= 1, ``threshold`` or ``min_shared`` is
-            outside (0, 1], the chunks fail :func:`~retrieval_eval.corpus.check_chunks`, an id is not a
+            outside (0, 1], ``alpha`` is not in (0, 1), the chunks fail :func:`~retrieval_eval.corpus.check_chunks`, an id is not a
             str, or the golden set, qrels and runs hold different questions (names them).
 
     Taught in: the README's "Your own data" (the audit of a golden set).
     """
     k = check_positive_int(k)
+    alpha = check_probability(alpha, "alpha")
     chunks = check_chunks(chunks)
     if not runs:
         raise ValueError("runs is empty: the audit needs at least one retriever's rankings")
@@ -156,10 +162,11 @@ def golden_set_audit(
         near_duplicates=near_duplicate_chunks(chunks, threshold),
         review=_review_list(by_id, chunks, qrels, runs, k, min_shared),
         overlap_by_slice=_overlap_by_slice(golden),
-        slice_sizes=_slice_sizes(ranks, retrievers, k),
+        slice_sizes=_slice_sizes(ranks, retrievers, k, alpha),
         k=k,
         threshold=threshold,
         min_shared=min_shared,
+        alpha=alpha,
     )
 
 
@@ -251,14 +258,14 @@ def _overlap_by_slice(golden: pd.DataFrame) -> pd.DataFrame:
     return table.rename_axis("slice")
 
 
-def _slice_sizes(ranks: pd.DataFrame, retrievers: list[str], k: int) -> pd.DataFrame:
+def _slice_sizes(ranks: pd.DataFrame, retrievers: list[str], k: int, alpha: float) -> pd.DataFrame:
     """Per slice and overall: questions, the best-case detectable difference, and the largest observed one."""
     hits = ranks[retrievers].fillna(k + 1).le(k).astype(float)
     rows = {}
     for name, part in [*hits.groupby(ranks["slice"]), ("all", hits)]:
         gaps = {f"{a} − {b}": part[a].mean() - part[b].mean() for a, b in combinations(retrievers, 2)}
         pair = max(gaps, key=lambda p: abs(gaps[p]), default=None)
-        rows[name] = {"questions": len(part), "smallest possible": best_case_detectable_difference(len(part)),
+        rows[name] = {"questions": len(part), "smallest possible": best_case_detectable_difference(len(part), alpha),
                       "largest observed": abs(gaps[pair]) if pair else np.nan,
                       "between": pair if pair and gaps[pair] else ""}
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("slice")

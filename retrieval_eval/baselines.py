@@ -4,6 +4,8 @@
 chunks in a uniformly random order: the floor every retriever has to clear. :func:`bm25_steps` builds
 BM25 one choice at a time, from rank-bm25 as shipped on raw words to this project's default, and
 scores each step, so a reader sees which choice moves which number and how many questions.
+:func:`bm25_variants` scores the finished analyzer under the parameters and idf a practitioner's engine
+would use (Lucene's, Anserini's), so a reader sees how much rests on ours.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+import numpy as np
 import pandas as pd
 
 from .checks import check_gains, check_ids, check_positive_int
+from .corpus import check_chunks
 from .evaluation import evaluate, first_relevant_ranks
-from .retrievers import BM25Retriever, run_retrievers
+from .retrievers import STEMMER, STOP_WORDS, BM25Retriever, run_retrievers
 
 # The steps of bm25_steps: (label, BM25Retriever arguments). Each adds one choice to the one before;
 # the last is BM25Retriever's default (a test checks it).
@@ -125,5 +129,75 @@ def bm25_steps(chunks: Sequence[Mapping], golden: pd.DataFrame, qrels: Mapping, 
     table = pd.concat([table, moves], axis=1)
     table.loc[RANDOM_BASELINE] = {**random_baseline(qrels, len(chunks), k).to_dict(), **dict.fromkeys(moves.columns, pd.NA)}
     table = table.astype({column: "Int64" for column in moves.columns}).rename_axis(f"BM25 at k = {k}")
+    table.attrs["runs"] = runs
+    return table
+
+
+# The rows of bm25_variants: (label, idf, k1, b). The first is BM25Retriever's default (a test checks it).
+BM25_VARIANTS = (
+    ("Robertson's idf, floor 0; k1 1.5, b 0.75: the default", "robertson", 1.5, 0.75),
+    ("Robertson's idf, floor 0; k1 0.9, b 0.4 (Anserini's k1 and b)", "robertson", 0.9, 0.4),
+    ("Lucene's idf; k1 1.5, b 0.75", "lucene", 1.5, 0.75),
+    ("Lucene's idf; k1 1.2, b 0.75 (Lucene's and Elasticsearch's defaults)", "lucene", 1.2, 0.75),
+    ("Lucene's idf; k1 0.9, b 0.4 (Anserini's defaults)", "lucene", 0.9, 0.4),
+)
+
+
+class _LuceneBM25(BM25Retriever):
+    """BM25 with Lucene's idf through bm25s (method ``"lucene"``), over :class:`BM25Retriever`'s analyzer and ranking rule.
+
+    Lucene's idf is ln(1 + (N − n + 0.5) / (n + 0.5)): above 0 for every term, however common.
+    Lucene's term-frequency part drops BM25's constant factor (k1 + 1), which changes no ranking.
+    Only :func:`bm25_variants` uses it; :meth:`BM25Retriever.idf_table` does not apply.
+    """
+
+    def __init__(self, chunks: Sequence[Mapping], k1: float, b: float):
+        import bm25s
+
+        self.stop_words, self.stemmer = STOP_WORDS, STEMMER
+        chunks = check_chunks(chunks)
+        self.ids = [c["id"] for c in chunks]
+        self.index = bm25s.BM25(method="lucene", k1=k1, b=b)
+        self.index.index([self.analyze(c["text"]) for c in chunks], show_progress=False)
+
+    def scores(self, query: str) -> np.ndarray:
+        words = [w for w in self.analyze(query) if w in self.index.vocab_dict]  # bm25s has no id for an unknown term
+        return self.index.get_scores(words) if words else np.zeros(len(self.ids))
+
+
+def bm25_variants(chunks: Sequence[Mapping], golden: pd.DataFrame, qrels: Mapping, k: int = 3) -> pd.DataFrame:
+    """The default BM25 analyzer under the idf, k1 and b of other engines (:data:`BM25_VARIANTS`), scored at cut-off k.
+
+    A sensitivity check, not a tuning run: every row keeps the analyzer (NLTK's stop words, Snowball
+    stems) and changes only what a practitioner's engine would: ``k1 = 0.9, b = 0.4`` (Anserini's
+    defaults, Lin et al., SIGIR 2021 Pyserini), ``k1 = 1.2, b = 0.75`` (Lucene's ``BM25Similarity``
+    and Elasticsearch), and Lucene's idf ln(1 + (N − n + 0.5) / (n + 0.5)) instead of rank-bm25's
+    Robertson idf ln((N − n + 0.5) / (n + 0.5)) with the floor at 0 (``epsilon = 0``: 0 for a term
+    in half the chunks or more, where Lucene's idf stays above 0). Lucene's rows run bm25s
+    (method ``"lucene"``); the others :class:`BM25Retriever`. Every row ranks only the chunks that
+    score above 0, ties by id.
+
+    Args:
+        chunks: the chunks (``id`` and ``text``).
+        golden: the golden set (``id``, ``question``).
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        k: the cut-off, an integer >= 1.
+
+    Returns:
+        A DataFrame indexed by variant with columns ``recall``, ``precision``, ``MRR``, ``nDCG`` (at k);
+        ``attrs["runs"]`` holds each variant's run.
+
+    Raises:
+        ValueError: as :class:`BM25Retriever` and :func:`evaluate`.
+
+    Taught in: notebook 05_three_retrievers.
+    """
+    k = check_positive_int(k)
+    runs = {}
+    for label, idf, k1, b in BM25_VARIANTS:
+        retriever = (BM25Retriever(chunks, k1=k1, b=b, show_progress=False) if idf == "robertson"
+                     else _LuceneBM25(chunks, k1=k1, b=b))
+        runs[label] = run_retrievers([retriever], golden, progress=False)["BM25"]
+    table = evaluate(runs, qrels, ks=[k]).xs(k, axis=1, level="k").rename_axis(f"BM25 at k = {k}")
     table.attrs["runs"] = runs
     return table

@@ -98,6 +98,7 @@ def test_the_toy_audit(toy):
     ({"runs": {}}, "runs is empty"),
     ({"threshold": 0}, r"threshold must be in \(0, 1\]"),
     ({"min_shared": 1.5}, r"min_shared must be in \(0, 1\]"),
+    ({"alpha": 0}, "alpha"),
     ({"golden": TOY_GOLDEN.iloc[:3]}, "the golden set and the qrels differ"),
 ])
 def test_bad_input_to_the_audit(toy, change, message):
@@ -119,6 +120,9 @@ def test_the_audit_of_polder(golden, chunks, qrels, runs):
     assert audit.overlap_by_slice["questions"].to_dict() == golden["slice"].value_counts().to_dict()
     assert audit.slice_sizes.loc["all", "questions"] == len(golden)
     assert audit.slice_sizes.loc["all", "smallest possible"] == 6 / len(golden)
+    strict = golden_set_audit(golden, chunks, qrels, runs, alpha=0.05 / 9)  # Holm's first step in a family of 9
+    assert strict.slice_sizes.loc["all", "smallest possible"] == 9 / len(golden)  # 2 × 0.5^9 = 0.0039 <= 0.0056 < 2 × 0.5^8
+    assert "α = 0.0056" in strict.summary()
     assert (audit.review["evidence words shared"] >= 0.8).all() and (audit.review["best rank"] <= 10).all()
     for row in audit.review.itertuples():
         assert row.chunk not in qrels[row.question_id]

@@ -55,6 +55,37 @@ def test_bm25_steps_end_at_the_default_bm25(chunks, golden, qrels, runs):
     assert table["first rank moved"].isna().tolist() == [True] + [False] * (len(labels) - 1) + [True]
 
 
+def test_bm25_variants_start_at_the_default_and_use_lucenes_idf(chunks, golden, qrels, runs):
+    defaults = {name: p.default for name, p in inspect.signature(h.BM25Retriever).parameters.items()}
+    _, idf, k1, b = h.BM25_VARIANTS[0]
+    assert (idf, k1, b, defaults["epsilon"]) == ("robertson", defaults["k1"], defaults["b"], 0.0)
+    table = h.bm25_variants(chunks, golden, qrels, k=3)
+    labels = [label for label, *_ in h.BM25_VARIANTS]
+    assert list(table.index) == labels and list(table.columns) == list(h.METRICS)
+    assert table.attrs["runs"][labels[0]] == runs["BM25"]
+    for label, idf, k1, b in h.BM25_VARIANTS[1:]:
+        if idf == "robertson":
+            assert table.attrs["runs"][label] == h.run_retrievers([h.BM25Retriever(chunks, k1=k1, b=b, show_progress=False)],
+                                                                  golden, progress=False)["BM25"]
+
+
+def test_lucene_idf_is_the_documented_formula_and_never_0():
+    """Three toy chunks: "bike" is in all of them (Robertson's idf ln(0.5/3.5) < 0, floored to 0 by ours); Lucene's
+    idf ln(1 + (N − n + 0.5)/(n + 0.5)) keeps it above 0, so a question of that one word still ranks the chunks."""
+    from retrieval_eval.baselines import _LuceneBM25
+
+    toy = [{"id": "a", "text": "bike lock"}, {"id": "b", "text": "bike bell"}, {"id": "c", "text": "bike"}]
+    lucene = _LuceneBM25(toy, k1=1.2, b=0.75)
+    assert h.BM25Retriever(toy, show_progress=False).rank("bike") == []
+    assert lucene.rank("bike") == ["c", "a", "b"]  # the shortest chunk first, then ties by id
+    # one occurrence in a chunk of average length: idf × tf / (tf + k1) (Lucene drops BM25's constant k1 + 1)
+    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
+    length = {"a": 2, "b": 2, "c": 1}
+    average = sum(length.values()) / 3
+    score = lucene.scores("lock")[0]
+    assert score == pytest.approx(idf / (1 + 1.2 * (1 - 0.75 + 0.75 * length["a"] / average)), rel=1e-6)
+
+
 def test_every_step_is_far_above_the_random_baseline(chunks, golden, qrels):
     """A sanity floor, not a comparison of retrievers: random recall@3 is 3/34; every BM25 step is far above it."""
     table = h.bm25_steps(chunks, golden, qrels, k=3)

@@ -34,6 +34,9 @@ def test_bm25_figures(golden, chunks, qrels, bm25):
     assert [float(x) for x in match.groups()] == pytest.approx(steps.tolist(), abs=5e-4)
     trec = re.search(r"the default\s+BM25 has recall@3 (\d\.\d{3})", README)
     assert trec and float(trec[1]) == pytest.approx(steps.iloc[-2], abs=5e-4)
+    variants = h.bm25_variants(chunks, golden, qrels, k=3)["recall"]
+    spread = re.search(r"recall@3 runs from (\d\.\d{3}) to (\d\.\d{3}) \(notebook 05, `h.bm25_variants`\)", README)
+    assert spread and [float(x) for x in spread.groups()] == pytest.approx([variants.min(), variants.max()], abs=5e-4)
 
 
 def test_verdict_figures(runs, qrels):
