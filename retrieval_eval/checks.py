@@ -196,6 +196,70 @@ def check_gains(gains: Mapping[str, float]) -> Mapping[str, float]:
         raise ValueError(f"gains must be a mapping {{id: gain}}, not {type(gains).__name__}")
     check_ids(gains, "the gains hold id")
     for doc_id, gain in gains.items():
-        if isinstance(gain, bool) or not isinstance(gain, (int, float, np.integer, np.floating)) or not math.isfinite(gain):
+        if not _finite_number(gain):
             raise ValueError(f"gain of {doc_id!r} must be a finite number, got {gain!r}")
     return gains
+
+
+def check_gain_list(gains: Sequence[float], name: str = "gains_in_rank_order") -> list:
+    """Gains in rank order (the gain at rank 1, 2, ...) as a list of finite numbers.
+
+    A NaN would make DCG NaN and an infinite gain would make it infinite, silently; both are refused.
+
+    Args:
+        gains: an ordered sequence of numbers (int or float, NumPy scalars too), one per rank.
+        name: the argument's name in the messages.
+
+    Raises:
+        ValueError: ``gains`` is not a list (:func:`check_list`), or a gain is not a finite number
+            (names its rank), e.g. "gains_in_rank_order: the gain at rank 2 must be a finite number, got nan".
+
+    Not taught; used by :func:`~retrieval_eval.metrics.dcg_at_k`.
+    """
+    values = check_list(gains, name, "gains (one per rank)")
+    for rank, gain in enumerate(values, start=1):
+        if not _finite_number(gain):
+            raise ValueError(f"{name}: the gain at rank {rank} must be a finite number, got {gain!r}")
+    return values
+
+
+def check_questions(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
+                    k: int | None) -> tuple[list, list, int | None]:
+    """The input of a mean over questions: two lists, one entry per question in the same order, and a cut-off.
+
+    Each ranking and each set of relevant ids is checked later, question by question, by the metric.
+
+    Args:
+        rankings: one ranking (a list of ids, best first) per question.
+        relevants: one collection of relevant ids per question.
+        k: ``None`` (no cut-off) or a cut-off, an integer >= 1.
+
+    Returns:
+        ``(rankings, relevants, k)`` as two lists and an ``int`` (or ``None``).
+
+    Raises:
+        ValueError: k is not ``None`` or an integer >= 1; ``rankings`` or ``relevants`` is a dict
+            (pass two lists in the same question order) or not a list (:func:`check_list`);
+            ``rankings`` is empty; the two differ in length.
+
+    Not taught; used by :func:`~retrieval_eval.metrics.mrr`.
+    """
+    for name, value in (("rankings", rankings), ("relevants", relevants)):
+        if isinstance(value, Mapping):
+            raise ValueError(f"{name} must be a list, not a dict: pass rankings and relevants as two lists in the "
+                             "same question order")
+    if k is not None:
+        k = check_positive_int(k)
+    rankings = check_list(rankings, "rankings", "rankings (one list of ids per question)")
+    relevants = check_list(relevants, "relevants", "collections of relevant ids (one per question)")
+    if not rankings:
+        raise ValueError("rankings is empty: MRR needs at least one question")
+    if len(rankings) != len(relevants):
+        raise ValueError(f"{len(rankings)} rankings but {len(relevants)} sets of relevant ids")
+    return rankings, relevants, k
+
+
+def _finite_number(value) -> bool:
+    """Whether ``value`` is an int or float (NumPy's too, not a bool) that is finite."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+            and math.isfinite(value))
