@@ -18,6 +18,7 @@ from .fusion import TIE_RULES, fuse_runs
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 
 KS = (1, 3, 5, 10)  # the cut-offs of the tables
+RANK_TABLE_COLUMNS = ("question", "slice", "n_relevant")  # first_relevant_ranks' own columns, before the retrievers'
 
 METRICS = {
     "recall": lambda ranked, gains, k: recall_at_k(ranked, relevant_ids(gains), k),
@@ -128,8 +129,9 @@ def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) ->
     """Per question: the rank of the first relevant chunk in each retriever's ranking.
 
     Returns:
-        A DataFrame indexed by question id with ``question``, ``slice``, ``n_relevant`` and one
-        integer column per retriever (``<NA>`` when no relevant chunk is in the ranking).
+        A DataFrame indexed by question id with the columns :data:`RANK_TABLE_COLUMNS` (``question``,
+        ``slice``, ``n_relevant``) and then one integer column per retriever (``<NA>`` when no relevant
+        chunk is in the ranking); :func:`retriever_columns` names those.
 
     Raises:
         ValueError: a retriever is named like one of the first three columns, an id is not a str
@@ -139,7 +141,7 @@ def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) ->
     Taught in: notebooks 01_recall_at_k and 03_mrr.
     """
     _check_runs(runs)
-    clash = {"question", "slice", "n_relevant"} & set(runs)
+    clash = set(RANK_TABLE_COLUMNS) & set(runs)
     if clash:
         raise ValueError(f"retriever name(s) {sorted(clash)} clash with the table's own columns")
     _check_same_questions(golden, qrels)
@@ -160,6 +162,28 @@ def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) ->
         table[name] = pd.array(ranks, dtype="Int64")
     table.index.name = "question_id"
     return table
+
+
+def retriever_columns(ranks: pd.DataFrame) -> list[str]:
+    """The retriever columns of a table of first relevant ranks: every column after :data:`RANK_TABLE_COLUMNS`.
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks` (a DataFrame).
+
+    Returns:
+        The retriever names, in the table's order.
+
+    Raises:
+        ValueError: ``ranks`` is not a DataFrame that starts with :data:`RANK_TABLE_COLUMNS`, or has
+            no retriever column.
+
+    Not taught; used by :func:`~retrieval_eval.comparisons.rank_differences`.
+    """
+    n = len(RANK_TABLE_COLUMNS)
+    if not isinstance(ranks, pd.DataFrame) or tuple(ranks.columns[:n]) != RANK_TABLE_COLUMNS or len(ranks.columns) == n:
+        raise ValueError(f"ranks must be the output of first_relevant_ranks (columns {list(RANK_TABLE_COLUMNS)}, "
+                         f"then one per retriever), got {type(ranks).__name__} {list(getattr(ranks, 'columns', []))[:8]}")
+    return list(ranks.columns[n:])
 
 
 def _check_runs(runs: Mapping) -> None:
