@@ -57,7 +57,6 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
 
     Taught in: notebooks 00_start_here and 05_three_retrievers.
     """
-
     span = locate_evidence(text, evidence)
     if span is None:
         return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
@@ -138,7 +137,6 @@ def plot_rankings(
 
     Taught in: notebooks 00_start_here, 01_recall_at_k and 10_convention_switchboard.
     """
-
     if not isinstance(rankings, Mapping) or not rankings:
         raise ValueError("rankings must be a non-empty {title: ranking} mapping")
     columns = {label: check_ranking(ranked) for label, ranked in rankings.items()}
@@ -242,7 +240,6 @@ def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = 
 
     Taught in: notebook 04_ndcg.
     """
-
     max_rank = check_positive_int(max_rank, "max_rank")
     k = None if k is None else check_positive_int(k)
     ranks = np.arange(1, max_rank + 1)
