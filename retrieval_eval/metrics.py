@@ -193,7 +193,7 @@ def relevant_ids(gains: Mapping[str, float]) -> set:
     Raises:
         ValueError: ``gains`` is not a mapping, or a gain is not a finite number (names the id).
 
-    Taught in: notebooks 01_recall_at_k and 04_ndcg.
+    Taught in: notebooks 01_recall_at_k to 03_mrr and 06_mistakes_and_interview.
     """
     return {doc_id for doc_id, gain in check_gains(gains).items() if gain > 0}
 
