@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -69,17 +70,26 @@ def batch_scores(
     ks = check_ks(ks)
     if chunk_ids is not None:
         check_run(run, qrels, chunk_ids)
-    qids, rankings, judged, n_relevant = _read_questions(run, qrels)
+    qids, rankings, judged, flat, n_relevant = _read_questions(run, qrels)
     depth = max(ks)
     gains = _gains_matrix(rankings, judged, depth)
-    ideal = _ideal_matrix(judged, depth)
+    ideal = _ideal_matrix(flat, depth)
     table = pd.DataFrame(_scores_at(gains, ideal, n_relevant, ks), index=pd.Index(qids, name="question"))
     table.columns.names = ["metric", "k"]
     return table.reindex(columns=pd.MultiIndex.from_product([list(METRICS), ks], names=["metric", "k"]))
 
 
-def _read_questions(run: Mapping, qrels: Mapping) -> tuple[list, list, list, np.ndarray]:
-    """Step 1: the question ids (qrels order), their rankings, judged gains and numbers of relevant chunks.
+class _Judged(NamedTuple):
+    """Every question's judged gains, flattened once in step 1 and read by step 3."""
+
+    counts: np.ndarray  #: per question, how many ids are judged
+    rows: np.ndarray  #: per judged id, its question's row
+    gains: np.ndarray  #: per judged id, its gain (float), questions in order
+
+
+def _read_questions(run: Mapping, qrels: Mapping) -> tuple[list, list, list, _Judged, np.ndarray]:
+    """Step 1: the question ids (qrels order), their rankings, judged gains (as dicts and flattened)
+    and numbers of relevant chunks.
 
     The checks of the per-question functions, done in bulk and fast when the input is sound: a
     ranking must be an ordered sequence of str ids without a repeated id; gains must map str ids to
@@ -96,40 +106,51 @@ def _read_questions(run: Mapping, qrels: Mapping) -> tuple[list, list, list, np.
         raise ValueError(f"the run has no ranking for question(s) {missing[:5]} (they would drop out of the mean)")
     rankings = [run[q] for q in qids]
     for q, ranked in zip(qids, rankings):
-        if isinstance(ranked, str) or not isinstance(ranked, (Sequence, np.ndarray)):
-            raise ValueError(f"question {q!r}: a ranking must be a list or tuple of ids, not {type(ranked).__name__}")
-        try:
-            "".join(ranked)  # a TypeError, raised in C, is the quickest sign of an id that is not a str
-            sound = len(set(ranked)) == len(ranked)
-        except TypeError:
-            sound = False
-        if not sound:
+        if not _sound_ranking(ranked):  # another kind of sequence, or a fault: the per-question check accepts or names it
             try:
                 check_ranking(ranked)
             except ValueError as exc:
                 raise ValueError(f"question {q!r}: {exc}") from None
     judged = [qrels[q] for q in qids]
-    if not all(isinstance(gains, Mapping) for gains in judged) or not _sound_gains(judged):
+    flat = _flat_gains(judged) if all(isinstance(gains, Mapping) for gains in judged) else None
+    if flat is None:
         for q in qids:
             try:
                 check_gains(qrels[q])
             except ValueError as exc:
                 raise ValueError(f"question {q!r}: {exc}") from None
-    n_relevant = np.array([sum(1 for g in gains.values() if g > 0) for gains in judged], dtype=float)
+        flat = _flat_gains(judged, checked=True)
+    n_relevant = np.bincount(flat.rows, weights=flat.gains > 0, minlength=len(qids))
     if (n_relevant == 0).any():
         empty = [qids[i] for i in np.flatnonzero(n_relevant == 0)[:5]]
         raise ValueError(f"question(s) {empty} have no relevant chunk (no gain > 0) and cannot be scored")
-    return qids, rankings, judged, n_relevant
+    return qids, rankings, judged, flat, n_relevant
 
 
-def _sound_gains(judged: list) -> bool:
-    """Whether every judged id is a str and every gain a finite number (``infer_dtype`` over all at once)."""
-    count = sum(map(len, judged))
-    ids = np.fromiter(chain.from_iterable(judged), dtype=object, count=count)
-    gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=object, count=count)
-    return (infer_dtype(ids, skipna=False) in ("string", "empty")
-            and infer_dtype(gains, skipna=False) in ("integer", "floating", "mixed-integer-float", "empty")
-            and bool(np.isfinite(gains.astype(float)).all()))
+def _sound_ranking(ranked) -> bool:
+    """Whether ``ranked`` is a list or tuple of distinct str ids (the quick test; :func:`check_ranking` says why not)."""
+    if not isinstance(ranked, (list, tuple)):
+        return False
+    try:
+        "".join(ranked)  # a TypeError, raised in C, is the quickest sign of an id that is not a str
+    except TypeError:
+        return False
+    return len(set(ranked)) == len(ranked)
+
+
+def _flat_gains(judged: list, checked: bool = False) -> _Judged | None:
+    """Every judged gain in one array, or ``None`` when an id is not a str or a gain not a finite number
+    (``infer_dtype`` over all at once; ``checked``: the gains already passed the per-question check)."""
+    counts = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
+    total = int(counts.sum())
+    gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=object, count=total)
+    if not checked:
+        ids = np.fromiter(chain.from_iterable(judged), dtype=object, count=total)
+        if (infer_dtype(ids, skipna=False) not in ("string", "empty")
+                or infer_dtype(gains, skipna=False) not in ("integer", "floating", "mixed-integer-float", "empty")
+                or not np.isfinite(gains.astype(float)).all()):
+            return None
+    return _Judged(counts, np.repeat(np.arange(len(judged)), counts), gains.astype(float))
 
 
 def _gains_matrix(rankings: list, judged: list, depth: int) -> np.ndarray:
@@ -152,17 +173,13 @@ def _gains_matrix(rankings: list, judged: list, depth: int) -> np.ndarray:
     return np.maximum(gains, 0.0)  # negative labels are not relevant (trec_eval)
 
 
-def _ideal_matrix(judged: list, depth: int) -> np.ndarray:
+def _ideal_matrix(judged: _Judged, depth: int) -> np.ndarray:
     """Step 3: questions × depth, every judged gain of a question sorted highest first (trec_eval's ideal)."""
-    n = len(judged)
-    n_judged = np.fromiter(map(len, judged), dtype=np.int64, count=n)
-    judged_rows = np.repeat(np.arange(n), n_judged)
-    judged_gains = np.fromiter(chain.from_iterable(g.values() for g in judged), dtype=float, count=n_judged.sum())
-    by_gain = np.lexsort((-judged_gains, judged_rows))
-    ideal_rank = np.arange(len(by_gain)) - np.repeat(np.cumsum(n_judged) - n_judged, n_judged)
+    by_gain = np.lexsort((-judged.gains, judged.rows))
+    ideal_rank = np.arange(len(by_gain)) - np.repeat(np.cumsum(judged.counts) - judged.counts, judged.counts)
     keep = ideal_rank < depth
-    ideal = np.zeros((n, depth))
-    ideal[judged_rows[by_gain][keep], ideal_rank[keep]] = np.maximum(judged_gains[by_gain][keep], 0.0)
+    ideal = np.zeros((len(judged.counts), depth))
+    ideal[judged.rows[by_gain][keep], ideal_rank[keep]] = np.maximum(judged.gains[by_gain][keep], 0.0)
     return ideal
 
 

@@ -14,9 +14,18 @@ import numpy as np
 
 
 def check_positive_int(value, name: str = "k") -> int:
-    """``value`` as an ``int`` when it is an integer >= 1 (a cut-off k, a depth, a count); else ValueError naming ``name``.
+    """``value`` as an ``int`` when it is an integer >= 1 (a cut-off k, a depth, a count).
 
-    Taught in: notebook 01_recall_at_k.
+    Args:
+        value: what was passed: an ``int`` or NumPy integer (a bool, a float such as ``3.0`` or a
+            string is refused).
+        name: the argument's name in the message.
+
+    Raises:
+        ValueError: e.g. "k must be an integer >= 1, got 2.5" or "k must be >= 1, got 0".
+
+    Not taught; used by every function that takes a cut-off or a count (e.g.
+    :func:`~retrieval_eval.metrics.recall_at_k`).
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
@@ -41,7 +50,7 @@ def check_list(value, name: str, what: str) -> list:
     Raises:
         ValueError: e.g. "ks must be a list of cut-offs, got 3".
 
-    Taught in: notebook 01_recall_at_k.
+    Not taught; used by every function that takes a list (e.g. :func:`check_ks`, :func:`~retrieval_eval.metrics.mrr`).
     """
     import pandas as pd
 
@@ -53,11 +62,16 @@ def check_list(value, name: str, what: str) -> list:
 def check_ks(ks, name: str = "ks") -> list[int]:
     """The cut-offs ``ks`` as a list of distinct integers >= 1, in the order given.
 
+    Args:
+        ks: the cut-offs (a list, tuple or range of integers).
+        name: the argument's name in the messages.
+
     Raises:
         ValueError: ``ks`` is not a list (:func:`check_list`: "ks must be a list of cut-offs, got 3"),
             is empty, holds a value that is not an integer >= 1 or holds one twice (names it).
 
-    Taught in: notebook 01_recall_at_k.
+    Not taught; used by the tables (e.g. :func:`~retrieval_eval.evaluation.evaluate`,
+    :func:`~retrieval_eval.batch.batch_scores`).
     """
     values = check_list(ks, name, "cut-offs")
     try:
@@ -90,7 +104,8 @@ def check_ids(ids: Iterable, where: str, at: str | None = None) -> None:
     Raises:
         ValueError: e.g. "the ranking holds 1 (int) at rank 1: ids must be str".
 
-    Taught in: notebook 01_recall_at_k.
+    Not taught; used by :func:`check_ranking`, :func:`check_relevant`, :func:`check_gains`,
+    :func:`check_question_ids` and every entry point that takes ids.
     """
     for position, doc_id in enumerate(ids, start=1):
         if not isinstance(doc_id, str):
@@ -110,7 +125,7 @@ def check_question_ids(run: Mapping | None, qrels: Mapping | None, name: str = "
         ValueError: ``run`` or ``qrels`` is not a mapping ("a list of rankings passed as one run"),
             or holds a question id that is not a str, e.g. "the qrels hold question id 1 (int): ids must be str".
 
-    Taught in: notebook 01_recall_at_k.
+    Not taught; used by :func:`check_qrels`, :func:`~retrieval_eval.batch.batch_scores` and the evaluation tables.
     """
     for what, value in (("the qrels", qrels), (name, run)):
         if value is not None and not isinstance(value, Mapping):
@@ -125,10 +140,16 @@ def check_qrels(qrels: Mapping) -> Mapping:
     """Qrels ``{question_id: {id: gain}}``: str question ids and each question's gains checked by
     :func:`check_gains` (the message names the question).
 
-    Raises:
-        ValueError: e.g. "question 'q1': the gains hold id 1 (int): ids must be str".
+    Args:
+        qrels: ``{question_id: {id: gain}}``, gains finite numbers.
 
-    Taught in: notebook 01_recall_at_k.
+    Returns:
+        ``qrels``, unchanged.
+
+    Raises:
+        ValueError: ``qrels`` is not a mapping, or e.g. "question 'q1': the gains hold id 1 (int): ids must be str".
+
+    Not taught; used by :func:`~retrieval_eval.evaluation.precision_ceiling` and the tables built on it.
     """
     check_question_ids(None, qrels)
     for qid, gains in qrels.items():
@@ -140,9 +161,17 @@ def check_qrels(qrels: Mapping) -> Mapping:
 
 
 def check_probability(value, name: str) -> float:
-    """``value`` as a ``float`` strictly between 0 and 1 (a confidence, a significance level, a power); else ValueError naming ``name``.
+    """``value`` as a ``float`` strictly between 0 and 1 (a confidence, a significance level, a power).
 
-    Taught in: notebook 08_beyond_the_averages.
+    Args:
+        value: what was passed (an int or float; a bool is refused).
+        name: the argument's name in the message.
+
+    Raises:
+        ValueError: e.g. "alpha must be between 0 and 1 (e.g. 0.95 or 0.05), got 5".
+
+    Not taught; used by the statistics (e.g. :func:`~retrieval_eval.statistics.mean_interval`,
+    :func:`~retrieval_eval.power.questions_needed`).
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 < value < 1:
         raise ValueError(f"{name} must be between 0 and 1 (e.g. 0.95 or 0.05), got {value!r}")
@@ -153,7 +182,18 @@ def check_ranking(ranked: Sequence[str]) -> list:
     """A ranking as a list: an ordered sequence (not a set, dict, iterator or string) of str ids
     (:func:`check_ids`), none repeated.
 
-    Taught in: notebook 01_recall_at_k.
+    Args:
+        ranked: ids, best first (a list, tuple or NumPy array of str).
+
+    Returns:
+        The ranking as a new list.
+
+    Raises:
+        ValueError: ``ranked`` is a string, set, dict, iterator or another unordered type; an id is
+            not a str (names its rank); an id appears twice (trec_eval refuses such a run: "duplicate docs").
+
+    Not taught; used by the metrics (e.g. :func:`~retrieval_eval.metrics.recall_at_k`) and
+    :func:`~retrieval_eval.batch.batch_scores`.
     """
     if isinstance(ranked, str) or not isinstance(ranked, (Sequence, np.ndarray)):
         raise ValueError(
@@ -172,9 +212,21 @@ def check_ranking(ranked: Sequence[str]) -> list:
 
 
 def check_relevant(relevant: Collection[str]) -> set:
-    """The relevant ids as a non-empty set of str (a mapping of gains is refused: pass ``relevant_ids(gains)``).
+    """The relevant ids as a non-empty set of str.
 
-    Taught in: notebook 01_recall_at_k.
+    Args:
+        relevant: the ids of the relevant items (a set, list or tuple of str).
+
+    Returns:
+        The ids as a new set.
+
+    Raises:
+        ValueError: ``relevant`` is a mapping of gains (pass ``relevant_ids(gains)``), a string or
+            not a collection; an id is not a str; it is empty (a question with no relevant item
+            cannot be scored).
+
+    Not taught; used by :func:`~retrieval_eval.metrics.recall_at_k`,
+    :func:`~retrieval_eval.metrics.precision_at_k` and :func:`~retrieval_eval.metrics.reciprocal_rank`.
     """
     if isinstance(relevant, Mapping):
         raise ValueError("relevant must be a collection of ids, not a mapping of gains: pass relevant_ids(gains)")
@@ -188,14 +240,89 @@ def check_relevant(relevant: Collection[str]) -> set:
 
 
 def check_gains(gains: Mapping[str, float]) -> Mapping[str, float]:
-    """Judged gains ``{id: gain}``: a mapping of str ids (:func:`check_ids`) to finite numbers (names the first bad id).
+    """Judged gains ``{id: gain}``: a mapping of str ids (:func:`check_ids`) to finite numbers.
 
-    Taught in: notebook 04_ndcg.
+    Args:
+        gains: ``{id: gain}``, gains int or float (NumPy's too; a bool, NaN or infinity is refused).
+
+    Returns:
+        ``gains``, unchanged.
+
+    Raises:
+        ValueError: ``gains`` is not a mapping, an id is not a str, or a gain is not a finite
+            number (names the first bad id).
+
+    Not taught; used by :func:`~retrieval_eval.metrics.ndcg_at_k`,
+    :func:`~retrieval_eval.metrics.relevant_ids` and :func:`check_qrels`.
     """
     if not isinstance(gains, Mapping):
         raise ValueError(f"gains must be a mapping {{id: gain}}, not {type(gains).__name__}")
     check_ids(gains, "the gains hold id")
     for doc_id, gain in gains.items():
-        if isinstance(gain, bool) or not isinstance(gain, (int, float, np.integer, np.floating)) or not math.isfinite(gain):
+        if not _finite_number(gain):
             raise ValueError(f"gain of {doc_id!r} must be a finite number, got {gain!r}")
     return gains
+
+
+def check_gain_list(gains: Sequence[float], name: str = "gains_in_rank_order") -> list:
+    """Gains in rank order (the gain at rank 1, 2, ...) as a list of finite numbers.
+
+    A NaN would make DCG NaN and an infinite gain would make it infinite, silently; both are refused.
+
+    Args:
+        gains: an ordered sequence of numbers (int or float, NumPy scalars too), one per rank.
+        name: the argument's name in the messages.
+
+    Raises:
+        ValueError: ``gains`` is not a list (:func:`check_list`), or a gain is not a finite number
+            (names its rank), e.g. "gains_in_rank_order: the gain at rank 2 must be a finite number, got nan".
+
+    Not taught; used by :func:`~retrieval_eval.metrics.dcg_at_k`.
+    """
+    values = check_list(gains, name, "gains (one per rank)")
+    for rank, gain in enumerate(values, start=1):
+        if not _finite_number(gain):
+            raise ValueError(f"{name}: the gain at rank {rank} must be a finite number, got {gain!r}")
+    return values
+
+
+def check_questions(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
+                    k: int | None) -> tuple[list, list, int | None]:
+    """The input of a mean over questions: two lists, one entry per question in the same order, and a cut-off.
+
+    Each ranking and each set of relevant ids is checked later, question by question, by the metric.
+
+    Args:
+        rankings: one ranking (a list of ids, best first) per question.
+        relevants: one collection of relevant ids per question.
+        k: ``None`` (no cut-off) or a cut-off, an integer >= 1.
+
+    Returns:
+        ``(rankings, relevants, k)`` as two lists and an ``int`` (or ``None``).
+
+    Raises:
+        ValueError: k is not ``None`` or an integer >= 1; ``rankings`` or ``relevants`` is a dict
+            (pass two lists in the same question order) or not a list (:func:`check_list`);
+            ``rankings`` is empty; the two differ in length.
+
+    Not taught; used by :func:`~retrieval_eval.metrics.mrr`.
+    """
+    for name, value in (("rankings", rankings), ("relevants", relevants)):
+        if isinstance(value, Mapping):
+            raise ValueError(f"{name} must be a list, not a dict: pass rankings and relevants as two lists in the "
+                             "same question order")
+    if k is not None:
+        k = check_positive_int(k)
+    rankings = check_list(rankings, "rankings", "rankings (one list of ids per question)")
+    relevants = check_list(relevants, "relevants", "collections of relevant ids (one per question)")
+    if not rankings:
+        raise ValueError("rankings is empty: MRR needs at least one question")
+    if len(rankings) != len(relevants):
+        raise ValueError(f"{len(rankings)} rankings but {len(relevants)} sets of relevant ids")
+    return rankings, relevants, k
+
+
+def _finite_number(value) -> bool:
+    """Whether ``value`` is an int or float (NumPy's too, not a bool) that is finite."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+            and math.isfinite(value))

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import check_list, check_positive_int, check_probability
-from .evaluation import METRICS, _check_same_questions, per_question_scores, rank_groups, verdict
+from .evaluation import METRICS, _check_same_questions, per_question_scores, rank_groups, retriever_columns, verdict
 from .power import POWER, questions_needed, smallest_detectable_difference
 from .statistics import (
     ALPHA, BOOTSTRAP, MCNEMAR, N_RESAMPLES, SEED, WILSON, _is_binary, bootstrap_ci, holm, mean_interval, paired_test,
@@ -469,9 +469,13 @@ def rank_differences(ranks: pd.DataFrame, first: str, second: str) -> pd.DataFra
         ``<NA>`` when either ranking misses the relevant chunk. Sort it any other way with
         ``.sort_values(...)``.
 
+    Raises:
+        ValueError: ``ranks`` is not a table of first relevant ranks (:func:`~retrieval_eval.evaluation.retriever_columns`),
+            a name is not one of its retrievers, or the two names are the same.
+
     Taught in: notebook 08_beyond_the_averages.
     """
-    retrievers = list(ranks.columns[3:])
+    retrievers = retriever_columns(ranks)
     for name in (first, second):
         if name not in retrievers:
             raise ValueError(f"no retriever {name!r} in the rank table; choose from {retrievers}")

@@ -18,6 +18,7 @@ from .fusion import TIE_RULES, fuse_runs
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 
 KS = (1, 3, 5, 10)  # the cut-offs of the tables
+RANK_TABLE_COLUMNS = ("question", "slice", "n_relevant")  # first_relevant_ranks' own columns, before the retrievers'
 
 METRICS = {
     "recall": lambda ranked, gains, k: recall_at_k(ranked, relevant_ids(gains), k),
@@ -30,12 +31,19 @@ METRICS = {
 def check_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], chunk_ids: Collection[str], name: str = "run") -> None:
     """Check a run against the qrels and the chunk ids before scoring it.
 
+    Args:
+        run: ``{question_id: ranking}``, each ranking a list of chunk ids, best first.
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        chunk_ids: every chunk id that exists (a list of str).
+        name: how the messages name the run (e.g. the retriever's name).
+
     Raises:
         ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a question of the
             qrels has no ranking, the run ranks a question not in the qrels, or a ranking or the
             qrels name a chunk id that does not exist (names it).
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by :func:`per_question_scores` and :func:`~retrieval_eval.batch.batch_scores` when
+    ``chunk_ids`` is given.
     """
     chunk_ids = check_list(chunk_ids, "chunk_ids", "chunk ids")
     check_ids(chunk_ids, "chunk_ids holds")
@@ -106,14 +114,20 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
 def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: Collection[str] | None = None) -> pd.DataFrame:
     """The summary table: mean of each metric over questions, per retriever and cut-off k.
 
+    Args:
+        runs: ``{retriever name: {question_id: ranking}}``, each ranking a list of chunk ids, best first.
+        qrels: ``{question_id: {chunk_id: gain}}``; every question needs a gain > 0.
+        ks: the cut-offs, distinct integers >= 1.
+        chunk_ids: when given, every id must be one of these (:func:`check_run`).
+
     Returns:
         A DataFrame indexed by retriever (in the order of ``runs``) with columns
         ``(metric, k)`` for metric in recall, precision, MRR, nDCG and k in ``ks``.
 
     Raises:
-        ValueError: as :func:`per_question_scores`.
+        ValueError: ``runs`` is empty or not a mapping of runs, or as :func:`per_question_scores`.
 
-    Taught in: notebooks 01_recall_at_k and 05_three_retrievers.
+    Taught in: notebooks 01_recall_at_k to 09_chunking.
     """
     ks = check_ks(ks)
     _check_runs(runs)
@@ -127,19 +141,26 @@ def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, chunk_ids: C
 def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) -> pd.DataFrame:
     """Per question: the rank of the first relevant chunk in each retriever's ranking.
 
+    Args:
+        runs: ``{retriever name: {question_id: ranking}}``, each ranking a list of chunk ids, best first.
+        qrels: ``{question_id: {chunk_id: gain}}``; every question needs a gain > 0.
+        golden: the golden set (a DataFrame with columns ``id``, ``question``, ``slice``), the
+            same question ids as ``qrels``.
+
     Returns:
-        A DataFrame indexed by question id with ``question``, ``slice``, ``n_relevant`` and one
-        integer column per retriever (``<NA>`` when no relevant chunk is in the ranking).
+        A DataFrame indexed by question id with the columns :data:`RANK_TABLE_COLUMNS` (``question``,
+        ``slice``, ``n_relevant``) and then one integer column per retriever (``<NA>`` when no relevant
+        chunk is in the ranking); :func:`retriever_columns` names those.
 
     Raises:
         ValueError: a retriever is named like one of the first three columns, an id is not a str
             (:func:`~retrieval_eval.checks.check_ids`), the golden set and the qrels hold different
             questions, or a ranking is missing or invalid (names it).
 
-    Taught in: notebooks 01_recall_at_k and 03_mrr.
+    Taught in: notebooks 01_recall_at_k, 03_mrr and 05_three_retrievers to 08_beyond_the_averages.
     """
     _check_runs(runs)
-    clash = {"question", "slice", "n_relevant"} & set(runs)
+    clash = set(RANK_TABLE_COLUMNS) & set(runs)
     if clash:
         raise ValueError(f"retriever name(s) {sorted(clash)} clash with the table's own columns")
     _check_same_questions(golden, qrels)
@@ -160,6 +181,28 @@ def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame) ->
         table[name] = pd.array(ranks, dtype="Int64")
     table.index.name = "question_id"
     return table
+
+
+def retriever_columns(ranks: pd.DataFrame) -> list[str]:
+    """The retriever columns of a table of first relevant ranks: every column after :data:`RANK_TABLE_COLUMNS`.
+
+    Args:
+        ranks: the output of :func:`first_relevant_ranks` (a DataFrame).
+
+    Returns:
+        The retriever names, in the table's order.
+
+    Raises:
+        ValueError: ``ranks`` is not a DataFrame that starts with :data:`RANK_TABLE_COLUMNS`, or has
+            no retriever column.
+
+    Not taught; used by :func:`~retrieval_eval.comparisons.rank_differences`.
+    """
+    n = len(RANK_TABLE_COLUMNS)
+    if not isinstance(ranks, pd.DataFrame) or tuple(ranks.columns[:n]) != RANK_TABLE_COLUMNS or len(ranks.columns) == n:
+        raise ValueError(f"ranks must be the output of first_relevant_ranks (columns {list(RANK_TABLE_COLUMNS)}, "
+                         f"then one per retriever), got {type(ranks).__name__} {list(getattr(ranks, 'columns', []))[:8]}")
+    return list(ranks.columns[n:])
 
 
 def _check_runs(runs: Mapping) -> None:
@@ -188,11 +231,18 @@ def precision_ceiling(qrels: Mapping, k: int) -> float:
     The mean over questions of min(|relevant|, k) / k: a question with one relevant chunk can
     contribute at most 1/k.
 
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        k: the cut-off, an integer >= 1.
+
+    Returns:
+        A float in (0, 1] (unitless, like precision@k).
+
     Raises:
         ValueError: k is not an integer >= 1, the qrels are empty or fail
             :func:`~retrieval_eval.checks.check_qrels`, or a question has no relevant chunk.
 
-    Taught in: notebook 02_precision_at_k.
+    Taught in: notebooks 02_precision_at_k and 05_three_retrievers to 10_convention_switchboard.
     """
     k = check_positive_int(k)
     check_qrels(qrels)
@@ -216,6 +266,10 @@ def disagree_at_k(ranks: pd.DataFrame, retrievers: Sequence[str], k: int) -> pd.
     Returns:
         A boolean Series indexed by question id (a missing rank counts as not in the top k).
 
+    Raises:
+        ValueError: k is not an integer >= 1, ``retrievers`` is not a list, or names a column
+            ``ranks`` does not have.
+
     Taught in: notebook 05_three_retrievers.
     """
     k = check_positive_int(k)
@@ -230,9 +284,20 @@ def disagree_at_k(ranks: pd.DataFrame, retrievers: Sequence[str], k: int) -> pd.
 def slice_report(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3) -> pd.DataFrame:
     """The four metrics at cut-off k per slice of the golden set and retriever.
 
+    Args:
+        runs: ``{retriever name: {question_id: ranking}}``, each ranking a list of chunk ids, best first.
+        qrels: ``{question_id: {chunk_id: gain}}``; every question needs a gain > 0.
+        golden: the golden set (a DataFrame with columns ``id`` and ``slice``), the same question
+            ids as ``qrels``.
+        k: the cut-off, an integer >= 1.
+
     Returns:
         A DataFrame indexed by ``(slice, retriever)`` with columns ``questions`` (how many
         questions the slice has) and ``recall``, ``precision``, ``MRR`` (mean RR@k), ``nDCG``.
+
+    Raises:
+        ValueError: k is not an integer >= 1, the golden set and the qrels hold different
+            questions, or as :func:`per_question_scores`.
 
     Taught in: notebook 08_beyond_the_averages.
     """

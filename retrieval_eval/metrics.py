@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from .checks import check_gains, check_list, check_positive_int, check_ranking, check_relevant
+from .checks import check_gain_list, check_gains, check_positive_int, check_questions, check_ranking, check_relevant
 
 
 def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
@@ -111,23 +111,13 @@ def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
         The mean of :func:`reciprocal_rank` over questions, a float in [0, 1].
 
     Raises:
-        ValueError: ``rankings`` is empty, the two sequences differ in length, or any question's
-            input is invalid (the message names the question's position).
+        ValueError: the input fails :func:`~retrieval_eval.checks.check_questions` (e.g. ``rankings``
+            is empty, or the two lists differ in length), or a question's input is invalid (the
+            message names the question's position).
 
     Taught in: notebook 03_mrr.
     """
-    for name, value in (("rankings", rankings), ("relevants", relevants)):
-        if isinstance(value, Mapping):
-            raise ValueError(f"{name} must be a list, not a dict: pass rankings and relevants as two lists in the "
-                             "same question order")
-    if k is not None:
-        k = check_positive_int(k)
-    rankings = check_list(rankings, "rankings", "rankings (one list of ids per question)")
-    relevants = check_list(relevants, "relevants", "collections of relevant ids (one per question)")
-    if not rankings:
-        raise ValueError("rankings is empty: MRR needs at least one question")
-    if len(rankings) != len(relevants):
-        raise ValueError(f"{len(rankings)} rankings but {len(relevants)} sets of relevant ids")
+    rankings, relevants, k = check_questions(rankings, relevants, k)
     total = 0.0
     for i, (ranked, relevant) in enumerate(zip(rankings, relevants)):
         try:
@@ -152,13 +142,13 @@ def dcg_at_k(gains_in_rank_order: Iterable[float], k: int) -> float:
         DCG@k, a float >= 0 (in units of gain).
 
     Raises:
-        ValueError: k is not an integer >= 1, or ``gains_in_rank_order`` is not a list
-            (:func:`~retrieval_eval.checks.check_list`).
+        ValueError: k is not an integer >= 1, or ``gains_in_rank_order`` is not a list of finite
+            numbers (:func:`~retrieval_eval.checks.check_gain_list`; a NaN or infinite gain names its rank).
 
     Taught in: notebook 04_ndcg.
     """
     k = check_positive_int(k)
-    gains = check_list(gains_in_rank_order, "gains_in_rank_order", "gains (one per rank)")
+    gains = check_gain_list(gains_in_rank_order)
     return sum(max(gain, 0.0) / math.log2(rank + 1) for rank, gain in enumerate(gains[:k], start=1))
 
 
@@ -194,10 +184,16 @@ def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> floa
 def relevant_ids(gains: Mapping[str, float]) -> set:
     """The ids with gain > 0 (what trec_eval counts as relevant at relevance level 1).
 
+    Args:
+        gains: ``{id: gain}`` for the judged items of one question (str ids, finite numbers).
+
+    Returns:
+        The set of ids whose gain is > 0 (empty when none is).
+
     Raises:
         ValueError: ``gains`` is not a mapping, or a gain is not a finite number (names the id).
 
-    Taught in: notebooks 01_recall_at_k and 04_ndcg.
+    Taught in: notebooks 01_recall_at_k to 03_mrr and 06_mistakes_and_interview.
     """
     return {doc_id for doc_id, gain in check_gains(gains).items() if gain > 0}
 

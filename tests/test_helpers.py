@@ -23,3 +23,26 @@ def test_every_module_of_the_package_is_in_the_map():
     modules = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if not p.name.startswith("_")}
     missing = [m for m in modules if m not in h.__doc__ and f"({Path(m).name})" not in h.__doc__]
     assert missing == []
+
+
+def test_a_wheel_holds_the_face_every_module_and_the_report_template(tmp_path):
+    """`pip install .` (not editable) must work: the wheel holds helpers.py and every file of the package.
+
+    Built from a copy in tmp_path: a build writes build/ and *.egg-info beside the sources.
+    """
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    root, source = PACKAGE.parent, tmp_path / "source"
+    shutil.copytree(PACKAGE, source / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("helpers.py", "pyproject.toml", "README.md"):
+        shutil.copy(root / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(tmp_path), str(source)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("*.whl")
+    held = set(zipfile.ZipFile(wheel).namelist())
+    wanted = {p.relative_to(root).as_posix() for p in PACKAGE.rglob("*") if p.suffix in (".py", ".ipynb")}
+    assert "helpers.py" in held
+    assert sorted(wanted - held) == []

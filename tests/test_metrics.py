@@ -78,6 +78,12 @@ def test_empty_ranking_scores_zero():
         (lambda: h.ndcg_at_k(["a"], {"a": math.nan, "b": 1}, 2), "gain of 'a' must be a finite number"),
         (lambda: h.ndcg_at_k(["a"], {"a": "2"}, 2), "gain of 'a' must be a finite number"),
         (lambda: h.mrr([["a"]], [{"a"}], k=0), "^k must be >= 1"),
+        (lambda: h.mrr({"q1": ["a"]}, [{"a"}]), "rankings must be a list, not a dict"),
+        # a NaN or infinite gain would make DCG NaN or infinite without a word
+        (lambda: h.dcg_at_k([1, math.nan], 2), "the gain at rank 2 must be a finite number, got nan"),
+        (lambda: h.dcg_at_k([math.inf], 1), "the gain at rank 1 must be a finite number, got inf"),
+        (lambda: h.dcg_at_k([1, -math.inf], 2), "the gain at rank 2 must be a finite number, got -inf"),
+        (lambda: h.dcg_at_k([1, "2"], 2), "the gain at rank 2 must be a finite number, got '2'"),
     ],
 )
 def test_bad_input_raises_a_clear_error(call, message):

@@ -384,3 +384,12 @@ def test_answers_that_are_not_a_dict_get_one_friendly_line(answers):
     report = h.check_answers(answers, {"1": 0.25, "2": True}, show=lines.append)
     assert len(lines) == 1 and lines[0].startswith("the answers must be a dict with one entry per question")
     assert repr(report) == "0 of 2 right, 2 not answered yet"
+
+
+def test_print_versions_names_the_scoring_packages_then_the_others_each_once(capsys):
+    from retrieval_eval.models import SCORING_PACKAGES
+    from retrieval_eval.teaching import TABLE_PACKAGES
+
+    h.print_versions()
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == ["Python", *SCORING_PACKAGES, *TABLE_PACKAGES]

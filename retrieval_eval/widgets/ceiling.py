@@ -265,7 +265,6 @@ class CeilingWidget(WidgetView):
     label = "precision@k ceiling widget"
 
     def __init__(self, qrels: Mapping, runs: Mapping, k: int = 3, ks: Sequence[int] = tuple(range(1, 11))):
-
         ks = check_ks(ks)
         check_start(k, "k", range(min(ks), max(ks) + 1))
         self.qrels, self.table = qrels, evaluate(runs, qrels, ks=ks)
@@ -349,7 +348,6 @@ class CeilingWidget(WidgetView):
         return table_html(numbers, formats={"of ceiling": "{:.0%}".format}, highlight=[retriever])
 
     def static_html(self) -> str:
-
         k, retriever, what_if = self._settings()
         by_k = ceiling_by_k(self.qrels, self.table)
         width = round(FIGURE_SIZE[0] * PX_PER_INCH)

@@ -177,7 +177,6 @@ class PlaygroundWidget(WidgetView):
 
     def __init__(self, gains: Sequence[int] = PLAYGROUND_START, k: int = 5, metrics: Sequence[str] = METRIC_NAMES,
                  max_gain: int = 2):
-
         if max_gain not in (1, 2):
             raise ValueError(f"max_gain must be 1 (relevant or not) or 2 (graded), got {max_gain!r}")
         gains = check_list(gains, "gains", "gains (one per rank)")
@@ -262,7 +261,6 @@ class PlaygroundWidget(WidgetView):
         self.previous = self.result["scores"]
 
     def static_html(self) -> str:
-
         picture = gain_legend_html(self.max_gain) + ranking_html(self.gains, self.k.value, self.max_gain)
         if self.result is None:
             return picture + self.scores_html.value

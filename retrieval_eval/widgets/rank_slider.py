@@ -92,7 +92,6 @@ class RankSliderWidget(WidgetView):
     label = "1/rank slider"
 
     def __init__(self, rank: int = 1, k: int = 3, n: int = 10):
-
         rank_slider_scores(rank, k, n)  # refuse a bad start early
         check_start(k, "k", range(1, n + 1))
         self.start, self.n, self.previous = (rank, k), n, None
@@ -140,7 +139,6 @@ class RankSliderWidget(WidgetView):
         self.previous = self.result["scores"]
 
     def static_html(self) -> str:
-
         return (ranking_html(self.result["gains"], self.k.value, max_gain=1)
                 + rank_bars_html(self.rank.value, self.k.value, self.n)
                 + reveal_details(rank_slider_html(self.result)))

@@ -83,7 +83,6 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
 
     Taught in: notebook 07_widgets.
     """
-
     k = check_positive_int(k)
     chunks = check_chunks(chunks)
     check_ids([question_id], "question_id is")
@@ -133,7 +132,6 @@ def question_html(view: Mapping) -> tuple[str, str]:
 
     Taught in: notebook 07_widgets.
     """
-
     head = (
         f"<b>{html.escape(view['id'])}</b> ({html.escape(view['slice'])}): <i>{html.escape(view['question'])}</i><br>"
         f"Evidence string: “{html.escape(view['evidence'])}” · {view['n_relevant']} relevant "
@@ -255,7 +253,6 @@ class RanksWidget(WidgetView):
 
     def __init__(self, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
                  question: str | None = None):
-
         check_start(k, "k", range(1, 11))
         self.runs, self.qrels, self.golden, self.chunks = runs, qrels, golden, check_chunks(chunks)
         self.retrievers = list(runs)
@@ -372,7 +369,6 @@ class RanksWidget(WidgetView):
         self._refilter(select=self.start[1])
 
     def static_html(self) -> str:
-
         found = self._found()
         picture = rank_heatmap_html(self.ranks, self.retrievers, self.k.value, self.question.value, found)
         if self.view is None:

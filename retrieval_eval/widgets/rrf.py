@@ -320,7 +320,6 @@ class RRFWidget(WidgetView):
         return table_html(metrics.rename(columns={"first relevant rank": "1st relevant"}), highlight=[FUSED])
 
     def static_html(self) -> str:
-
         return (f"<p><b>{html.escape(self.question.value)}</b>, RRF constant {self.rrf_k.value}, depth "
                 f"{self.depth.value}, cut-off k = {self.k.value}.</p>"
                 + reveal_details(self._metrics_html() + f"<p>{self.result['sentence']}</p>"
