@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import check_ks, check_positive_int
-from .evaluation import METRICS, precision_ceiling
+from .evaluation import METRICS, RANK_TABLE_COLUMNS, precision_ceiling
 from .teaching import DISPLAY_INCHES
 
 
@@ -33,7 +33,6 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_model: int
 
     Taught in: notebook 05_three_retrievers.
     """
-
     fig, axes = plt.subplots(2, 2, figsize=(DISPLAY_INCHES, 6.8), sharex=True, sharey=True, layout="constrained")
     for ax, metric in zip(axes.flat, METRICS):
         ks = list(table[metric].columns)
@@ -86,8 +85,7 @@ def plot_first_relevant_ranks(
 
     Taught in: notebooks 01_recall_at_k and 03_mrr.
     """
-
-    retrievers = [c for c in ranks.columns if c not in ("question", "slice", "n_relevant")]
+    retrievers = [c for c in ranks.columns if c not in RANK_TABLE_COLUMNS]  # a toy table may have no slice column
     if not retrievers:
         raise ValueError("ranks has no retriever column; pass the output of first_relevant_ranks")
     max_rank = check_positive_int(max_rank, "max_rank")
@@ -154,7 +152,6 @@ def plot_precision_ceiling(
 
     Taught in: notebook 02_precision_at_k.
     """
-
     ks = check_ks(ks)
     if k is not None and k not in ks:
         raise ValueError(f"k = {k!r} is not one of the ks {ks}")
@@ -199,7 +196,6 @@ def plot_slices(report: pd.DataFrame, metric: str = "recall", k: int = 3):
 
     Taught in: notebook 08_beyond_the_averages.
     """
-
     retrievers = list(dict.fromkeys(report.index.get_level_values("retriever")))
     values = report[metric].unstack("retriever")[retrievers]
     sizes = report["questions"].groupby(level="slice").first()
@@ -222,7 +218,6 @@ def plot_intervals(intervals: pd.DataFrame, k: int = 3):
 
     Taught in: notebook 08_beyond_the_averages.
     """
-
     metrics = list(dict.fromkeys(intervals.index.get_level_values("metric")))
     retrievers = list(dict.fromkeys(intervals.index.get_level_values("retriever")))
     ncols = min(3, len(metrics))
@@ -266,7 +261,6 @@ def plot_chunking_budget(curves: pd.DataFrame, budget: int | None = None, title:
 
     Taught in: notebook 09_chunking.
     """
-
     missing = [c for c in ("setting", "chunk size", "overlap", "retriever", "budget", "recall") if c not in curves.columns]
     if missing:
         raise ValueError(f"curves misses the column(s) {missing}: pass the curves table of chunking_experiment")
