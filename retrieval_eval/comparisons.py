@@ -18,13 +18,12 @@ import pandas as pd
 
 from .checks import check_list, check_positive_int, check_probability
 from .evaluation import METRICS, _check_same_questions, per_question_scores, rank_groups, verdict
-from .power import POWER, questions_needed, smallest_detectable_difference
+from .power import POWER, fewest_discordant, questions_needed, smallest_detectable_difference
 from .statistics import (
     ALPHA, BOOTSTRAP, MCNEMAR, N_RESAMPLES, SEED, WILSON, _is_binary, bootstrap_ci, holm, mean_interval, paired_test,
 )
 
 SUCCESS = "success"  # success@k, a metric name the tables accept beside those of METRICS
-MIN_DISCORDANT = 5  # a claim resting on fewer questions that differ is flagged "few discordant"
 
 
 def per_question_table(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[str] = tuple(METRICS)) -> pd.DataFrame:
@@ -136,9 +135,10 @@ def paired_comparisons(
         A DataFrame indexed by ``(pair, metric)`` (pair "A − B") with columns ``questions``,
         ``difference``, ``low``, ``high``, ``wins``, ``ties``, ``losses``, ``test``, ``method``,
         ``p``, ``p (Holm)``, ``verdict`` ("A higher", "B higher" or "not distinguishable") and
-        ``few discordant`` (True when fewer than ``MIN_DISCORDANT`` questions differ). Its
-        ``attrs`` hold ``k``, ``alpha``, ``family`` (the family named in words), ``questions`` and
-        ``means`` (``{(retriever, metric): mean}``), read by :func:`comparison_sentences`,
+        ``few discordant`` (True when fewer questions differ than an all-one-way split needs to
+        pass Holm's first step, α / (tests in the family): :func:`~retrieval_eval.power.fewest_discordant`).
+        Its ``attrs`` hold ``k``, ``alpha``, ``family`` (the family named in words), ``questions``,
+        ``tests`` (the family's size), ``min discordant`` (that number) and ``means`` (``{(retriever, metric): mean}``), read by :func:`comparison_sentences`,
         :func:`tested_verdict` and :func:`pair_sentence`.
 
     Raises:
@@ -207,8 +207,8 @@ def slice_comparisons(
     """:func:`paired_comparisons` within each slice of the golden set: one family over slices × pairs × metrics.
 
     A slice holds a handful of questions, so a difference in it often rests on two or three
-    questions that differ: the ``few discordant`` column flags those, and
-    :func:`comparison_sentences` says how many they were.
+    questions that differ: the ``few discordant`` column flags the tests with too few to pass
+    Holm's first step even all one way, and :func:`comparison_sentences` says how many they were.
 
     Args:
         golden: the golden set, with columns ``id`` and ``slice``.
@@ -242,8 +242,9 @@ def comparison_sentences(table: pd.DataFrame) -> list[str]:
     """The comparison table as sentences: the family first, then one sentence per test with its verdict.
 
     For example "vector − BM25 recall@3: +0.191 [0.06, 0.32], 13 wins, 30 ties, 4 losses, McNemar
-    exact p = 0.049, Holm p = 0.15: not distinguishable at family-wise 5%." A test resting on fewer
-    than ``MIN_DISCORDANT`` questions that differ adds "— rests on 2 discordant questions (2–0)".
+    exact p = 0.049, Holm p = 0.15: not distinguishable at family-wise 5%." A test flagged
+    ``few discordant`` adds "— rests on 2 discordant questions (2–0); 9 all one way are needed to
+    pass at α/9", the level of Holm's first step in a family of 9 tests.
 
     Args:
         table: the output of :func:`paired_comparisons` or :func:`slice_comparisons`.
@@ -515,15 +516,16 @@ def _adjust(table: pd.DataFrame, pairs: list, family: str, k: int, alpha: float,
         else "not distinguishable"
         for pair, (_, r) in zip(table.index.get_level_values("pair"), table.iterrows())
     ]
-    table["few discordant"] = table["wins"] + table["losses"] < MIN_DISCORDANT
+    needed = fewest_discordant(alpha / len(table))  # an all-one-way split passing Holm's first step
+    table["few discordant"] = table["wins"] + table["losses"] < needed
     means = {column: float(wide[column].mean()) for column in wide.columns}
-    table.attrs.update(k=k, alpha=alpha, family=family, questions=len(wide), means=means)
+    table.attrs.update(k=k, alpha=alpha, family=family, questions=len(wide), means=means, tests=len(table), **{"min discordant": needed})
     return table
 
 
 def _check_family(table: pd.DataFrame) -> None:
     """ValueError unless ``table`` carries the attrs of a comparison table (its family named)."""
-    if not {"k", "alpha", "family", "questions", "means"} <= set(table.attrs):
+    if not {"k", "alpha", "family", "questions", "means", "tests", "min discordant"} <= set(table.attrs):
         raise ValueError("table must be the output of paired_comparisons, slice_comparisons or setting_comparisons "
                          "(its attrs name the family)")
 
@@ -542,7 +544,8 @@ def _sentence(table: pd.DataFrame, key: tuple) -> str:
     if r["wins"] + r["losses"] == 0:
         sentence += " — no question differs"
     elif r["few discordant"]:
-        sentence += f" — rests on {_count(r['wins'] + r['losses'], 'discordant question')} ({r['wins']}–{r['losses']})"
+        sentence += (f" — rests on {_count(r['wins'] + r['losses'], 'discordant question')} ({r['wins']}–{r['losses']});"
+                     f" {table.attrs['min discordant']} all one way are needed to pass at α/{table.attrs['tests']}")
     return sentence + "."
 
 

@@ -48,6 +48,9 @@ def test_paired_comparisons_on_toy_runs():
     assert table.loc[("B − C", "success"), "verdict"] == "C higher"
     assert table.loc[("A − C", "success"), "verdict"] == "not distinguishable"  # 2 to 0
     assert table.loc[("A − C", "success"), "few discordant"]
+    # the flag follows the family: 3 pairs × 2 metrics, Holm's first step at 0.05 / 6 needs 8 all one way
+    assert table.attrs["min discordant"] == 8 and table.attrs["tests"] == 6
+    assert (table["few discordant"] == (table["wins"] + table["losses"] < 8)).all()
     assert (table["wins"] + table["ties"] + table["losses"] == table["questions"]).all()
 
 
@@ -58,7 +61,8 @@ def test_comparison_sentences_state_the_family_and_each_verdict():
         "The family: 1 test: 1 pair of retrievers × 1 metric at k = 1; every verdict uses Holm-adjusted "
         "p-values at family-wise 5%.",
         f"A − C success@1: +0.167 [{low:.2f}, {high:.2f}], 2 wins, 10 ties, 0 losses, McNemar exact p = 0.5, "
-        "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 discordant questions (2–0).",
+        "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 discordant questions (2–0); "
+        "6 all one way are needed to pass at α/1.",
     ]
     with pytest.raises(ValueError, match="output of paired_comparisons, slice_comparisons or setting_comparisons"):
         h.comparison_sentences(pd.DataFrame(table))
