@@ -18,7 +18,7 @@ import pandas as pd
 
 from .checks import check_list, check_positive_int, check_probability
 from .evaluation import METRICS, _check_same_questions, per_question_scores, rank_groups, verdict
-from .power import POWER, fewest_discordant, questions_needed, smallest_detectable_difference
+from .power import POWER, fewest_discordant, smallest_detectable_difference
 from .statistics import (
     ALPHA, BOOTSTRAP, MCNEMAR, N_RESAMPLES, SEED, WILSON, _is_binary, bootstrap_ci, holm, mean_interval, paired_test,
 )
@@ -409,14 +409,16 @@ def power_table(
     runs: Mapping, qrels: Mapping, k: int = 3, metric: str = SUCCESS, pairs: Sequence[tuple[str, str]] | None = None,
     alpha: float = ALPHA, power: float = POWER,
 ) -> pd.DataFrame:
-    """For each pair of retrievers: how many questions McNemar's test would need, and what this golden set can detect.
+    """For each pair of retrievers: the smallest difference in hit rate this golden set can detect with McNemar's test.
 
     From the observed discordance: p10 = wins / questions, p01 = losses / questions (A hits and B
-    misses, and the other way round). ``questions needed`` is :func:`questions_needed` (Connor 1987)
-    for the observed difference; ``smallest detectable difference`` is
-    :func:`smallest_detectable_difference` for this golden set's number of questions at the
-    observed discordance. Both assume one test at level ``alpha``; for a family, pass alpha divided
-    by the number of tests.
+    misses, and the other way round). ``smallest detectable difference`` is
+    :func:`smallest_detectable_difference` (Connor 1987) for this golden set's number of questions
+    at the observed discordance ψ = p10 + p01. It assumes one test at level ``alpha``; for a family
+    under Holm, pass alpha divided by the number of tests (the level of Holm's first step). The
+    observed difference is shown but is no planning value: a sample size computed from it
+    (post-hoc power) only restates the p-value; plan with
+    :func:`~retrieval_eval.power.questions_needed` from the smallest difference that matters.
 
     Args:
         runs, qrels, k: as :func:`per_question_table`.
@@ -426,14 +428,14 @@ def power_table(
 
     Returns:
         A DataFrame indexed by pair "A − B" with columns ``questions``, ``wins``, ``losses``,
-        ``discordance`` (p10 + p01), ``difference`` (p10 − p01, A − B in hit rate),
-        ``questions needed`` (``inf`` when wins equal losses) and ``smallest detectable difference``
+        ``discordance`` (p10 + p01), ``difference`` (p10 − p01, A − B in hit rate) and
+        ``smallest detectable difference``
         (a share of questions; ``inf`` when none is detectable at this discordance, e.g. when no
         question is discordant).
 
     Raises:
         ValueError: the metric's values are not all 0 or 1 (names the retriever), or as
-            :func:`paired_comparisons` and :func:`questions_needed`.
+            :func:`paired_comparisons` and :func:`smallest_detectable_difference`.
 
     Taught in: notebook 08_beyond_the_averages.
     """
@@ -447,7 +449,7 @@ def power_table(
         n, wins, losses = len(a), int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
         rows[f"{first} − {second}"] = {
             "questions": n, "wins": wins, "losses": losses, "discordance": (wins + losses) / n,
-            "difference": (wins - losses) / n, "questions needed": questions_needed(wins / n, losses / n, alpha, power),
+            "difference": (wins - losses) / n,
             "smallest detectable difference": (
                 smallest_detectable_difference(n, (wins + losses) / n, alpha, power) if wins + losses else float("inf")
             ),
