@@ -50,15 +50,14 @@ lives, in teaching order:
                       monte_carlo_error, holm, N_RESAMPLES, SEED, EXACT_LIMIT,
                       ALPHA, MCNEMAR, PERMUTATION, WILSON, BOOTSTRAP
   power.py            questions_needed, smallest_detectable_difference,              08
-                      best_case_detectable_difference, POWER (planning the size
-                      of a golden set)
+                      best_case_detectable_difference, fewest_discordant, POWER
+                      (planning the size of a golden set)
   comparisons.py      per_question_table, interval_table, slice_intervals,           05-09
                       paired_comparisons, slice_comparisons, setting_comparisons,
                       column_comparisons (the one place for paired tests),
                       comparison_sentences, pair_sentence, tested_pair,
                       tested_verdict (who leads, and whether the golden set can
-                      tell), power_table, rank_differences, SUCCESS,
-                      MIN_DISCORDANT
+                      tell), power_table, rank_differences, SUCCESS
   widgets/            playground_widget, playground_scores (playground.py);          01-04, 07
                       rank_slider_widget, rank_slider_scores (rank_slider.py);
                       ceiling_widget, ceiling_report, ceiling_by_k,
@@ -95,7 +94,7 @@ from retrieval_eval.chunking import (
     compare_settings, setting_scores, shared_word_pieces,
 )
 from retrieval_eval.comparisons import (
-    MIN_DISCORDANT, SUCCESS, comparison_sentences, interval_table, pair_sentence, paired_comparisons, per_question_table,
+    SUCCESS, comparison_sentences, interval_table, pair_sentence, paired_comparisons, per_question_table,
     column_comparisons, power_table, rank_differences, setting_comparisons, slice_comparisons, slice_intervals, tested_pair, tested_verdict,
 )
 from retrieval_eval.conventions import (
@@ -130,7 +129,7 @@ from retrieval_eval.paths import (
     CACHE_DIR, CHUNKS_PATH, CORPUS_DIR, DATA_DIR, GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH, OUTPUT_DIR, ROOT,
 )
 from retrieval_eval.pipeline import Setup, evaluation_setup
-from retrieval_eval.power import POWER, best_case_detectable_difference, questions_needed, smallest_detectable_difference
+from retrieval_eval.power import POWER, best_case_detectable_difference, fewest_discordant, questions_needed, smallest_detectable_difference
 from retrieval_eval.plots import (
     plot_chunking_budget, plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_slices,
 )
@@ -196,10 +195,10 @@ __all__ = [
     # statistics, comparisons and planning (08)
     "bootstrap_ci", "wilson_ci", "mean_interval", "sign_test", "mcnemar_test", "permutation_test", "permutation_p",
     "monte_carlo_error", "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
-    "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "POWER",
+    "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "fewest_discordant", "POWER",
     "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
     "setting_comparisons", "column_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
-    "rank_differences", "SUCCESS", "MIN_DISCORDANT",
+    "rank_differences", "SUCCESS",
     # widgets (01-04, 07)
     "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",
     "ceiling_widget", "ceiling_report", "ceiling_by_k", "hypothetical_qrels",

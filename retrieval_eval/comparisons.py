@@ -18,13 +18,12 @@ import pandas as pd
 
 from .checks import check_list, check_positive_int, check_probability
 from .evaluation import METRICS, _check_same_questions, per_question_scores, rank_groups, retriever_columns, verdict
-from .power import POWER, questions_needed, smallest_detectable_difference
+from .power import POWER, fewest_discordant, smallest_detectable_difference
 from .statistics import (
     ALPHA, BOOTSTRAP, MCNEMAR, N_RESAMPLES, SEED, WILSON, _is_binary, bootstrap_ci, holm, mean_interval, paired_test,
 )
 
 SUCCESS = "success"  # success@k, a metric name the tables accept beside those of METRICS
-MIN_DISCORDANT = 5  # a claim resting on fewer questions that differ is flagged "few discordant"
 
 
 def per_question_table(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[str] = tuple(METRICS)) -> pd.DataFrame:
@@ -136,9 +135,10 @@ def paired_comparisons(
         A DataFrame indexed by ``(pair, metric)`` (pair "A − B") with columns ``questions``,
         ``difference``, ``low``, ``high``, ``wins``, ``ties``, ``losses``, ``test``, ``method``,
         ``p``, ``p (Holm)``, ``verdict`` ("A higher", "B higher" or "not distinguishable") and
-        ``few discordant`` (True when fewer than ``MIN_DISCORDANT`` questions differ). Its
-        ``attrs`` hold ``k``, ``alpha``, ``family`` (the family named in words), ``questions`` and
-        ``means`` (``{(retriever, metric): mean}``), read by :func:`comparison_sentences`,
+        ``few discordant`` (True when fewer questions differ than an all-one-way split needs to
+        pass Holm's first step, α / (tests in the family): :func:`~retrieval_eval.power.fewest_discordant`).
+        Its ``attrs`` hold ``k``, ``alpha``, ``family`` (the family named in words), ``questions``,
+        ``tests`` (the family's size), ``min discordant`` (that number) and ``means`` (``{(retriever, metric): mean}``), read by :func:`comparison_sentences`,
         :func:`tested_verdict` and :func:`pair_sentence`.
 
     Raises:
@@ -181,12 +181,14 @@ def column_comparisons(
         The table of :func:`paired_comparisons`.
 
     Raises:
-        ValueError: a pair names a column ``wide`` does not have, ``alpha`` is not between 0 and 1,
+        ValueError: ``pairs`` is not a list of pairs of different names of ``wide``'s first column
+            level, a pair names a column ``wide`` does not have, ``alpha`` is not between 0 and 1,
             or a value is missing or not finite (names the column and the questions).
 
     Taught in: notebook 08_beyond_the_averages.
     """
     alpha = check_probability(alpha, "alpha")
+    pairs = _check_pairs_of(dict.fromkeys(wide.columns.unique(0)), pairs)
     metrics = list(wide.columns.unique("metric"))
     for first, second in pairs:
         for name in (first, second):
@@ -207,8 +209,8 @@ def slice_comparisons(
     """:func:`paired_comparisons` within each slice of the golden set: one family over slices × pairs × metrics.
 
     A slice holds a handful of questions, so a difference in it often rests on two or three
-    questions that differ: the ``few discordant`` column flags those, and
-    :func:`comparison_sentences` says how many they were.
+    questions that differ: the ``few discordant`` column flags the tests with too few to pass
+    Holm's first step even all one way, and :func:`comparison_sentences` says how many they were.
 
     Args:
         golden: the golden set, with columns ``id`` and ``slice``.
@@ -242,8 +244,9 @@ def comparison_sentences(table: pd.DataFrame) -> list[str]:
     """The comparison table as sentences: the family first, then one sentence per test with its verdict.
 
     For example "vector − BM25 recall@3: +0.191 [0.06, 0.32], 13 wins, 30 ties, 4 losses, McNemar
-    exact p = 0.049, Holm p = 0.15: not distinguishable at family-wise 5%." A test resting on fewer
-    than ``MIN_DISCORDANT`` questions that differ adds "— rests on 2 discordant questions (2–0)".
+    exact p = 0.049, Holm p = 0.15: not distinguishable at family-wise 5%." A test flagged
+    ``few discordant`` adds "— rests on 2 discordant questions (2–0); 9 all one way are needed to
+    pass at α/9", the level of Holm's first step in a family of 9 tests.
 
     Args:
         table: the output of :func:`paired_comparisons` or :func:`slice_comparisons`.
@@ -408,14 +411,16 @@ def power_table(
     runs: Mapping, qrels: Mapping, k: int = 3, metric: str = SUCCESS, pairs: Sequence[tuple[str, str]] | None = None,
     alpha: float = ALPHA, power: float = POWER,
 ) -> pd.DataFrame:
-    """For each pair of retrievers: how many questions McNemar's test would need, and what this golden set can detect.
+    """For each pair of retrievers: the smallest difference in hit rate this golden set can detect with McNemar's test.
 
     From the observed discordance: p10 = wins / questions, p01 = losses / questions (A hits and B
-    misses, and the other way round). ``questions needed`` is :func:`questions_needed` (Connor 1987)
-    for the observed difference; ``smallest detectable difference`` is
-    :func:`smallest_detectable_difference` for this golden set's number of questions at the
-    observed discordance. Both assume one test at level ``alpha``; for a family, pass alpha divided
-    by the number of tests.
+    misses, and the other way round). ``smallest detectable difference`` is
+    :func:`smallest_detectable_difference` (Connor 1987) for this golden set's number of questions
+    at the observed discordance ψ = p10 + p01. It assumes one test at level ``alpha``; for a family
+    under Holm, pass alpha divided by the number of tests (the level of Holm's first step). The
+    observed difference is shown but is no planning value: a sample size computed from it
+    (post-hoc power) only restates the p-value; plan with
+    :func:`~retrieval_eval.power.questions_needed` from the smallest difference that matters.
 
     Args:
         runs, qrels, k: as :func:`per_question_table`.
@@ -425,14 +430,14 @@ def power_table(
 
     Returns:
         A DataFrame indexed by pair "A − B" with columns ``questions``, ``wins``, ``losses``,
-        ``discordance`` (p10 + p01), ``difference`` (p10 − p01, A − B in hit rate),
-        ``questions needed`` (``inf`` when wins equal losses) and ``smallest detectable difference``
+        ``discordance`` (p10 + p01), ``difference`` (p10 − p01, A − B in hit rate) and
+        ``smallest detectable difference``
         (a share of questions; ``inf`` when none is detectable at this discordance, e.g. when no
         question is discordant).
 
     Raises:
         ValueError: the metric's values are not all 0 or 1 (names the retriever), or as
-            :func:`paired_comparisons` and :func:`questions_needed`.
+            :func:`paired_comparisons` and :func:`smallest_detectable_difference`.
 
     Taught in: notebook 08_beyond_the_averages.
     """
@@ -446,7 +451,7 @@ def power_table(
         n, wins, losses = len(a), int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
         rows[f"{first} − {second}"] = {
             "questions": n, "wins": wins, "losses": losses, "discordance": (wins + losses) / n,
-            "difference": (wins - losses) / n, "questions needed": questions_needed(wins / n, losses / n, alpha, power),
+            "difference": (wins - losses) / n,
             "smallest detectable difference": (
                 smallest_detectable_difference(n, (wins + losses) / n, alpha, power) if wins + losses else float("inf")
             ),
@@ -519,15 +524,16 @@ def _adjust(table: pd.DataFrame, pairs: list, family: str, k: int, alpha: float,
         else "not distinguishable"
         for pair, (_, r) in zip(table.index.get_level_values("pair"), table.iterrows())
     ]
-    table["few discordant"] = table["wins"] + table["losses"] < MIN_DISCORDANT
+    needed = fewest_discordant(alpha / len(table))  # an all-one-way split passing Holm's first step
+    table["few discordant"] = table["wins"] + table["losses"] < needed
     means = {column: float(wide[column].mean()) for column in wide.columns}
-    table.attrs.update(k=k, alpha=alpha, family=family, questions=len(wide), means=means)
+    table.attrs.update(k=k, alpha=alpha, family=family, questions=len(wide), means=means, tests=len(table), **{"min discordant": needed})
     return table
 
 
 def _check_family(table: pd.DataFrame) -> None:
     """ValueError unless ``table`` carries the attrs of a comparison table (its family named)."""
-    if not {"k", "alpha", "family", "questions", "means"} <= set(table.attrs):
+    if not {"k", "alpha", "family", "questions", "means", "tests", "min discordant"} <= set(table.attrs):
         raise ValueError("table must be the output of paired_comparisons, slice_comparisons or setting_comparisons "
                          "(its attrs name the family)")
 
@@ -546,7 +552,8 @@ def _sentence(table: pd.DataFrame, key: tuple) -> str:
     if r["wins"] + r["losses"] == 0:
         sentence += " — no question differs"
     elif r["few discordant"]:
-        sentence += f" — rests on {_count(r['wins'] + r['losses'], 'discordant question')} ({r['wins']}–{r['losses']})"
+        sentence += (f" — rests on {_count(r['wins'] + r['losses'], 'discordant question')} ({r['wins']}–{r['losses']});"
+                     f" {table.attrs['min discordant']} all one way are needed to pass at α/{table.attrs['tests']}")
     return sentence + "."
 
 
@@ -585,7 +592,7 @@ def _check_pairs_of(runs: Mapping, pairs) -> list[tuple[str, str]]:
     """The pairs to compare: every pair of ``runs`` by default; ValueError for an unknown or repeated name."""
     if pairs is None:
         return list(combinations(runs, 2))
-    pairs = [tuple(pair) for pair in pairs]
+    pairs = [tuple(pair) for pair in check_list(pairs, "pairs", "pairs (A, B)")]
     for pair in pairs:
         if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(runs):
             raise ValueError(f"pair {pair!r} must name two different retrievers of {list(runs)}")

@@ -6,9 +6,10 @@ questions inform it: p10, the share of questions where retriever A hits and B mi
 other way round. Their sum ψ = p10 + p01 is the *discordance*, their difference δ = p10 − p01 is
 the difference in hit rate. Two answers:
 
-- the best case, :func:`best_case_detectable_difference`: every discordant question goes one way,
-  and the exact test needs d of them with 2 × 0.5^d ≤ α (6 at α = 0.05), so no difference below
-  d / n can ever be significant on n questions, whatever the retrievers do;
+- the best case, :func:`fewest_discordant` and :func:`best_case_detectable_difference`: every
+  discordant question goes one way, and the exact test needs d of them with 2 × 0.5^d ≤ α (6 at
+  α = 0.05), so no difference below d / n can ever be significant on n questions, whatever the
+  retrievers do;
 - with power, :func:`questions_needed` and :func:`smallest_detectable_difference`: the
   normal-approximation sample size of Connor (1987, Biometrics 43(1):207–211, p. 209),
 
@@ -22,6 +23,7 @@ the difference in hit rate. Two answers:
 from __future__ import annotations
 
 import math
+from itertools import count
 
 import numpy as np
 
@@ -31,16 +33,46 @@ from .statistics import ALPHA
 POWER = 0.8  # the chance of detecting a real difference that planners usually aim for
 
 
+def fewest_discordant(alpha: float = ALPHA) -> int:
+    """The fewest questions that must differ between two retrievers before a paired test can reach level alpha.
+
+    With d questions that differ (discordant: one retriever's value is higher), the exact paired
+    tests of the series (McNemar's exact test on hits and misses, the exact paired permutation test
+    on other values) are most significant when all d go the same way: p = 2 × 0.5^d. The smallest
+    d with p <= α: 6 at α = 0.05, 8 at 0.05 / 6, 9 at 0.05 / 9. Holm's correction tests the
+    smallest p of a family of m tests at α / m, so a test needs this many at α / m to pass on its
+    own; with fewer, only a family whose other tests pass first can let it through, and with fewer
+    than ``fewest_discordant(α)`` it can never pass.
+
+    Args:
+        alpha: the two-sided significance level, in (0, 1).
+
+    Returns:
+        d, an int >= 1.
+
+    Raises:
+        ValueError: ``alpha`` is not in (0, 1).
+
+    Taught in: notebook 08_beyond_the_averages.
+    """
+    from scipy.stats import binomtest
+
+    alpha = check_probability(alpha, "alpha")
+    return next(d for d in count(1) if binomtest(d, d, 0.5).pvalue <= alpha)
+
+
 def best_case_detectable_difference(n_questions: int, alpha: float = ALPHA) -> float:
     """The smallest difference in hit rate between two retrievers that n paired questions could ever show.
 
     McNemar's exact test (a two-sided binomial test on the discordant questions, those that one
     retriever finds and the other misses) is most significant when every discordant question goes
-    the same way: with d of them, p = 2 × 0.5^d. The smallest d with p <= α (6 at α = 0.05) over n
-    questions is the smallest difference in hit rate that can ever be called significant: a set of
-    20 questions cannot show a difference below 6/20 = 0.30, whatever the retrievers do. This is
-    the best case; how many questions a realistic difference needs is :func:`questions_needed`, and
-    what n questions detect at a realistic discordance is :func:`smallest_detectable_difference`.
+    the same way: it needs :func:`fewest_discordant` of them (6 at α = 0.05), so over n questions
+    no difference in hit rate below that number / n can ever be called significant: a set of
+    20 questions cannot show a difference below 6/20 = 0.30 in a single test at α = 0.05, whatever
+    the retrievers do. In a family of m tests under Holm, pass α / m, the level of its strictest
+    step. This is the best case; how many questions a realistic difference needs is
+    :func:`questions_needed`, and what n questions detect at a realistic discordance is
+    :func:`smallest_detectable_difference`.
 
     Args:
         n_questions: the number of questions, an integer >= 1.
@@ -55,12 +87,9 @@ def best_case_detectable_difference(n_questions: int, alpha: float = ALPHA) -> f
 
     Taught in: notebook 08_beyond_the_averages, and the README's "Audit your golden set".
     """
-    from scipy.stats import binomtest
-
     n = check_positive_int(n_questions, "n_questions")
-    alpha = check_probability(alpha, "alpha")
-    d = next((d for d in range(1, n + 1) if binomtest(d, d, 0.5).pvalue <= alpha), None)
-    return d / n if d else float("nan")
+    d = fewest_discordant(alpha)
+    return d / n if d <= n else float("nan")
 
 
 def questions_needed(p10: float, p01: float, alpha: float = ALPHA, power: float = POWER) -> float:

@@ -53,7 +53,6 @@ def bootstrap_ci(values: Sequence[float], n_resamples: int = N_RESAMPLES, confid
     """
     from scipy import stats
 
-
     values = _check_values(values, "values")
     if len(values) < 2:
         raise ValueError(f"need at least 2 values for a bootstrap interval, got {len(values)}")
@@ -90,7 +89,6 @@ def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, 
     Taught in: notebook 08_beyond_the_averages.
     """
     from scipy import stats
-
 
     n = check_positive_int(n, "n")
     if isinstance(successes, bool) or not isinstance(successes, (int, np.integer)) or not 0 <= successes <= n:
@@ -155,7 +153,6 @@ def sign_test(a: Sequence[float], b: Sequence[float]) -> dict:
     Taught in: notebook 08_beyond_the_averages.
     """
     from scipy import stats
-
 
     a, b = _check_pairs(a, b)
     wins, losses = int((a > b).sum()), int((a < b).sum())
@@ -240,7 +237,6 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     Taught in: notebook 08_beyond_the_averages.
     """
     from scipy import stats
-
 
     a, b = _check_pairs(a, b)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
@@ -346,7 +342,6 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     Taught in: notebook 08_beyond_the_averages.
     """
     from statsmodels.stats.multitest import multipletests
-
 
     p_values = _check_values(p_values, "p_values")
     if not len(p_values):

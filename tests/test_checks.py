@@ -228,6 +228,7 @@ def public_arguments(world: World, folder) -> dict:
                            "rank": False},
         "shared_word_pieces": {"setting": h.Chunking(64, 0, w.chunks, w.qrels, {}, {}), "docs": w.docs},
         "bm25_steps": {"chunks": w.chunks, "golden": w.golden, "qrels": w.qrels},
+        "bm25_variants": {"chunks": w.chunks, "golden": w.golden, "qrels": w.qrels},
         "random_baseline": {"qrels": w.qrels, "n_chunks": len(POOL), "k": 3},
         "read_known_false_negatives": {"chunks": w.chunks, "qrels": w.qrels, "path": folder / "known.csv"},
         "with_known_false_negatives": {"qrels": w.qrels, "known": pd.DataFrame(
@@ -333,6 +334,9 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "setting_scores": {"setting": h.Chunking(64, 0, [], {}, {}, {}), "ks": [3]},
     "mean_interval": {"values": [1.0, 0.0]}, "holm": {"p_values": [0.01, 0.2]},
     **{name: {"a": [1.0], "b": [0.0]} for name in ("mcnemar_test", "permutation_test", "paired_test")},
+    "column_comparisons": {"wide": pd.DataFrame([[1.0, 0.0], [0.0, 0.0]], columns=pd.MultiIndex.from_tuples(
+                               [("a", "recall"), ("b", "recall")], names=["retriever", "metric"])),
+                           "pairs": [("a", "b")], "family": "toy", "k": 3},
     "setting_comparisons": {"settings": {"a": ({"r": {"q1": ["d0"]}}, {"q1": {"d0": 1}}),
                                          "b": ({"r": {"q1": ["d1"]}}, {"q1": {"d0": 1}})}, "metrics": ["recall"]},
 }

@@ -48,6 +48,9 @@ def test_paired_comparisons_on_toy_runs():
     assert table.loc[("B − C", "success"), "verdict"] == "C higher"
     assert table.loc[("A − C", "success"), "verdict"] == "not distinguishable"  # 2 to 0
     assert table.loc[("A − C", "success"), "few discordant"]
+    # the flag follows the family: 3 pairs × 2 metrics, Holm's first step at 0.05 / 6 needs 8 all one way
+    assert table.attrs["min discordant"] == 8 and table.attrs["tests"] == 6
+    assert (table["few discordant"] == (table["wins"] + table["losses"] < 8)).all()
     assert (table["wins"] + table["ties"] + table["losses"] == table["questions"]).all()
 
 
@@ -58,7 +61,8 @@ def test_comparison_sentences_state_the_family_and_each_verdict():
         "The family: 1 test: 1 pair of retrievers × 1 metric at k = 1; every verdict uses Holm-adjusted "
         "p-values at family-wise 5%.",
         f"A − C success@1: +0.167 [{low:.2f}, {high:.2f}], 2 wins, 10 ties, 0 losses, McNemar exact p = 0.5, "
-        "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 discordant questions (2–0).",
+        "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 discordant questions (2–0); "
+        "6 all one way are needed to pass at α/1.",
     ]
     with pytest.raises(ValueError, match="output of paired_comparisons, slice_comparisons or setting_comparisons"):
         h.comparison_sentences(pd.DataFrame(table))
@@ -170,10 +174,9 @@ def test_power_table_on_toy_runs():
     table = h.power_table(RUNS, QRELS, k=1, pairs=[("A", "C"), ("C", "B")])
     row = table.loc["C − B"]
     assert row[["questions", "wins", "losses"]].tolist() == [12, 8, 0]
-    assert row["questions needed"] == h.questions_needed(8 / 12, 0)
     assert row["smallest detectable difference"] == pytest.approx(h.smallest_detectable_difference(12, 8 / 12))
     ties = h.power_table({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1)
-    assert ties.loc["A − A2", "questions needed"] == math.inf
+    assert "questions needed" not in ties.columns  # planned from the difference that matters, not the observed one
     assert ties.loc["A − A2", "smallest detectable difference"] == math.inf
 
 
@@ -216,8 +219,10 @@ def test_column_comparisons_is_the_engine_of_paired_comparisons_and_refuses_bad_
     family = "3 tests: 3 pairs of retrievers × 1 metric at k = 1"
     pairs = [("A", "B"), ("A", "C"), ("B", "C")]
     assert h.column_comparisons(wide, pairs, family, 1).equals(h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success"]))
-    with pytest.raises(ValueError, match=r"no column \('D', 'success'\) to compare"):
+    with pytest.raises(ValueError, match=r"pair \('A', 'D'\) must name two different retrievers of \['A', 'B', 'C'\]"):
         h.column_comparisons(wide, [("A", "D")], family, 1)
+    with pytest.raises(ValueError, match=r"no column \('C', 'recall'\) to compare"):
+        h.column_comparisons(wide.join(wide[["A"]].rename(columns={"success": "recall"})), [("A", "C")], family, 1)
     holed = wide.copy()
     holed.loc["q03", ("B", "success")] = float("nan")
     with pytest.raises(ValueError, match=r"\('B', 'success'\): no finite value for question\(s\) \['q03'\]"):

@@ -51,6 +51,16 @@ def test_no_detectable_difference_is_infinite():
     assert h.smallest_detectable_difference(3, 1.0) == math.inf  # too few questions for any difference
 
 
+def test_fewest_discordant_by_hand():
+    # 2 × 0.5^d <= alpha: 2 × 0.5^5 = 0.0625, 2 × 0.5^6 = 0.031; at 0.05 / 6 = 0.0083, 2 × 0.5^8 = 0.0078
+    assert h.fewest_discordant() == 6
+    assert h.fewest_discordant(0.05 / 6) == 8
+    assert h.fewest_discordant(0.05 / 9) == 9  # 2 × 0.5^8 = 0.0078 > 0.0056 >= 2 × 0.5^9 = 0.0039
+    assert h.fewest_discordant(0.05 / 15) == 10
+    with pytest.raises(ValueError, match="alpha must be between 0 and 1"):
+        h.fewest_discordant(0)
+
+
 def test_best_case_detectable_difference_by_hand():
     # the best case: every discordant question goes one way (exact McNemar test)
     # p = 2 × 0.5^d when all d discordant questions go one way: d = 5 gives 0.0625, d = 6 gives 0.03125

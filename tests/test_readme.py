@@ -64,3 +64,6 @@ def test_window_and_slice_figures(golden, chunks):
 def test_audit_slice_size_figure():
     bound = h.best_case_detectable_difference(15)
     assert f"a slice of 15 questions cannot show a difference below {bound:.2f}" in README
+    family = 0.05 / 6  # notebook 08's slice family: 2 slices × 3 pairs, Holm's first step
+    assert (f"`h.fewest_discordant(0.05 / m)`: {h.fewest_discordant(family)} for\nthe 6 slice tests of notebook 08, so 15 "
+            f"questions cannot pass that step below a difference of {h.best_case_detectable_difference(15, family):.2f}.") in README
