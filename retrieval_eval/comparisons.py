@@ -185,7 +185,8 @@ def column_comparisons(
             level, a pair names a column ``wide`` does not have, ``alpha`` is not between 0 and 1,
             or a value is missing or not finite (names the column and the questions).
 
-    Taught in: notebook 08_beyond_the_averages.
+    Taught in: notebook 08_beyond_the_averages (through paired_comparisons and slice_comparisons),
+    and notebooks 05_three_retrievers and 09_chunking (through compare_settings).
     """
     alpha = check_probability(alpha, "alpha")
     pairs = _check_pairs_of(dict.fromkeys(wide.columns.unique(0)), pairs)
@@ -281,7 +282,7 @@ def pair_sentence(table: pd.DataFrame, first: str, second: str, metric: str) -> 
     Raises:
         ValueError: the table holds no such pair or metric (lists what it holds).
 
-    Taught in: notebook 06_mistakes_and_interview.
+    Taught in: notebook 05_three_retrievers.
     """
     _check_family(table)
     return _sentence(table, tested_pair(table, first, second, metric).name)
@@ -386,7 +387,8 @@ def setting_comparisons(
         ValueError: not two settings, the settings hold different questions or no common
             retriever, or as :func:`paired_comparisons`.
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; no notebook or module calls it (tests/test_comparisons.py does). Notebooks
+    05_three_retrievers and 09_chunking compare settings with compare_settings.
     """
     alpha = check_probability(alpha, "alpha")
     if len(settings) != 2:

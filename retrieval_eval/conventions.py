@@ -53,10 +53,16 @@ def hit_rate(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float
     and only some are found — which is why a tool that calls it "recall" reports more.
     trec_eval: ``success.k`` (m_success.c).
 
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        gains: ``{id: gain}`` for the question's judged ids (finite numbers; at least one > 0).
+        k: the cut-off, an integer >= 1.
+
     Raises:
         ValueError: k is not an integer >= 1, no gain is > 0, or ``ranked`` repeats an id.
 
-    Taught in: notebooks 01_recall_at_k and 10_convention_switchboard.
+    Taught in: notebooks 01_recall_at_k, 06_mistakes_and_interview and
+    10_convention_switchboard (through switchboard).
     """
     return success_at_k(ranked, relevant_ids(gains), k)
 
@@ -67,6 +73,11 @@ def capped_recall(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> 
     It is precision@k up to k = |R| and recall@k after. trec_eval: ``relative_P.k`` (m_rel_P.c,
     "precision at cutoff relative to the maximum possible precision at that cutoff"); its mean over
     questions is a mean of ratios (compare :func:`share_of_ceiling`, a ratio of means).
+
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        gains: ``{id: gain}`` for the question's judged ids (finite numbers; at least one > 0).
+        k: the cut-off, an integer >= 1.
 
     Raises:
         ValueError: as :func:`hit_rate`.
@@ -87,6 +98,11 @@ def precision_of_returned(ranked: Sequence[str], gains: Mapping[str, float], k: 
     (trec_eval's ``P.k`` divides by k). trec_eval: ``set_P`` on the ranking cut at k (``-M k``;
     m_set_P.c does not "fill in with nonrel docs if less than [k] docs retrieved").
 
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        gains: ``{id: gain}`` for the question's judged ids (finite numbers; at least one > 0).
+        k: the cut-off, an integer >= 1.
+
     Raises:
         ValueError: as :func:`hit_rate`.
 
@@ -104,10 +120,15 @@ def f1_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
     ceiling: with one relevant id and k = 3 it is at most 2 · (1/3) · 1 / (4/3) = 0.5.
     trec_eval: none (``set_F`` divides precision by the number returned).
 
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        gains: ``{id: gain}`` for the question's judged ids (finite numbers; at least one > 0).
+        k: the cut-off, an integer >= 1.
+
     Raises:
         ValueError: as :func:`hit_rate`.
 
-    Taught in: notebooks 02_precision_at_k and 10_convention_switchboard.
+    Taught in: notebooks 02_precision_at_k and 10_convention_switchboard (through switchboard).
     """
     relevant = check_relevant(relevant_ids(gains))
     p, r = precision_at_k(ranked, relevant, k), recall_at_k(ranked, relevant, k)
@@ -123,10 +144,15 @@ def ap_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
     The per-question form every variant here has (``(ranked, gains, k)``), for :func:`macro_mean`
     and the switchboard; its mean over questions is MAP@k. trec_eval: ``map_cut.k`` (m_map_cut.c).
 
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        gains: ``{id: gain}`` for the question's judged ids (finite numbers; at least one > 0).
+        k: the cut-off, an integer >= 1.
+
     Raises:
         ValueError: as :func:`hit_rate`.
 
-    Taught in: notebooks 03_mrr and 10_convention_switchboard.
+    Taught in: notebooks 03_mrr and 10_convention_switchboard (through switchboard).
     """
     return average_precision(ranked, relevant_ids(gains), k)
 
@@ -139,10 +165,15 @@ def context_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int)
     top K, divided by the number of relevant items in the top K). It is rank-weighted like AP, not
     precision@k, and a relevant id the retriever missed costs nothing. trec_eval: none.
 
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        gains: ``{id: gain}`` for the question's judged ids (finite numbers; at least one > 0).
+        k: the cut-off, an integer >= 1.
+
     Raises:
         ValueError: as :func:`hit_rate`.
 
-    Taught in: notebooks 03_mrr and 10_convention_switchboard.
+    Taught in: notebooks 03_mrr and 10_convention_switchboard (through switchboard).
     """
     ranked, relevant, k = _question(ranked, gains, k)
     hits = _hits(ranked, relevant, k)
@@ -159,10 +190,13 @@ def exponential_gains(gains: Mapping[str, float]) -> dict:
     trec_eval's ``ndcg_cut.k`` gives the same on qrels relabelled this way (m_ndcg_cut.c: "if you
     want different gains, change the qrels file"). Binary labels do not change (2^1 − 1 = 1).
 
+    Args:
+        gains: ``{id: gain}`` for one question's judged ids (finite numbers).
+
     Raises:
         ValueError: as :func:`~retrieval_eval.checks.check_gains`.
 
-    Taught in: notebooks 04_ndcg and 10_convention_switchboard.
+    Taught in: notebooks 04_ndcg and 10_convention_switchboard (through switchboard).
     """
     return {doc_id: 2**gain - 1 for doc_id, gain in check_gains(gains).items()}
 
@@ -175,10 +209,16 @@ def ndcg_retrieved_ideal(ranked: Sequence[str], gains: Mapping[str, float], k: i
     when given only the retrieved items. 0 when no relevant id was retrieved. trec_eval: none
     (``ndcg_cut.k`` builds the ideal from every judged id, as :func:`~retrieval_eval.metrics.ndcg_at_k`).
 
+    Args:
+        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
+        gains: ``{id: gain}`` for the question's judged ids (finite numbers; at least one > 0).
+        k: the cut-off, an integer >= 1.
+
     Raises:
         ValueError: as :func:`hit_rate`.
 
-    Taught in: notebooks 04_ndcg, 06_mistakes_and_interview and 10_convention_switchboard.
+    Taught in: notebooks 04_ndcg, 06_mistakes_and_interview and
+    10_convention_switchboard (through switchboard).
     """
     ranked, _, k = _question(ranked, gains, k)
     top = [gains.get(doc_id, 0) for doc_id in ranked[:k]]
@@ -232,7 +272,7 @@ def macro_mean(score: Callable, run: Mapping, qrels: Mapping, k: int, drop_empty
             run and the qrels hold different questions, every ranking is empty with ``drop_empty``,
             or a question's input is invalid (names the question).
 
-    Taught in: notebooks 01_recall_at_k to 03_mrr and 10_convention_switchboard.
+    Taught in: notebooks 01_recall_at_k to 03_mrr and 10_convention_switchboard (through switchboard, for recall@k with empty rankings dropped).
     """
     _check_questions(run, qrels)
     kept = [q for q in qrels if run[q] or not drop_empty]
@@ -254,10 +294,15 @@ def micro_recall(run: Mapping, qrels: Mapping, k: int) -> float:
     every question the same weight. trec_eval: its summary line ("all") sums ``num_rel_ret`` and
     ``num_rel`` over questions; on the run cut at k (``-M k``) their ratio is this number.
 
+    Args:
+        run: ``{question_id: ranking}`` with every question of ``qrels`` (``[]`` for no results).
+        qrels: ``{question_id: {id: gain}}``, every question with a gain > 0.
+        k: the cut-off, an integer >= 1.
+
     Raises:
         ValueError: as :func:`macro_mean`.
 
-    Taught in: notebooks 01_recall_at_k and 10_convention_switchboard.
+    Taught in: notebooks 01_recall_at_k and 10_convention_switchboard (through switchboard).
     """
     return _pooled(run, qrels, k, lambda relevant: len(relevant))
 
@@ -269,10 +314,15 @@ def share_of_ceiling(run: Mapping, qrels: Mapping, k: int) -> float:
     trec_eval: none; its ``relative_P.k`` is the mean of the per-question ratios
     (:func:`capped_recall`), which weighs every question alike.
 
+    Args:
+        run: ``{question_id: ranking}`` with every question of ``qrels`` (``[]`` for no results).
+        qrels: ``{question_id: {id: gain}}``, every question with a gain > 0.
+        k: the cut-off, an integer >= 1.
+
     Raises:
         ValueError: as :func:`macro_mean`.
 
-    Taught in: notebooks 02_precision_at_k and 10_convention_switchboard.
+    Taught in: notebooks 02_precision_at_k and 10_convention_switchboard (through switchboard).
     """
     k = check_positive_int(k)
     return _pooled(run, qrels, k, lambda relevant: min(len(relevant), k))
@@ -301,6 +351,8 @@ class Variant:
     ``measure`` is the trec_eval measure ("" when there is none), with ``{k}`` for the cut-off;
     ``cut_run`` says trec_eval must read the ranking cut at k (``-M k``); ``exponential`` that it
     must read qrels relabelled with :func:`exponential_gains`.
+
+    Not taught; the rows of switchboard (notebook 10_convention_switchboard).
     """
 
     name: str
@@ -311,7 +363,13 @@ class Variant:
     exponential: bool = False
 
     def trec_eval(self, k: int) -> str:
-        """The trec_eval measure and options as a reader would type them, or "none"."""
+        """The trec_eval measure and options as a reader would type them, or "none".
+
+        Args:
+            k: the cut-off written into the measure name, an integer.
+
+        Not taught; used by switchboard (notebook 10_convention_switchboard).
+        """
         if not self.measure:
             return "none"
         options = [" -M " + str(k)] * self.cut_run + [", qrels relabelled 2^g − 1"] * self.exponential
@@ -395,6 +453,11 @@ def trec_eval_means(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     a question with an empty ranking is handed over empty, which pytrec_eval scores 0 (as ``-c``),
     or left out for the "empty rankings dropped" row. Gains must be whole numbers (trec_eval reads
     integer labels).
+
+    Args:
+        run: ``{question_id: ranking}`` with every question of ``qrels`` (``[]`` for no results).
+        qrels: ``{question_id: {id: gain}}`` with whole-number gains, every question with a gain > 0.
+        k: the cut-off, an integer >= 1.
 
     Returns:
         A Series indexed like :func:`switchboard`'s rows.

@@ -239,7 +239,7 @@ def split_into_chunks(
             id is not a str (:func:`~retrieval_eval.checks.check_ids`) or a text is not a str (names
             the document); the tokenizer gives no character offsets (a "slow" tokenizer).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebook 09_chunking.
     """
     chunk_size = check_positive_int(chunk_size, "chunk_size")
     # What the model reads besides the chunk: 2 special tokens for BERT-style models ([CLS], [SEP]), and the prefix.
@@ -292,7 +292,8 @@ def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, in
             the document after the chunk before it (names the chunk): the chunks are not this
             document's, or not in its order.
 
-    Taught in: notebook 09_chunking.
+    Not taught; used by shared_word_pieces (notebook 09_chunking) and by label_chunks to say why
+    a question has no relevant chunk.
     """
     chunks = check_chunks(chunks)
     full = normalise(text)
@@ -394,10 +395,14 @@ def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> N
 
     Only the ``make chunks`` step calls this; notebooks never write under ``data/``.
 
+    Args:
+        chunks: ``[{"id": str, "doc": str, "text": str, "n_tokens": int}, ...]`` in corpus order.
+        path: the JSON Lines file to write (str or Path; data/chunks.jsonl by default).
+
     Raises:
         ValueError: as :func:`check_chunks`, before anything is written.
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by ``make chunks`` (notebooks read the chunks through evaluation_setup).
     """
     chunks = check_chunks(chunks)
     with open(path, "w", encoding="utf-8") as f:
@@ -407,6 +412,9 @@ def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> N
 
 def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
     """Read and validate chunks written by :func:`write_chunks`.
+
+    Args:
+        path: the JSON Lines file (str or Path; data/chunks.jsonl by default).
 
     Raises:
         ValueError: the file is not UTF-8 JSON Lines (names the line), a chunk misses a key, or
@@ -454,7 +462,8 @@ def check_chunks(chunks: Sequence[Mapping]) -> list:
             any word (a Markdown rule ``---``, emoji, punctuation) is valid: BM25 indexes it,
             though it can never match a query.
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used wherever chunks come in (e.g. BM25Retriever, notebooks 00_start_here and
+    05_three_retrievers).
     """
     chunks = check_list(chunks, "chunks", "chunks (mappings with id and text)")
     if not chunks:
@@ -513,7 +522,7 @@ def stored_or_split_chunks(
             (:func:`~retrieval_eval.models.model_window`: the model could not read a whole chunk),
             ``chunk_overlap`` is invalid (as :func:`split_into_chunks`), or a document id is not a str.
 
-    Taught in: notebooks 05_three_retrievers and 09_chunking.
+    Not taught; used by evaluation_setup (every notebook) and chunk_and_rank (notebook 09_chunking).
     """
     chunk_size = check_positive_int(chunk_size, "chunk_size")
     if not isinstance(docs, Mapping):
@@ -546,10 +555,14 @@ def stored_chunks_differ(docs: Mapping[str, str], chunks: Sequence[Mapping]) -> 
     as :func:`split_into_chunks` makes them. A document added, removed or edited since (outside
     whitespace) is named.
 
+    Args:
+        docs: ``{document id: text}``, as :func:`load_corpus` returns.
+        chunks: ``[{"id": str, "doc": str, "text": str, "n_tokens": int}, ...]`` in corpus order.
+
     Raises:
         ValueError: a document id is not a str, or the chunks fail :func:`check_chunks`.
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by stored_or_split_chunks (through evaluation_setup, every notebook).
     """
     check_ids(docs, "the documents hold id")
     by_doc: dict = {}

@@ -329,7 +329,7 @@ def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3, lowe
     Raises:
         ValueError: ``values`` is empty or a value is missing or not finite (names it).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebooks 01_recall_at_k to 03_mrr and 06_mistakes_and_interview.
     """
     series = pd.Series(values, dtype=float)
     if series.empty:
@@ -353,7 +353,7 @@ def verdict(values: Mapping[str, float] | pd.Series, what: str, decimals: int = 
         values, decimals, lowest: as for :func:`rank_groups`.
         what: the quantity, e.g. ``"recall@3"``.
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebooks 01_recall_at_k, 04_ndcg and 09_chunking.
     """
     leaders = rank_groups(values, decimals, lowest)[0]
     value = f"{pd.Series(values, dtype=float)[leaders[0]]:.{decimals}f}"
@@ -370,7 +370,7 @@ def verdict(values: Mapping[str, float] | pd.Series, what: str, decimals: int = 
 class TieEffect(NamedTuple):
     """What the tie rule of RRF decides (:func:`rrf_tie_effect`).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebook 05_three_retrievers (what rrf_tie_effect returns).
     """
 
     means: pd.DataFrame  #: each metric at k, one row per tie rule (ours first), and their spread

@@ -39,7 +39,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, depth
             not a str or repeats an id (names the ranking by its position, from 1), ``k`` < 0,
             ``depth`` < 1 or an unknown tie rule.
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebooks 05_three_retrievers (through HybridRetriever) and 07_widgets.
     """
     rankings = check_list(rankings, "rankings", "rankings (one list of ids per retriever)")
     for position, ranked in enumerate(rankings, start=1):
@@ -78,7 +78,8 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth:
             different questions, or as
             :func:`reciprocal_rank_fusion` (names the question).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebook 05_three_retrievers (through rrf_tie_effect); every notebook's hybrid run
+    comes from it through evaluation_setup.
     """
     runs = check_list(runs, "runs", "runs ({question_id: ranking}, one per retriever)")
     for position, run in enumerate(runs, start=1):

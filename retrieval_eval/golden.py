@@ -300,7 +300,7 @@ def load_golden_with_qrels(
         GoldenSetError: one line per problem, each naming its question id (or row). A file that is
             not UTF-8 or misses a column is reported alone: nothing else can be checked.
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by evaluation_setup (every notebook) and ``make evaluate-runs``.
     """
     problems: list[str] = []
     golden = read_golden_csv(path, problems=problems)
@@ -332,6 +332,10 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
     from the chunks, like the binary labels of :func:`label_chunks`: a chunk that holds both the
     evidence and the partial evidence keeps gain 2, so with another chunking a question may have no
     chunk of gain 1.
+
+    Args:
+        golden: the golden set (a DataFrame with ``id``, ``evidence`` and optionally ``partial_evidence``).
+        chunks: ``[{"id": str, "doc": str, "text": str, "n_tokens": int}, ...]`` in corpus order.
 
     Returns:
         ``{question_id: {chunk_id: 2 or 1}}``.

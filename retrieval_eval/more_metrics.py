@@ -30,7 +30,8 @@ def success_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> fl
     Raises:
         ValueError: k is not an integer >= 1, ``relevant`` is empty, or ``ranked`` repeats an id.
 
-    Taught in: notebooks 01_recall_at_k (as the hit rate) and 10_convention_switchboard.
+    Taught in: notebooks 09_chunking (success@k against recall@k when a chunk is copied) and
+    10_convention_switchboard (through switchboard, as the hit rate).
     """
     k, relevant, ranked = check_positive_int(k), check_relevant(relevant), check_ranking(ranked)
     return 1.0 if relevant.intersection(ranked[:k]) else 0.0
@@ -53,7 +54,7 @@ def r_precision(ranked: Sequence[str], relevant: Collection[str]) -> float:
     Raises:
         ValueError: ``relevant`` is empty or ``ranked`` repeats an id.
 
-    Taught in: notebooks 02_precision_at_k and 10_convention_switchboard.
+    Taught in: notebooks 02_precision_at_k and 10_convention_switchboard (through switchboard).
     """
     relevant, ranked = check_relevant(relevant), check_ranking(ranked)
     return len(relevant.intersection(ranked[: len(relevant)])) / len(relevant)

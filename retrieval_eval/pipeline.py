@@ -35,7 +35,8 @@ RETRIEVERS = ("BM25", "vector", "hybrid")  # the runs of a Setup, in this order
 class Setup(NamedTuple):
     """What every notebook after 00 starts from (returned by :func:`evaluation_setup`).
 
-    Taught in: every notebook from 01 to 08.
+    Not taught by name; every notebook starts from the Setup that evaluation_setup
+    returns.
     """
 
     docs: dict  #: ``{document id: text}``
@@ -51,7 +52,7 @@ class Setup(NamedTuple):
     def chunk_ids(self) -> list[str]:
         """The chunk ids, in corpus order.
 
-        Taught in: every notebook from 01 to 08.
+        Taught in: notebooks 01_recall_at_k to 06_mistakes_and_interview.
         """
         return [c["id"] for c in self.chunks]
 
@@ -155,7 +156,10 @@ def rankings_fingerprint(chunks: Sequence[Mapping], golden: pd.DataFrame, model_
     source of the modules that tokenize, score, break ties and fuse, and of this one, which sets them up) and the versions of the libraries that
     score (:func:`~retrieval_eval.models.scoring_versions`).
 
-    Taught in: notebook 05_three_retrievers.
+    Args:
+        chunks, golden, model_name, max_seq_length: as for :func:`cached_rankings`.
+
+    Not taught; the cache key of cached_rankings (through evaluation_setup, every notebook).
     """
     sources = [Path(m.__file__) for m in (retrievers, fusion, text)] + [Path(__file__)]  # this module builds them
     code = hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()
@@ -181,10 +185,18 @@ def cached_rankings(
 ) -> dict:
     """The BM25, vector and hybrid rankings of every question: read from the cache, or computed and stored.
 
+    Args:
+        chunks: ``[{"id": str, "doc": str, "text": str, "n_tokens": int}, ...]`` in corpus order.
+        golden: the golden set (a DataFrame with ``id`` and ``question``).
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or folder.
+        max_seq_length: the vector retriever's window, in word pieces (an integer >= 1).
+        progress: show progress bars while indexing, embedding and ranking.
+        cache_dir: the cache folder (str or Path; .cache/, or $RETRIEVAL_EVAL_CACHE, by default).
+
     Returns:
         runs ``{retriever name: {question_id: ranking}}``.
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by evaluation_setup (every notebook) and chunk_and_rank (notebook 09_chunking).
     """
     path = Path(cache_dir) / "rankings" / f"{rankings_fingerprint(chunks, golden, model_name, max_seq_length)}.json"
     runs = _read_runs(path, list(golden["id"]))

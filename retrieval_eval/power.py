@@ -155,7 +155,7 @@ def smallest_detectable_difference(n: int, discordance: float, alpha: float = AL
         ValueError: n is not an integer >= 1, discordance is not in (0, 1], or alpha or power is
             not between 0 and 1 (names the argument).
 
-    Taught in: notebook 08_beyond_the_averages.
+    Taught in: notebook 08_beyond_the_averages (through power_table).
     """
     from scipy.stats import norm
 

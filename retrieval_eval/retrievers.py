@@ -48,7 +48,8 @@ def rank_by_score(ids: Sequence[str], scores: Sequence[float]) -> list[str]:
             (:func:`~retrieval_eval.checks.check_ids`) or repeats, the lengths differ, or a score is
             NaN (the message names the id).
 
-    Taught in: notebooks 05_three_retrievers and 06_mistakes_and_interview.
+    Taught in: notebooks 06_mistakes_and_interview and 05_three_retrievers (through BM25Retriever
+    and VectorRetriever).
     """
     ids = check_list(ids, "ids", "chunk ids")
     check_ids(ids, "ids holds", "position")
@@ -108,7 +109,8 @@ def stop_word_list(name: str = STOP_WORDS) -> frozenset[str]:
     Raises:
         ValueError: an unknown name (lists the known ones).
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by BM25Retriever's analyzer (tokenize); notebook 05_three_retrievers
+    compares BM25 with and without stop words.
     """
     if name not in STOP_WORD_LISTS:
         raise ValueError(f"unknown stop-word list {name!r}; choose from {list(STOP_WORD_LISTS)} or None")
@@ -181,10 +183,13 @@ def tokenize(text: str, stop_words: str | None = STOP_WORDS, stemmer: str | None
 def unindexable_chunks(chunks: Sequence[Mapping]) -> list[str]:
     """The ids of the chunks without a term :func:`tokenize` keeps (no word, or only stop words): BM25 can never rank them.
 
+    Args:
+        chunks: the chunks, ``[{"id": str, "text": str, ...}, ...]``.
+
     Raises:
         ValueError: as :func:`~retrieval_eval.corpus.check_chunks`.
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by BM25Retriever and by Setup.unindexable, which notebook 05_three_retrievers prints.
     """
     return [c["id"] for c in check_chunks(chunks) if not tokenize(c["text"])]
 
@@ -192,7 +197,10 @@ def unindexable_chunks(chunks: Sequence[Mapping]) -> list[str]:
 def unindexable_message(chunk_ids: Sequence[str]) -> str:
     """One line per chunk without a word, for warnings and reports.
 
-    Taught in: notebook 05_three_retrievers.
+    Args:
+        chunk_ids: the ids of the chunks without a word (a list of str).
+
+    Not taught; used by BM25Retriever's warning and Setup's notes (notebook 05_three_retrievers).
     """
     return "\n".join(f"chunk {cid!r} has no word BM25 can index: it can never be found by BM25" for cid in chunk_ids)
 
@@ -268,12 +276,21 @@ class BM25Retriever:
     def analyze(self, text: str) -> list[str]:
         """The terms of a chunk or a query under this retriever's analyzer (:func:`tokenize`).
 
-        Taught in: notebook 05_three_retrievers.
+        Args:
+            text: a chunk's or a query's text (str).
+
+        Not taught; used by BM25Retriever.scores and idf_table (notebook 05_three_retrievers).
         """
         return tokenize(text, self.stop_words, self.stemmer)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for the query, in chunk order (floats >= 0).
+
+        Args:
+            query: the question text (a non-empty str).
+
+        Raises:
+            ValueError: ``query`` is not a str or is blank.
 
         Taught in: notebook 05_three_retrievers.
         """
@@ -288,6 +305,12 @@ class BM25Retriever:
         the file. A query whose terms are all unknown, all stop words or all in half the chunks or
         more gets an empty ranking, which scores 0 on every metric.
 
+        Args:
+            query: the question text (a non-empty str).
+
+        Raises:
+            ValueError: ``query`` is not a str or is blank.
+
         Taught in: notebook 05_three_retrievers.
         """
         scores = self.scores(query)
@@ -296,6 +319,9 @@ class BM25Retriever:
 
     def idf_table(self, query: str) -> pd.DataFrame:
         """Per query term: n (chunks holding it), the raw idf, rank-bm25's default and the idf used.
+
+        Args:
+            query: the question text (str).
 
         Returns:
             A DataFrame indexed by term (the analyzer's terms of the query: stop words out, stemmed;
@@ -397,6 +423,9 @@ class VectorRetriever:
     def scores(self, query: str) -> np.ndarray:
         """Cosine similarity of the query with every chunk, in chunk order.
 
+        Args:
+            query: the question text (a non-empty str).
+
         Raises:
             ValueError: the query is empty, not text, or longer than the model's window (it would
                 be cut silently).
@@ -412,6 +441,12 @@ class VectorRetriever:
 
     def rank(self, query: str) -> list[str]:
         """All chunk ids, best first (ties by id, see :func:`rank_by_score`).
+
+        Args:
+            query: the question text (a non-empty str).
+
+        Raises:
+            ValueError: as :meth:`scores`.
 
         Taught in: notebook 05_three_retrievers.
         """
@@ -443,6 +478,12 @@ class HybridRetriever:
     def rank(self, query: str) -> list[str]:
         """The fused ranking: every chunk id from the top ``depth`` of either retriever, best first
         (between ``depth`` and 2 × ``depth`` ids when both rank at least ``depth`` chunks).
+
+        Args:
+            query: the question text (a non-empty str).
+
+        Raises:
+            ValueError: as the two retrievers' ``rank`` (e.g. an empty query).
 
         Taught in: notebook 05_three_retrievers.
         """

@@ -86,7 +86,7 @@ def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, 
         ValueError: ``n`` is not an integer >= 1, ``successes`` is not an integer in [0, n], or
             ``confidence`` is outside (0, 1).
 
-    Taught in: notebook 08_beyond_the_averages.
+    Taught in: notebook 08_beyond_the_averages (through interval_table and slice_intervals, by way of mean_interval).
     """
     from scipy import stats
 
@@ -119,7 +119,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95, n_resamples
         ValueError: an unknown ``method``, ``"Wilson score"`` for values other than 0 and 1, or
             as :func:`bootstrap_ci` and :func:`wilson_ci`.
 
-    Taught in: notebook 08_beyond_the_averages.
+    Taught in: notebook 08_beyond_the_averages (through interval_table and slice_intervals).
     """
     values = _check_values(values, "values")
     if method is None:
@@ -142,6 +142,10 @@ def sign_test(a: Sequence[float], b: Sequence[float]) -> dict:
     split at least that uneven is if each were a fair coin flip: ``scipy.stats.binomtest``
     (the sign test; see Smucker, Allan & Carterette 2007 on its use in IR). On values that are all
     0 or 1 it is McNemar's exact test (:func:`mcnemar_test`).
+
+    Args:
+        a, b: the two retrievers' per-question values, in the same question order (equal-length
+            sequences of finite floats).
 
     Returns:
         ``{"wins": int, "losses": int, "ties": int, "p": float}`` (p = 1.0 when every pair ties).
@@ -234,7 +238,7 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
         ValueError: the inputs are empty, differ in length or hold a non-finite value;
             ``n_resamples`` or ``exact_limit`` is not an integer >= 1.
 
-    Taught in: notebook 08_beyond_the_averages.
+    Taught in: notebook 08_beyond_the_averages (through paired_comparisons, by way of paired_test).
     """
     from scipy import stats
 
@@ -285,7 +289,7 @@ def monte_carlo_error(extreme: int, n_resamples: int) -> float:
     Raises:
         ValueError: ``n_resamples`` is not an integer >= 1, or ``extreme`` is not an integer in [0, N].
 
-    Taught in: notebook 08_beyond_the_averages.
+    Taught in: notebook 08_beyond_the_averages (through paired_comparisons, by way of permutation_test).
     """
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     if isinstance(extreme, bool) or not isinstance(extreme, (int, np.integer)) or not 0 <= extreme <= n_resamples:
@@ -297,7 +301,12 @@ def monte_carlo_error(extreme: int, n_resamples: int) -> float:
 def permutation_p(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED) -> float:
     """The p-value of :func:`permutation_test` alone (see there for how it is computed and what it raises).
 
-    Taught in: notebook 08_beyond_the_averages.
+    Args:
+        a, b: the two retrievers' per-question values, in the same question order (equal-length
+            sequences of finite floats).
+        n_resamples, seed: as for :func:`permutation_test`.
+
+    Not taught; a shortcut kept for scripts (no notebook or module calls it).
     """
     return permutation_test(a, b, n_resamples, seed)["p"]
 
@@ -308,13 +317,18 @@ def paired_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RES
     On values of 0 and 1 the two agree: flipping the signs of m differences of ±1 is m fair coin
     flips, so the exact permutation p-value is McNemar's. The name says what the values are.
 
+    Args:
+        a, b: the two retrievers' per-question values, in the same question order (equal-length
+            sequences of finite floats).
+        n_resamples, seed: as for :func:`permutation_test` (unused for 0/1 values).
+
     Returns:
         The result of :func:`mcnemar_test` or :func:`permutation_test` (the same keys; ``test`` says which).
 
     Raises:
         ValueError: as :func:`permutation_test`.
 
-    Taught in: notebook 08_beyond_the_averages.
+    Taught in: notebook 08_beyond_the_averages (through paired_comparisons and slice_comparisons).
     """
     a, b = _check_pairs(a, b)
     if _is_binary(a) and _is_binary(b):
@@ -339,7 +353,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     Raises:
         ValueError: an empty family, or a p-value that is not a number in [0, 1].
 
-    Taught in: notebook 08_beyond_the_averages.
+    Taught in: notebook 08_beyond_the_averages (through paired_comparisons and slice_comparisons).
     """
     from statsmodels.stats.multitest import multipletests
 
