@@ -46,14 +46,14 @@ lives, in teaching order:
   teaching.py         plot_rankings, plot_discount, evidence_html, random_cases,     00-10
                       check_answers, Answer, print_versions
   statistics.py       bootstrap_ci, wilson_ci, mean_interval, sign_test,             08
-                      mcnemar_test, permutation_test, permutation_p, paired_test,
+                      mcnemar_test, permutation_test, paired_test,
                       monte_carlo_error, holm, N_RESAMPLES, SEED, EXACT_LIMIT,
                       ALPHA, MCNEMAR, PERMUTATION, WILSON, BOOTSTRAP
   power.py            questions_needed, smallest_detectable_difference,              08
                       best_case_detectable_difference, fewest_discordant, POWER
                       (planning the size of a golden set)
   comparisons.py      per_question_table, interval_table, slice_intervals,           05-09
-                      paired_comparisons, slice_comparisons, setting_comparisons,
+                      paired_comparisons, slice_comparisons,
                       column_comparisons (the one place for paired tests),
                       comparison_sentences, pair_sentence, tested_pair,
                       tested_verdict (who leads, and whether the golden set can
@@ -95,7 +95,7 @@ from retrieval_eval.chunking import (
 )
 from retrieval_eval.comparisons import (
     SUCCESS, comparison_sentences, interval_table, pair_sentence, paired_comparisons, per_question_table,
-    column_comparisons, power_table, rank_differences, setting_comparisons, slice_comparisons, slice_intervals, tested_pair, tested_verdict,
+    column_comparisons, power_table, rank_differences, slice_comparisons, slice_intervals, tested_pair, tested_verdict,
 )
 from retrieval_eval.conventions import (
     VARIANTS, Variant, ap_at_k, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean,
@@ -142,7 +142,7 @@ from retrieval_eval.retrievers import (
 )
 from retrieval_eval.statistics import (
     ALPHA, BOOTSTRAP, EXACT_LIMIT, MCNEMAR, N_RESAMPLES, PERMUTATION, SEED, WILSON, bootstrap_ci, holm, mcnemar_test,
-    mean_interval, monte_carlo_error, paired_test, permutation_p, permutation_test, sign_test, wilson_ci,
+    mean_interval, monte_carlo_error, paired_test, permutation_test, sign_test, wilson_ci,
 )
 from retrieval_eval.teaching import (
     Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases,
@@ -193,11 +193,11 @@ __all__ = [
     # teaching aids (00-10)
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
     # statistics, comparisons and planning (08)
-    "bootstrap_ci", "wilson_ci", "mean_interval", "sign_test", "mcnemar_test", "permutation_test", "permutation_p",
+    "bootstrap_ci", "wilson_ci", "mean_interval", "sign_test", "mcnemar_test", "permutation_test",
     "monte_carlo_error", "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
     "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "fewest_discordant", "POWER",
     "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
-    "setting_comparisons", "column_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
+    "column_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
     "rank_differences", "SUCCESS",
     # widgets (01-04, 07)
     "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",

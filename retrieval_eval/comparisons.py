@@ -162,7 +162,7 @@ def column_comparisons(
     """Pairs of columns of a per-question table compared question by question on each metric: one family, Holm-adjusted.
 
     The one place where the series decides whether a difference is real: :func:`paired_comparisons`,
-    :func:`setting_comparisons` and :func:`~retrieval_eval.chunking.compare_settings` build their
+    :func:`~retrieval_eval.chunking.compare_settings` builds its
     per-question table and call it. For each pair (A, B) and each metric of ``wide``: the paired
     test that suits the values (:func:`~retrieval_eval.statistics.paired_test`: McNemar's exact test
     when every value is 0 or 1, else the paired permutation test), the paired-bootstrap 95% interval
@@ -271,7 +271,7 @@ def pair_sentence(table: pd.DataFrame, first: str, second: str, metric: str) -> 
     """The sentence of :func:`comparison_sentences` for one pair and metric, in either order of the pair.
 
     Args:
-        table: the output of :func:`paired_comparisons` or :func:`setting_comparisons`.
+        table: the output of :func:`paired_comparisons`.
         first, second: the two compared names (retrievers, or retrievers with their setting).
         metric: a metric of the table.
 
@@ -292,7 +292,7 @@ def tested_pair(table: pd.DataFrame, first: str, second: str, metric: str) -> pd
     """The row of a comparison table for one pair and metric, whichever way round the table holds the pair.
 
     Args:
-        table: the output of :func:`paired_comparisons` (or :func:`setting_comparisons`).
+        table: the output of :func:`paired_comparisons`.
         first, second: the two compared names.
         metric: a metric of the table.
 
@@ -363,50 +363,6 @@ def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
     elif unclear:
         parts.append(f"{',' if not ahead else ';'} but {n} questions cannot tell {it} from {_listed(unclear, 'or')}")
     return "".join(parts) + f". Holm-adjusted over a family of {table.attrs['family']}, {level}."
-
-
-def setting_comparisons(
-    settings: Mapping[str, tuple[Mapping, Mapping]], k: int = 3, metrics: Sequence[str] = ("recall", "MRR"),
-    alpha: float = ALPHA, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-) -> pd.DataFrame:
-    """Each retriever under two settings (e.g. two chunk sizes), compared question by question: one family.
-
-    Two settings can chunk the corpus differently, so each brings its own runs and qrels; what is
-    paired is the question. For every retriever in both settings and every metric, the paired test
-    of :func:`paired_comparisons` and Holm's adjustment over the family (retrievers × metrics).
-
-    Args:
-        settings: exactly two ``{label: (runs, qrels)}``, e.g. ``{"512": (setup.runs, setup.qrels),
-            "256": (small.runs, small.qrels)}``; the qrels must hold the same questions.
-        k, metrics, alpha, n_resamples, seed: as :func:`paired_comparisons`.
-
-    Returns:
-        The table of :func:`paired_comparisons`, its pairs named "vector (512) − vector (256)".
-
-    Raises:
-        ValueError: not two settings, the settings hold different questions or no common
-            retriever, or as :func:`paired_comparisons`.
-
-    Not taught; no notebook or module calls it (tests/test_comparisons.py does). Notebooks
-    05_three_retrievers and 09_chunking compare settings with compare_settings.
-    """
-    alpha = check_probability(alpha, "alpha")
-    if len(settings) != 2:
-        raise ValueError(f"settings must hold exactly two {{label: (runs, qrels)}}, got {len(settings)}")
-    (first, (runs_a, qrels_a)), (second, (runs_b, qrels_b)) = settings.items()
-    if set(qrels_a) != set(qrels_b):
-        raise ValueError(f"the settings {first!r} and {second!r} hold different questions")
-    names = [name for name in runs_a if name in runs_b]
-    if not names:
-        raise ValueError(f"the settings {first!r} and {second!r} have no retriever in common")
-    wide = pd.concat([
-        per_question_table({f"{name} ({label})": runs[name] for name in names}, qrels, k, metrics).reindex(list(qrels_a))
-        for label, (runs, qrels) in ((first, (runs_a, qrels_a)), (second, (runs_b, qrels_b)))
-    ], axis=1)
-    pairs = [(f"{name} ({first})", f"{name} ({second})") for name in names]
-    family = (f"{_count(len(pairs) * len(metrics), 'test')}: {_count(len(names), 'retriever')}, {first} against {second},"
-              f" × {_count(len(metrics), 'metric')} at k = {k}")
-    return column_comparisons(wide, pairs, family, k, alpha, n_resamples, seed)
 
 
 def power_table(
@@ -536,7 +492,7 @@ def _adjust(table: pd.DataFrame, pairs: list, family: str, k: int, alpha: float,
 def _check_family(table: pd.DataFrame) -> None:
     """ValueError unless ``table`` carries the attrs of a comparison table (its family named)."""
     if not {"k", "alpha", "family", "questions", "means", "tests", "min discordant"} <= set(table.attrs):
-        raise ValueError("table must be the output of paired_comparisons, slice_comparisons or setting_comparisons "
+        raise ValueError("table must be the output of paired_comparisons, slice_comparisons or compare_settings "
                          "(its attrs name the family)")
 
 

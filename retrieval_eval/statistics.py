@@ -298,19 +298,6 @@ def monte_carlo_error(extreme: int, n_resamples: int) -> float:
     return math.sqrt(p * (1 - p) / n_resamples)
 
 
-def permutation_p(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED) -> float:
-    """The p-value of :func:`permutation_test` alone (see there for how it is computed and what it raises).
-
-    Args:
-        a, b: the two retrievers' per-question values, in the same question order (equal-length
-            sequences of finite floats).
-        n_resamples, seed: as for :func:`permutation_test`.
-
-    Not taught; a shortcut kept for scripts (no notebook or module calls it).
-    """
-    return permutation_test(a, b, n_resamples, seed)["p"]
-
-
 def paired_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict:
     """The paired test that suits the values: McNemar's exact test when every value is 0 or 1, else the permutation test.
 

@@ -329,7 +329,6 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "playground_widget": {"gains": [1, 0], "k": 1}, "playground_scores": {"gains": [1, 0], "k": 1, "missed": [1]},
     "load_runs": {"run_paths": ["run.txt"], "qrels": "qrels.txt"},
     "bootstrap_ci": {"values": [1.0, 0.0]}, "sign_test": {"a": [1.0], "b": [0.0]},
-    "permutation_p": {"a": [1.0], "b": [0.0]},
     "chunking_experiment": {"chunk_sizes": [128, 256]},  # refused before anything is read
     "setting_scores": {"setting": h.Chunking(64, 0, [], {}, {}, {}), "ks": [3]},
     "mean_interval": {"values": [1.0, 0.0]}, "holm": {"p_values": [0.01, 0.2]},
@@ -337,8 +336,6 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "column_comparisons": {"wide": pd.DataFrame([[1.0, 0.0], [0.0, 0.0]], columns=pd.MultiIndex.from_tuples(
                                [("a", "recall"), ("b", "recall")], names=["retriever", "metric"])),
                            "pairs": [("a", "b")], "family": "toy", "k": 3},
-    "setting_comparisons": {"settings": {"a": ({"r": {"q1": ["d0"]}}, {"q1": {"d0": 1}}),
-                                         "b": ({"r": {"q1": ["d1"]}}, {"q1": {"d0": 1}})}, "metrics": ["recall"]},
 }
 
 

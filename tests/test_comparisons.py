@@ -64,7 +64,7 @@ def test_comparison_sentences_state_the_family_and_each_verdict():
         "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 discordant questions (2–0); "
         "6 all one way are needed to pass at α/1.",
     ]
-    with pytest.raises(ValueError, match="output of paired_comparisons, slice_comparisons or setting_comparisons"):
+    with pytest.raises(ValueError, match="output of paired_comparisons, slice_comparisons or compare_settings"):
         h.comparison_sentences(pd.DataFrame(table))
 
 
@@ -102,21 +102,6 @@ def test_tested_pair_and_pair_sentence_take_the_pair_either_way_round():
     assert h.pair_sentence(table, "C", "A", "success") == h.comparison_sentences(table)[2]
     with pytest.raises(ValueError, match="no test of A and D on 'success'"):
         h.tested_pair(table, "A", "D", "success")
-
-
-def test_setting_comparisons_pair_each_retriever_with_itself():
-    # setting "new": B finds every answer at rank 1, with other chunk ids and labels than setting "old"
-    new_qrels = {q: {f"{q}-new": 1} for q in QUESTIONS}
-    new_runs = {"A": {q: [f"{q}-new"] for q in QUESTIONS}, "B": {q: [f"{q}-new"] for q in QUESTIONS}}
-    table = h.setting_comparisons({"old": (RUNS, QRELS), "new": (new_runs, new_qrels)}, k=1, metrics=["success"])
-    assert list(table.index) == [("A (old) − A (new)", "success"), ("B (old) − B (new)", "success")]
-    assert table.attrs["family"] == "2 tests: 2 retrievers, old against new, × 1 metric at k = 1"
-    assert table.loc[("B (old) − B (new)", "success"), ["wins", "losses", "verdict"]].tolist() == [0, 10, "B (new) higher"]
-    assert table.loc[("A (old) − A (new)", "success"), "verdict"] == "not distinguishable"
-    with pytest.raises(ValueError, match="exactly two"):
-        h.setting_comparisons({"old": (RUNS, QRELS)})
-    with pytest.raises(ValueError, match="hold different questions"):
-        h.setting_comparisons({"old": (RUNS, QRELS), "new": (new_runs, {"q01": new_qrels["q01"]})})
 
 
 def test_slice_comparisons_adjust_over_slices_pairs_and_metrics():
