@@ -51,8 +51,6 @@ NOT_CLAIMS = [
      "a common mistake named as a mistake: per question, fusion can rank the evidence lower than an input"),
     ("01_recall_at_k.ipynb", "One question where the retrievers disagree most",
      "introduces one question the code picks (vector's rank 1, BM25's lowest rank), not a mean"),
-    ("README.md", "| CODE | the code, one module per concern",
-     "the module map: evaluation.py decides who leads, a description of code"),
 ]
 
 # Calls of h.verdict in code cells: it names a leader by the means alone, with no test, so it must never compare
