@@ -22,7 +22,8 @@ class ParameterError(ValueError):
     """One or more parameters of an evaluation run are wrong; the message lists every one
     (``problems`` holds them, one line each).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebook 05_three_retrievers (through check_parameters), and the README's "Your own data"
+    (``make evaluate`` and ``make evaluate-runs`` print it).
     """
 
     def __init__(self, problems: list[str]):
@@ -66,6 +67,12 @@ def check_parameters(corpus, golden, model_name=None, chunk_size=512, k=None, st
 def raise_problems(problems) -> None:
     """Raise one :class:`ParameterError` listing every problem (``None`` entries are no problem).
 
+    Args:
+        problems: a list of messages (str) and ``None`` entries; nothing is raised when all are ``None``.
+
+    Raises:
+        ParameterError: at least one entry is a message.
+
     Taught in: the README's "Your own data" (``make evaluate`` and ``make evaluate-runs``).
     """
     problems = [p for p in problems if p]
@@ -79,6 +86,12 @@ def path_problem(name: str, path, kind: str, start=None) -> str | None:
     A relative ``path`` is read from ``start`` (the folder ``make`` was started from; ``None``: the
     current folder). When it does not exist, the message names the folder it was read from and the
     current folder, so a wrong start (a stale ``PWD``) shows.
+
+    Args:
+        name: the parameter's name, for the message (e.g. ``"CORPUS"``).
+        path: the value given (a str or path; anything else is a problem).
+        kind: ``"folder"`` or ``"file"``: what it must be.
+        start: the folder a relative path is read from, or ``None``.
 
     Taught in: the README's "Your own data" (``make evaluate`` and ``make evaluate-runs``).
     """
@@ -103,6 +116,17 @@ def path_problem(name: str, path, kind: str, start=None) -> str | None:
 
 def model_problems(model_name, chunk_size) -> list[str]:
     """What is wrong with ``MODEL_NAME`` and ``CHUNK_SIZE`` (see :func:`check_parameters`), or ``[]``.
+
+    Args:
+        model_name: ``None`` (the bundled model) or a model name or folder.
+        chunk_size: the chunk size in word pieces, as given (any type; a non-int is a problem).
+
+    Returns:
+        A list of messages.
+
+    Raises:
+        Nothing: a model that cannot be read (``OSError`` or ``ValueError`` from its tokenizer,
+            configuration or :func:`~retrieval_eval.models.check_weights`) becomes one message.
 
     Taught in: the README's "Your own data" (``make evaluate`` and ``make evaluate-runs``).
     """
@@ -130,6 +154,10 @@ def model_problems(model_name, chunk_size) -> list[str]:
 
 def k_problem(k, meaning: str) -> str | None:
     """What is wrong with ``K`` (a whole number >= 1; ``meaning`` says what it counts), or ``None``.
+
+    Args:
+        k: the value given (any type; a bool or float is a problem).
+        meaning: what K counts, put in the message.
 
     Taught in: the README's "Your own data" (``make evaluate`` and ``make evaluate-runs``).
     """

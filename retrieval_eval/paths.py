@@ -21,6 +21,17 @@ def write_atomically(path: Path, data: bytes) -> None:
 
     Two processes filling the same cache at once each write their own temporary file, and a reader
     never sees half a file.
+
+    Args:
+        path: the file to write (a Path); its folder is created if missing.
+        data: the whole content, bytes.
+
+    Raises:
+        OSError: the folder or file cannot be written; the temporary file is removed first (any
+            other exception, e.g. KeyboardInterrupt, is re-raised the same way).
+
+    Not taught; used by the embedding cache (:class:`~retrieval_eval.retrievers.VectorRetriever`) and
+    the ranking cache of :func:`~retrieval_eval.pipeline.evaluation_setup`.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
@@ -39,5 +50,12 @@ def typed_path(text: str, start: str | os.PathLike | None = None) -> Path:
     ``start`` is the folder the command was started from (``START_DIR``, set by the Makefile, also
     with ``make -C``); ``None`` means the current folder. The text is used as it is: no splitting at
     spaces, no other expansion.
+
+    Args:
+        text: the path as typed (a str).
+        start: the folder a relative path is read from (str or path), or ``None``.
+
+    Not taught; used by the make targets' parameter checks and readers (``make evaluate``,
+    ``make evaluate-runs``; the README's "Your own data").
     """
     return (Path(start or Path.cwd()) / Path(text).expanduser()).absolute()

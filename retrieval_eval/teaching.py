@@ -377,7 +377,10 @@ class Answer:
 @dataclass(frozen=True)
 class Verdict:
     """One question's result: ``status`` is right, wrong, unreadable (not the kind of answer asked
-    for), unanswered or unknown (no such question); ``message`` is the line that was printed."""
+    for), unanswered or unknown (no such question); ``message`` is the line that was printed.
+
+    Taught in: every notebook (through check_answers, whose Report holds one per question).
+    """
 
     question: str
     status: str
@@ -390,15 +393,28 @@ class Report:
 
     Its text (what a notebook shows under the lines) is a one-line summary such as
     "1 of 3 right, 2 not answered yet".
+
+    Taught in: every notebook (through check_answers).
     """
 
     verdicts: dict[str, Verdict]
 
     @property
     def all_right(self) -> bool:
+        """True when every question's verdict is "right".
+
+        Taught in: every notebook (through check_answers).
+        """
         return all(v.status == "right" for v in self.verdicts.values())
 
     def count(self, status: str) -> int:
+        """How many verdicts have this status.
+
+        Args:
+            status: "right", "wrong", "unreadable", "unanswered" or "unknown" (any other str counts 0).
+
+        Taught in: every notebook (through check_answers).
+        """
         return sum(v.status == status for v in self.verdicts.values())
 
     def __repr__(self) -> str:

@@ -53,7 +53,8 @@ def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path)
         ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a gain is not a
             whole number, or an id contains whitespace (names it).
 
-    Taught in: the README's "Trust the numbers" (``make trec``); notebook 06 puts trec_eval beside our functions.
+    Taught in: the README's "Trust the numbers" (``make trec`` writes the same lines through export_trec);
+    no notebook calls it (``make bench`` and the tests do).
     """
     text = _qrels_text(qrels)
     Path(path).write_text(text, encoding="utf-8")
@@ -96,7 +97,8 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
         ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a ranking repeats
             an id, or an id or the tag contains whitespace (names the question).
 
-    Taught in: the README's "Trust the numbers" (``make trec``); notebook 06 puts trec_eval beside our functions.
+    Taught in: the README's "Trust the numbers" (``make trec`` writes the same lines through export_trec);
+    no notebook calls it (the tests do).
     """
     text = _run_text(run, tag)
     Path(path).write_text(text, encoding="utf-8")
@@ -133,13 +135,19 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
     The files are for trec_eval, ranx or ir_measures, e.g. ``trec_eval -m P.3 -m recall.3
     -m recip_rank -m ndcg_cut.3 qrels.txt run.BM25.txt``.
 
+    Args:
+        runs: ``{retriever name: {question_id: ranking}}``; each name is the run's tag (no whitespace).
+        qrels: ``{question_id: {chunk_id: gain}}``, whole-number gains.
+        folder: where to write (created if missing; existing files of the same names are replaced);
+            ``output/trec/`` by default.
+
     Returns:
         The paths written, qrels first.
 
     Raises:
         ValueError: as :func:`write_trec_qrels` and :func:`write_trec_run`, before any file is written.
 
-    Taught in: the README's "Trust the numbers" (``make trec``); notebook 06 puts trec_eval beside our functions.
+    Taught in: the README's "Trust the numbers" (``make trec`` calls it); no notebook calls it.
     """
     if not isinstance(runs, Mapping):
         raise ValueError(f"runs must be a mapping {{retriever name: {{question_id: ranking}}}}, got {runs!r:.60}")
@@ -384,6 +392,14 @@ def read_run(path: str | os.PathLike) -> Run:
 
 def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | None:
     """The line number (1-based) of the first line of a TREC file for this question and document, or None.
+
+    Args:
+        path: a TREC qrels or run file (str or path).
+        question_id: the first field to match.
+        docid: the third field to match (the chunk or document id).
+
+    Raises:
+        TrecFormatError: the file cannot be read or is not UTF-8 text.
 
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """

@@ -121,7 +121,8 @@ export default {
 class KeyGuard(anywidget.AnyWidget):
     """An invisible child of every classroom widget: keeps arrow keys inside the widget, loads its style sheet.
 
-    Taught in: notebook 07_widgets.
+    Not taught; used by every classroom widget (ceiling_widget, playground_widget, rank_slider_widget,
+    ranks_widget and rrf_widget; notebooks 01 to 04 and 07).
     """
 
     _esm = GUARD_ESM
@@ -146,7 +147,8 @@ class WidgetView:
     A subclass builds its controls, calls :meth:`_root` with its rows, and defines :meth:`static_html`
     (the copy shown where no kernel runs) and :meth:`reset` (the starting values).
 
-    Taught in: notebook 07_widgets.
+    Not taught; used by every classroom widget (ceiling_widget, playground_widget, rank_slider_widget,
+    ranks_widget and rrf_widget; notebooks 01 to 04 and 07).
     """
 
     label = "widget"
@@ -164,7 +166,7 @@ class WidgetView:
     def reveal_toggle(self) -> w.ToggleButton:
         """A "show the numbers" toggle: numbers marked with :func:`num` show "?" until it is pressed.
 
-        Taught in: notebook 07_widgets.
+        Not taught; used by every classroom widget but the ranks widget (notebooks 01 to 04 and 07).
         """
         toggle = w.ToggleButton(value=False, description="show the numbers", icon="eye",
                                 layout=w.Layout(width="max-content"))
@@ -180,7 +182,8 @@ class WidgetView:
     def reset_button(self) -> w.Button:
         """A button that puts every control back to its starting value (:meth:`reset`).
 
-        Taught in: notebook 07_widgets.
+        Not taught; used by every classroom widget (ceiling_widget, playground_widget, rank_slider_widget,
+        ranks_widget and rrf_widget; notebooks 01 to 04 and 07).
         """
         button = w.Button(description="reset", icon="undo", layout=w.Layout(width="max-content"))
         button.add_class("rw-reset")
@@ -190,7 +193,11 @@ class WidgetView:
     def reset(self) -> None:
         """Put every control back to its starting value.
 
-        Taught in: notebook 07_widgets.
+        Raises:
+            NotImplementedError: always, in this base class; each widget defines its own.
+
+        Not taught; used by every classroom widget (ceiling_widget, playground_widget, rank_slider_widget,
+        ranks_widget and rrf_widget; notebooks 01 to 04 and 07).
         """
         raise NotImplementedError
 
@@ -198,7 +205,7 @@ class WidgetView:
     def busy(self):
         """Mark the widget busy (class ``rw-busy``: a sign shows after 0.12 s) while the block runs.
 
-        Taught in: notebook 07_widgets.
+        Not taught; used by ceiling_widget, ranks_widget and rrf_widget (notebook 07_widgets).
         """
         self.ui.add_class("rw-busy")
         try:
@@ -209,7 +216,11 @@ class WidgetView:
     def static_html(self) -> str:
         """The static copy: what the widget shows at its current values, as HTML (numbers in ``<details>``).
 
-        Taught in: notebook 07_widgets.
+        Raises:
+            NotImplementedError: always, in this base class; each widget defines its own.
+
+        Not taught; used by every classroom widget (ceiling_widget, playground_widget, rank_slider_widget,
+        ranks_widget and rrf_widget; notebooks 01 to 04 and 07).
         """
         raise NotImplementedError
 
@@ -224,12 +235,24 @@ class WidgetView:
 
 
 def check_start(value, name: str, allowed: range) -> int:
-    """A slider's starting value, refused (ValueError naming it and the range) when the slider cannot show it.
+    """A slider's starting value, refused when the slider cannot show it.
 
     ipywidgets moves a value outside ``min``..``max`` into the range without a word; a widget
     would then show another k than the one asked for.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        value: the starting value asked for (an int; a bool is refused).
+        name: the argument's name, for the message (e.g. ``"k"``).
+        allowed: the slider's values, a ``range``.
+
+    Returns:
+        ``value`` as a Python int.
+
+    Raises:
+        ValueError: ``value`` is not an integer in ``allowed`` (names it and the range).
+
+    Not taught; used by every classroom widget (ceiling_widget, playground_widget, rank_slider_widget,
+    ranks_widget and rrf_widget; notebooks 01 to 04 and 07).
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value not in allowed:
         raise ValueError(f"{name} = {value!r} is outside the slider's range {allowed.start} to {allowed[-1]}")
@@ -239,7 +262,7 @@ def check_start(value, name: str, allowed: range) -> int:
 def busy_sign() -> w.HTML:
     """The busy sign: invisible, shown by CSS when the widget has been busy for 0.12 s.
 
-    Taught in: notebook 07_widgets.
+    Not taught; used by ceiling_widget, ranks_widget and rrf_widget (notebook 07_widgets).
     """
     return w.HTML("<span class='rw-busy-sign'>&#8987; updating…</span>", layout=w.Layout(width="max-content"))
 
@@ -247,7 +270,11 @@ def busy_sign() -> w.HTML:
 def num(value: float, digits: int = 3) -> str:
     """A number as HTML that "show the numbers" reveals (``<span class='rw-num'>``).
 
-    Taught in: notebook 07_widgets.
+    Args:
+        value: the number (a float or int).
+        digits: decimals shown.
+
+    Not taught; used by ceiling_widget, rank_slider_widget and rrf_widget (notebooks 03_mrr and 07_widgets).
     """
     return f"<span class='rw-num'>{value:.{digits}f}</span>"
 
@@ -255,7 +282,10 @@ def num(value: float, digits: int = 3) -> str:
 def hidden(text: str) -> str:
     """Any HTML that "show the numbers" reveals (e.g. arithmetic that gives the answer away).
 
-    Taught in: notebook 07_widgets.
+    Args:
+        text: HTML, inserted as it is (escape plain text first).
+
+    Not taught; used by every classroom widget but the ranks widget (notebooks 01 to 04 and 07).
     """
     return f"<span class='rw-num'>{text}</span>"
 
@@ -271,7 +301,8 @@ def changes(before: Mapping[str, float] | None, after: Mapping[str, float], digi
     Returns:
         ``{name: "0.500 → 1.000"}`` for each name whose shown value changed, in the order of ``after``.
 
-    Taught in: notebook 07_widgets.
+    Not taught; used by every classroom widget (ceiling_widget, playground_widget, rank_slider_widget,
+    ranks_widget and rrf_widget; notebooks 01 to 04 and 07).
     """
     if before is None:
         return {}
@@ -285,11 +316,16 @@ def changes(before: Mapping[str, float] | None, after: Mapping[str, float], digi
 
 
 def figure_png(fig, close: bool = True) -> bytes:
-    """A matplotlib figure as PNG bytes at :data:`FIGURE_DPI` (no tight bounding box: the pixel size
-    is the figure size × the dpi), compressed fast (zlib level 1: a tenth of the time of the default);
-    closes the figure unless ``close`` is False (a figure that is redrawn in place).
+    """A matplotlib figure as PNG bytes at :data:`FIGURE_DPI`, compressed fast.
 
-    Taught in: notebook 07_widgets.
+    No tight bounding box: the pixel size is the figure size × the dpi. zlib level 1 takes a tenth of
+    the time of the default.
+
+    Args:
+        fig: a matplotlib Figure.
+        close: close it with pyplot afterwards; False for a figure that is redrawn in place.
+
+    Not taught; used by ceiling_widget (notebook 07_widgets).
     """
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=FIGURE_DPI, pil_kwargs={"compress_level": 1})
@@ -301,7 +337,10 @@ def figure_png(fig, close: bool = True) -> bytes:
 def image_widget(width_px: int) -> w.Image:
     """An Image widget that shows a :func:`figure_png` at ``width_px`` CSS px (smaller when the column is narrower).
 
-    Taught in: notebook 07_widgets.
+    Args:
+        width_px: the largest display width, in CSS px (an int).
+
+    Not taught; used by ceiling_widget (notebook 07_widgets).
     """
     return w.Image(format="png", layout=w.Layout(width="100%", max_width=f"{width_px}px", height="auto"))
 
@@ -309,7 +348,12 @@ def image_widget(width_px: int) -> w.Image:
 def png_html(png: bytes, width_px: int, alt: str) -> str:
     """An ``<img>`` holding PNG bytes, shown at ``width_px`` (for static copies).
 
-    Taught in: notebook 07_widgets.
+    Args:
+        png: the PNG file's bytes (e.g. from :func:`figure_png`).
+        width_px: the display width, in CSS px.
+        alt: the image's text alternative (escaped here).
+
+    Not taught; used by ceiling_widget (notebook 07_widgets).
     """
     data = base64.b64encode(png).decode("ascii")
     return f"<img src='data:image/png;base64,{data}' width='{width_px}' alt='{html.escape(alt)}'>"
@@ -318,7 +362,11 @@ def png_html(png: bytes, width_px: int, alt: str) -> str:
 def scroll_panel(child: w.Widget, height_px: int) -> w.Box:
     """A box of fixed height that scrolls its content and never the notebook behind it.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        child: the widget to scroll.
+        height_px: the box's height, in CSS px.
+
+    Not taught; used by ranks_widget and rrf_widget (notebook 07_widgets).
     """
     panel = w.Box([child], layout=w.Layout(height=f"{height_px}px", overflow="auto", flex="0 0 auto"))
     panel.add_class("rw-scroll")
@@ -335,7 +383,7 @@ def table_html(table: pd.DataFrame, formats: Mapping[str, Callable] | None = Non
         hide: wrap every cell value in :func:`hidden` (predict, then reveal).
         highlight: index values whose rows are marked (the chosen retriever, say).
 
-    Taught in: notebook 07_widgets.
+    Not taught; used by ceiling_widget and rrf_widget (notebook 07_widgets).
     """
     formats = formats or {}
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [table.index.name or "", *table.columns])
@@ -356,10 +404,13 @@ def table_html(table: pd.DataFrame, formats: Mapping[str, Callable] | None = Non
 
 
 def change_line(marked: Mapping[str, str]) -> str:
-    """One line naming what the last change moved, e.g. "Changed: ceiling 0.340 → 0.255" (numbers hidden
-    until revealed); empty when nothing moved.
+    """One line naming what the last change moved, e.g. "Changed: ceiling 0.340 → 0.255" (numbers
+    hidden until revealed); empty when nothing moved.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        marked: ``{name: "old → new"}``, as :func:`changes` returns.
+
+    Not taught; used by ceiling_widget, rank_slider_widget and rrf_widget (notebooks 03_mrr and 07_widgets).
     """
     if not marked:
         return ""
@@ -370,7 +421,11 @@ def change_line(marked: Mapping[str, str]) -> str:
 def reveal_details(body: str, summary: str = "Predict first, then click to show the numbers") -> str:
     """HTML that stays folded until clicked (``<details>``): predict-then-reveal in static copies.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        body: the folded HTML.
+        summary: the line shown folded (plain text, escaped here).
+
+    Not taught; used by every classroom widget but the ranks widget (notebooks 01 to 04 and 07).
     """
     return f"<details><summary>{html.escape(summary)}</summary>{body}</details>"
 
@@ -379,7 +434,7 @@ class Debounce:
     """Call ``fn(value)`` once typing pauses: each call restarts a ``wait``-second timer on the running
     asyncio loop (the kernel's); with no running loop (a test, a script) the call happens at once.
 
-    Taught in: notebook 07_widgets.
+    Not taught; used by ranks_widget (its search box; notebook 07_widgets).
     """
 
     def __init__(self, fn: Callable, wait: float = 0.3):

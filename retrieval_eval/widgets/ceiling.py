@@ -32,6 +32,13 @@ def hypothetical_qrels(qrels: Mapping, n_relevant: int) -> dict:
     The made-up chunk ids are ``"<question_id>/what-if-<i>"``; only the number per question matters,
     e.g. for :func:`precision_ceiling`.
 
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``; only its question ids are used.
+        n_relevant: made-up relevant chunks per question, an integer >= 1.
+
+    Returns:
+        ``{question_id: {"<question_id>/what-if-<i>": 1}}`` for i = 1 .. n_relevant.
+
     Raises:
         ValueError: ``n_relevant`` is not an integer >= 1, or the qrels fail
             :func:`~retrieval_eval.checks.check_qrels`.
@@ -83,7 +90,7 @@ def ceiling_report(qrels: Mapping, table: pd.DataFrame, k: int, retriever: str, 
         ValueError: k is not a cut-off of ``table``, ``retriever`` is not a row of it, or
             ``what_if`` is not an integer >= 1.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebook 07_widgets (through ceiling_widget).
     """
     k = check_positive_int(k)
     ks = list(table["precision"].columns)
@@ -137,10 +144,14 @@ def ceiling_report(qrels: Mapping, table: pd.DataFrame, k: int, retriever: str, 
 def ceiling_by_k(qrels: Mapping, table: pd.DataFrame) -> pd.DataFrame:
     """The precision@k ceiling and each retriever's precision@k and recall@k at every cut-off of ``table``.
 
+    Args:
+        qrels: ``{question_id: {chunk_id: gain}}``.
+        table: the output of :func:`evaluate` (its precision and recall columns, one per cut-off).
+
     Returns:
         A DataFrame indexed by k with columns ``ceiling``, ``<retriever> precision``, ``<retriever> recall``.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebook 07_widgets (through ceiling_widget).
     """
     ks = list(table["precision"].columns)
     columns = {"ceiling": [precision_ceiling(qrels, k) for k in ks]}
@@ -155,7 +166,7 @@ class CeilingFigure:
     place for each setting (:meth:`draw`): only the artists that change are touched, so an update
     costs one render, not a new figure. :func:`plot_ceiling` is one build and one draw.
 
-    Taught in: notebook 07_widgets.
+    Not taught; used by ceiling_widget (notebook 07_widgets).
     """
 
     def __init__(self, qrels: Mapping, table: pd.DataFrame):
@@ -201,10 +212,13 @@ class CeilingFigure:
     def draw(self, k: int, retriever: str, what_if: int | None = None) -> Figure:
         """Set the figure to these settings (as :func:`plot_ceiling` describes) and return it.
 
+        Args:
+            k, retriever, what_if: as for :func:`ceiling_report`.
+
         Raises:
             ValueError: as :func:`ceiling_report`.
 
-        Taught in: notebook 07_widgets.
+        Not taught; used by ceiling_widget (notebook 07_widgets).
         """
         report = ceiling_report(self.qrels, self.table, k, retriever, what_if)
         self.band.set_x(k - 0.4)
@@ -240,13 +254,17 @@ def plot_ceiling(qrels: Mapping, table: pd.DataFrame, k: int, retriever: str, wh
     ceiling is 1). The axes and the legend have fixed places, so nothing moves when a setting
     changes. Drawn at :data:`FIGURE_SIZE` with 12-pt text, to be shown at 100 CSS px per inch.
 
+    Args:
+        qrels, table, k, retriever, what_if: as for :func:`ceiling_report`.
+
     Returns:
         A matplotlib Figure (not registered with pyplot: nothing to close).
 
     Raises:
         ValueError: as :func:`ceiling_report`.
 
-    Taught in: notebook 07_widgets.
+    Not taught; no notebook calls it (tests/test_widgets_ceiling.py does); ceiling_widget
+    (notebook 07_widgets) draws the same figure with :class:`CeilingFigure`.
     """
     return CeilingFigure(qrels, table).draw(k, retriever, what_if)
 
@@ -259,7 +277,7 @@ class CeilingWidget(WidgetView):
     ``reset_control``. Shown: ``numbers`` (HTML table), ``plot`` (Image) and ``sentence`` (HTML).
     ``report`` holds the current :func:`ceiling_report`.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebook 07_widgets (through ceiling_widget).
     """
 
     label = "precision@k ceiling widget"
@@ -308,7 +326,10 @@ class CeilingWidget(WidgetView):
     def png(self, k: int, retriever: str, what_if: int | None) -> bytes:
         """The figure's PNG for these settings, drawn once (:func:`plot_ceiling`) and then reused.
 
-        Taught in: notebook 07_widgets.
+        Args:
+            k, retriever, what_if: as for :func:`ceiling_report`.
+
+        Not taught; used by ceiling_widget (notebook 07_widgets).
         """
         key = (k, retriever, what_if)
         if key not in self._pngs:
@@ -318,7 +339,7 @@ class CeilingWidget(WidgetView):
     def reset(self) -> None:
         """Back to the starting k, the first retriever, no "what if", numbers hidden.
 
-        Taught in: notebook 07_widgets.
+        Taught in: notebook 07_widgets (through ceiling_widget).
         """
         self._resetting = True
         try:
@@ -348,6 +369,10 @@ class CeilingWidget(WidgetView):
         return table_html(numbers, formats={"of ceiling": "{:.0%}".format}, highlight=[retriever])
 
     def static_html(self) -> str:
+        """The static copy: the figure, then (folded until clicked) the sentence, the numbers at k and at every k.
+
+        Not taught; used by ceiling_widget (notebook 07_widgets).
+        """
         k, retriever, what_if = self._settings()
         by_k = ceiling_by_k(self.qrels, self.table)
         width = round(FIGURE_SIZE[0] * PX_PER_INCH)

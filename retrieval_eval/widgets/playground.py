@@ -104,7 +104,14 @@ def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) 
 def metric_label(metric: str, k: int) -> str:
     """How the widgets name a metric at cut-off k, e.g. "recall@3" or "reciprocal rank (RR@3)".
 
-    Taught in: notebook 07_widgets.
+    Args:
+        metric: one of :data:`METRIC_NAMES`.
+        k: the cut-off (an int).
+
+    Raises:
+        KeyError: ``metric`` is not one of :data:`METRIC_NAMES`.
+
+    Not taught; used by playground_widget (notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets).
     """
     return {"recall": f"recall@{k}", "precision": f"precision@{k}", "reciprocal rank": f"reciprocal rank (RR@{k})",
             "nDCG": f"nDCG@{k}"}[metric]
@@ -117,7 +124,13 @@ def playground_html(result: Mapping, k: int, metrics: Sequence[str] = METRIC_NAM
     Values, changes and arithmetic are hidden until "show the numbers" (:func:`hidden`); the rows
     whose value changed since ``before`` (scores of the previous state) are marked "old → new".
 
-    Taught in: notebook 07_widgets.
+    Args:
+        result: a :func:`playground_scores` result.
+        k: its cut-off, for the metric names.
+        metrics: the metrics to show (rows), names from :data:`METRIC_NAMES`.
+        before: the previous ``result["scores"]``, or ``None`` (nothing marked).
+
+    Not taught; used by playground_widget (notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets).
     """
     marked = changes(before, {m: result["scores"][m] for m in metrics})
     rows = []
@@ -136,7 +149,10 @@ def playground_html(result: Mapping, k: int, metrics: Sequence[str] = METRIC_NAM
 def gain_legend_html(max_gain: int = 2) -> str:
     """The playground's legend: the colour of each gain and the frame that marks the top k.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        max_gain: 2 for graded gains (0, 1, 2), 1 for relevant or not.
+
+    Not taught; used by playground_widget (notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets).
     """
     names = PLAYGROUND_GAINS if max_gain == 2 else {0: "not relevant", 1: "relevant"}
     looks = {g: GAIN_LOOK[2 if (max_gain == 1 and g == 1) else g] for g in names}
@@ -151,7 +167,12 @@ def gain_legend_html(max_gain: int = 2) -> str:
 def ranking_html(gains: Sequence[int], k: int, max_gain: int = 2) -> str:
     """The toy ranking as a row of boxes (rank and gain, coloured by gain, the top k framed): the static copy's picture.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        gains: the gain at ranks 1, 2, ... (each 0 to ``max_gain``).
+        k: the cut-off: ranks 1 .. k are framed.
+        max_gain: 2 for graded gains, 1 for relevant or not (gain 1 then looks fully relevant).
+
+    Not taught; used by playground_widget (notebooks 01, 02, 04 and 07) and rank_slider_widget (notebook 03_mrr).
     """
     boxes = []
     for rank, gain in enumerate(gains, start=1):
@@ -170,7 +191,7 @@ class PlaygroundWidget(WidgetView):
     ``scores_html`` (HTML). ``gains`` is the current ranking and ``result`` the current
     :func:`playground_scores` (``None`` while nothing is relevant).
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets (through playground_widget).
     """
 
     label = "ranking playground"
@@ -217,10 +238,14 @@ class PlaygroundWidget(WidgetView):
     def set_gain(self, rank: int, gain: int) -> None:
         """Set the gain (0 to ``max_gain``) at a rank (1 = top), as clicks on its button do.
 
+        Args:
+            rank: the rank, 1 = top (an int).
+            gain: the new gain, 0 to ``max_gain`` (an int).
+
         Raises:
             ValueError: the rank is not 1..number of results, or the gain is not 0..``max_gain``.
 
-        Taught in: notebook 07_widgets.
+        Not taught; used by playground_widget (its buttons; notebooks 01, 02, 04 and 07).
         """
         if isinstance(rank, bool) or rank not in range(1, len(self.gains) + 1):
             raise ValueError(f"rank must be 1 to {len(self.gains)}, got {rank!r}")
@@ -232,7 +257,7 @@ class PlaygroundWidget(WidgetView):
     def reset(self) -> None:
         """Back to the starting ranking, k = the starting k, no missed chunk, numbers hidden.
 
-        Taught in: notebook 07_widgets.
+        Taught in: notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets (through playground_widget).
         """
         self._resetting = True
         try:
@@ -261,6 +286,11 @@ class PlaygroundWidget(WidgetView):
         self.previous = self.result["scores"]
 
     def static_html(self) -> str:
+        """The static copy: the legend and the ranking as boxes, then the metrics folded until clicked
+        (or the message when nothing is relevant).
+
+        Not taught; used by playground_widget (notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets).
+        """
         picture = gain_legend_html(self.max_gain) + ranking_html(self.gains, self.k.value, self.max_gain)
         if self.result is None:
             return picture + self.scores_html.value

@@ -32,7 +32,7 @@ def rank_slider_scores(rank: int, k: int, n: int = 10) -> dict:
     Raises:
         ValueError: n or k is not an integer >= 1, or rank is not 1 .. n.
 
-    Taught in: notebook 03_mrr.
+    Taught in: notebook 03_mrr (through rank_slider_widget).
     """
     n, k = check_positive_int(n, "n"), check_positive_int(k)
     if isinstance(rank, bool) or rank not in range(1, n + 1):
@@ -53,7 +53,12 @@ def rank_slider_scores(rank: int, k: int, n: int = 10) -> dict:
 def rank_bars_html(rank: int, k: int, n: int = 10) -> str:
     """Bars of 1/r for r = 1 .. n, the relevant result's rank highlighted, ranks past k hatched: the shape of 1/rank.
 
-    Taught in: notebook 03_mrr.
+    Args:
+        rank: the relevant result's rank, 1 .. n.
+        k: the cut-off: bars past it are hatched.
+        n: how many bars (ranks).
+
+    Not taught; used by rank_slider_widget (notebook 03_mrr).
     """
     bars = []
     for r in range(1, n + 1):
@@ -73,7 +78,11 @@ def rank_bars_html(rank: int, k: int, n: int = 10) -> str:
 def rank_slider_html(result: Mapping, before: Mapping | None = None) -> str:
     """The readout of :func:`rank_slider_scores`: both values with their arithmetic, changes marked, numbers hidden until revealed.
 
-    Taught in: notebook 03_mrr.
+    Args:
+        result: a :func:`rank_slider_scores` result.
+        before: the previous ``result["scores"]``, or ``None`` (nothing marked).
+
+    Not taught; used by rank_slider_widget (notebook 03_mrr).
     """
     lines = "".join(f"<div><b>{name}</b> = {num(value)} &nbsp; {hidden(result['arithmetic'][name])}</div>"
                     for name, value in result["scores"].items())
@@ -86,7 +95,7 @@ class RankSliderWidget(WidgetView):
     Controls: ``rank`` and ``k`` (IntSliders), ``reveal``, ``reset_control``. Shown: ``ranking``,
     ``bars`` and ``readout`` (HTML). ``result`` holds the current :func:`rank_slider_scores`.
 
-    Taught in: notebook 03_mrr.
+    Taught in: notebook 03_mrr (through rank_slider_widget).
     """
 
     label = "1/rank slider"
@@ -118,7 +127,7 @@ class RankSliderWidget(WidgetView):
     def reset(self) -> None:
         """Back to the starting rank and k; numbers hidden.
 
-        Taught in: notebook 03_mrr.
+        Taught in: notebook 03_mrr (through rank_slider_widget).
         """
         self._resetting = True
         try:
@@ -139,6 +148,10 @@ class RankSliderWidget(WidgetView):
         self.previous = self.result["scores"]
 
     def static_html(self) -> str:
+        """The static copy: the ranking, the 1/rank bars, then the values folded until clicked.
+
+        Not taught; used by rank_slider_widget (notebook 03_mrr).
+        """
         return (ranking_html(self.result["gains"], self.k.value, max_gain=1)
                 + rank_bars_html(self.rank.value, self.k.value, self.n)
                 + reveal_details(rank_slider_html(self.result)))

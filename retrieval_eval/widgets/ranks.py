@@ -41,7 +41,7 @@ def filter_questions(ranks: pd.DataFrame, retrievers: Sequence[str], text: str =
     Raises:
         ValueError: ``slice_name`` is not a slice of the golden set.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebook 07_widgets (through ranks_widget).
     """
     keep = pd.Series(True, index=ranks.index)
     needle = text.strip().lower()
@@ -81,7 +81,7 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
         ValueError: the question id is not in the golden set, k is not an integer >= 1, the chunks
             fail :func:`~retrieval_eval.corpus.check_chunks`, or as :func:`first_relevant_ranks`.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebook 07_widgets (through ranks_widget).
     """
     k = check_positive_int(k)
     chunks = check_chunks(chunks)
@@ -130,7 +130,10 @@ def question_html(view: Mapping) -> tuple[str, str]:
 
     Each retriever's column is headed by the rank of its first relevant chunk.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        view: a :func:`question_view` result.
+
+    Not taught; used by ranks_widget (notebook 07_widgets).
     """
     head = (
         f"<b>{html.escape(view['id'])}</b> ({html.escape(view['slice'])}): <i>{html.escape(view['question'])}</i><br>"
@@ -180,7 +183,7 @@ def rank_heatmap_html(ranks: pd.DataFrame, retrievers: Sequence[str], k: int, se
     Raises:
         ValueError: k or columns is not an integer >= 1, or ``selected`` is not a question.
 
-    Taught in: notebook 07_widgets.
+    Not taught; used by ranks_widget (notebook 07_widgets).
     """
     k, columns = check_positive_int(k), check_positive_int(columns, "columns")
     ids = list(ranks.index)
@@ -213,7 +216,10 @@ def rank_heatmap_html(ranks: pd.DataFrame, retrievers: Sequence[str], k: int, se
 def heatmap_legend(k: int) -> str:
     """The heat map's legend line.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        k: the cut-off that colours the cells, an integer >= 1.
+
+    Not taught; used by ranks_widget (notebook 07_widgets).
     """
     top, _ = _cell_colours(1, k)
     swatch = "padding:0 6px;border:1px solid #999"
@@ -227,7 +233,12 @@ def heatmap_frame_css(scope: str, selected: str | None, faded: Collection[str] =
     """A ``<style>`` that frames one question's column and fades others in the heat map under ``.scope``:
     what moves in the live widget, a few hundred bytes, while the heat map itself stays.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        scope: the CSS class of the heat map's container (without the dot).
+        selected: the question id to frame, or ``None``.
+        faded: question ids to fade.
+
+    Not taught; used by ranks_widget (notebook 07_widgets).
     """
     rules = []
     if selected is not None:
@@ -246,7 +257,7 @@ class RanksWidget(WidgetView):
     picked question's frame, a small style), ``head`` and ``top_chunks`` (HTML). ``view`` holds the
     current :func:`question_view`.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebook 07_widgets (through ranks_widget).
     """
 
     label = "per-question ranks widget"
@@ -369,6 +380,11 @@ class RanksWidget(WidgetView):
         self._refilter(select=self.start[1])
 
     def static_html(self) -> str:
+        """The static copy: the heat map (picked question framed, filtered ones faded), its legend, and
+        the picked question with each retriever's top k.
+
+        Not taught; used by ranks_widget (notebook 07_widgets).
+        """
         found = self._found()
         picture = rank_heatmap_html(self.ranks, self.retrievers, self.k.value, self.question.value, found)
         if self.view is None:

@@ -56,7 +56,7 @@ def rrf_explanation(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, f
         ValueError: fewer than two rankings, a name equal to ``"hybrid"``, no relevant chunk in
             ``gains``, or as :func:`reciprocal_rank_fusion` and the metric functions.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebook 07_widgets (through rrf_widget).
     """
     names = list(rankings)
     if len(names) < 2:
@@ -158,6 +158,12 @@ def fusion_cases(runs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
                  rrf_k: float = 60, depth: int = 10) -> pd.DataFrame:
     """For every question: the first relevant rank in each input and after fusion, and whether fusion helped.
 
+    Args:
+        runs: ``{retriever name: {question_id: ranking}}`` holding the inputs.
+        qrels: ``{question_id: {chunk_id: gain}}``; every question in it is fused.
+        inputs: the names of the runs to fuse (two or more).
+        rrf_k, depth: as for :func:`rrf_explanation`.
+
     Returns:
         A DataFrame indexed by question id: one column per input and ``"hybrid"`` (first relevant
         rank, ``<NA>`` when none is ranked), ``verdict`` and ``tie`` (a tied chunk is fused above the
@@ -197,7 +203,13 @@ def _check_inputs(runs: Mapping, qrels: Mapping, inputs: Sequence[str]) -> list[
 def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: int) -> str:
     """The fused table of an :func:`rrf_explanation` as HTML: relevant chunks marked, terms and scores hidden until revealed.
 
-    Taught in: notebook 07_widgets.
+    Args:
+        result: an :func:`rrf_explanation` result.
+        names: the inputs' names, in the order of its table's columns.
+        rrf_k: the RRF constant, for the column heads.
+        depth: the depth, to mark ranks below it.
+
+    Not taught; used by rrf_widget (notebook 07_widgets).
     """
     table = result["table"]
     head = ["fused rank", "chunk"]
@@ -230,7 +242,7 @@ class RRFWidget(WidgetView):
     ``reveal`` and ``reset_control``. Shown: ``metrics_html``, ``sentence`` and ``fused_html`` (HTML).
     ``result`` holds the current :func:`rrf_explanation`.
 
-    Taught in: notebook 07_widgets.
+    Taught in: notebook 07_widgets (through rrf_widget).
     """
 
     label = "RRF explainer"
@@ -320,6 +332,11 @@ class RRFWidget(WidgetView):
         return table_html(metrics.rename(columns={"first relevant rank": "1st relevant"}), highlight=[FUSED])
 
     def static_html(self) -> str:
+        """The static copy: the question and settings, then the metrics, the sentence and the fused table
+        folded until clicked.
+
+        Not taught; used by rrf_widget (notebook 07_widgets).
+        """
         return (f"<p><b>{html.escape(self.question.value)}</b>, RRF constant {self.rrf_k.value}, depth "
                 f"{self.depth.value}, cut-off k = {self.k.value}.</p>"
                 + reveal_details(self._metrics_html() + f"<p>{self.result['sentence']}</p>"
@@ -345,6 +362,11 @@ def rrf_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, inputs: Sequ
 
     Returns:
         An :class:`RRFWidget`; display it to show the widget, with its static copy in the same output.
+
+    Raises:
+        ValueError: k is not 1 to 10, ``rrf_k`` not 0 to 100 or ``depth`` not 1 to 20 (the sliders'
+            ranges: refused, not moved), ``inputs`` are not names of ``runs``, ``question`` is not in
+            the qrels, or as :func:`rrf_explanation` and :func:`fusion_cases`.
 
     Taught in: notebook 07_widgets.
     """
