@@ -168,6 +168,11 @@ def shared_word_pieces(setting: Chunking, docs: Mapping[str, str], model_name: s
     shares nothing. Chunks are placed in their document with
     :func:`~retrieval_eval.corpus.chunk_spans`; the shared text is counted with the model's tokenizer.
 
+    Args:
+        setting: a :class:`Chunking` (its ``chunks``, each with ``id``, ``doc`` and ``text``).
+        docs: ``{document id: text}``, the documents the chunks were made from.
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or the model whose tokenizer counts.
+
     Returns:
         One count per boundary inside a document, in corpus order (0 where nothing is shared).
 
@@ -250,7 +255,7 @@ def compare_settings(
 class ChunkingExperiment(NamedTuple):
     """The tables of :func:`chunking_experiment`.
 
-    Taught in: notebook 09_chunking.
+    Taught in: notebook 09_chunking (through chunking_experiment).
     """
 
     settings: list  #: one :class:`Chunking` per setting, sizes in order, each without then with overlap

@@ -45,6 +45,10 @@ K_DEFAULT = 3
 def read_parameters(environ: Mapping[str, str]) -> dict:
     """The run's parameters from environment variables (see the module docstring), paths made absolute.
 
+    Args:
+        environ: the variables (``CORPUS``, ``GOLDEN``, ``MODEL_NAME``, ``CHUNK_SIZE``, ``K``,
+            ``REPORT``, ``START_DIR``), str to str; an empty value counts as not given.
+
     Returns:
         ``{"corpus": Path, "golden": Path, "model_name": str | None, "chunk_size": int | float | str,
         "k": int | float | str, "report": str, "typed": {"corpus": str, "golden": str}, "start": str | None}``;
@@ -70,6 +74,17 @@ def read_parameters(environ: Mapping[str, str]) -> dict:
 
 def main(environ: Mapping[str, str] = os.environ) -> int:
     """Run ``make evaluate`` (see the module docstring); return the exit status.
+
+    Args:
+        environ: the variables, as :func:`read_parameters` reads them (default: the environment).
+
+    Returns:
+        0 when the report is written; 2 for wrong parameters or report name (every problem printed
+        at once, nothing read); 1 for a problem with the data or the notebook run (one line).
+
+    Raises:
+        Nothing on bad input: every expected problem is printed to stderr and returned as the
+        exit status; an unexpected error propagates.
 
     Taught in: the README's "Your own data" (``make evaluate``).
     """

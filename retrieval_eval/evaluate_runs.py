@@ -227,6 +227,12 @@ def parse_runs(text: str) -> list[str]:
 
     ``'a.trec "my runs/b.trec"'`` → ``['a.trec', 'my runs/b.trec']``; a backslash escapes one character.
 
+    Args:
+        text: the value of ``RUNS`` (str).
+
+    Returns:
+        The paths as typed, in order (list of str).
+
     Raises:
         ValueError: an unclosed quote, or no path at all.
 

@@ -370,7 +370,7 @@ def verdict(values: Mapping[str, float] | pd.Series, what: str, decimals: int = 
 class TieEffect(NamedTuple):
     """What the tie rule of RRF decides (:func:`rrf_tie_effect`).
 
-    Taught in: notebook 05_three_retrievers (what rrf_tie_effect returns).
+    Taught in: notebook 05_three_retrievers (through rrf_tie_effect).
     """
 
     means: pd.DataFrame  #: each metric at k, one row per tie rule (ours first), and their spread

@@ -78,8 +78,8 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth:
             different questions, or as
             :func:`reciprocal_rank_fusion` (names the question).
 
-    Taught in: notebook 05_three_retrievers (through rrf_tie_effect); every notebook's hybrid run
-    comes from it through evaluation_setup.
+    Taught in: notebook 05_three_retrievers (through rrf_tie_effect), and every notebook (through
+    evaluation_setup, whose hybrid run it makes).
     """
     runs = check_list(runs, "runs", "runs ({question_id: ranking}, one per retriever)")
     for position, run in enumerate(runs, start=1):

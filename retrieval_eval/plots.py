@@ -216,6 +216,14 @@ def plot_intervals(intervals: pd.DataFrame, k: int = 3):
     At most three panels a row, 9 inches wide, so that a notebook shows the figure at full size and
     every text is at least 10 pt as shown.
 
+    Args:
+        intervals: the output of :func:`~retrieval_eval.comparisons.interval_table`: indexed by
+            ``(retriever, metric)``, with columns ``mean``, ``low`` and ``high`` (floats in [0, 1]).
+        k: the cut-off, for the panel titles ("recall@3").
+
+    Returns:
+        The matplotlib Figure.
+
     Taught in: notebook 08_beyond_the_averages.
     """
     metrics = list(dict.fromkeys(intervals.index.get_level_values("metric")))

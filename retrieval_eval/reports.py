@@ -65,6 +65,12 @@ def report_folder(name: str, inputs: Mapping[str, str], output_dir: str | Path =
 def check_report_folder(name: str, inputs: Mapping[str, str], output_dir: str | Path = OUTPUT_DIR) -> Path:
     """The checks of :func:`report_folder`, without creating or changing anything: the folder's path.
 
+    Args:
+        name, inputs, output_dir: as :func:`report_folder`.
+
+    Returns:
+        ``output_dir/name`` (a Path; it may not exist yet).
+
     Raises:
         ReportNameError: as :func:`report_folder`.
 
@@ -103,6 +109,13 @@ def check_report_folder(name: str, inputs: Mapping[str, str], output_dir: str | 
 def finish_report(folder: Path, inputs: Mapping[str, str]) -> None:
     """Mark the report in ``folder`` (from :func:`report_folder`) finished: write ``inputs.json``.
 
+    Args:
+        folder: the report folder :func:`report_folder` returned.
+        inputs: the same inputs given to :func:`report_folder` (str to str).
+
+    Raises:
+        OSError: the file cannot be written.
+
     Taught in: the README's "Your own data" (``make evaluate``).
     """
     inputs = {str(k): str(v) for k, v in inputs.items()}
@@ -116,6 +129,13 @@ def default_report_name(path: str | Path, prefix: str = "") -> str:
     ``prefix`` + the folder name in NFC, each character other than letters, digits, spaces and
     ``. _ -`` replaced by ``_``, without leading or trailing spaces, dots or dashes, at most 100
     characters; ``"report"`` when nothing is left. E.g. ``-dash/golden.csv`` → ``"dash"``.
+
+    Args:
+        path: the qrels or golden file (str or Path); its folder's name is used.
+        prefix: put before the name, e.g. ``"runs-"``.
+
+    Returns:
+        The name (str).
 
     Taught in: the README's "Your own data" (``make evaluate``).
     """

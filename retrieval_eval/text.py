@@ -36,7 +36,7 @@ def read_text(path: str | Path, name: str | None = None) -> str:
             bytes (a binary file, or UTF-16 without a byte-order mark).
         OSError: the file cannot be read.
 
-    Taught in: notebook 05_three_retrievers.
+    Not taught; used by load_corpus and read_golden_csv (every notebook, through evaluation_setup).
     """
     path = Path(path)
     name = path.name if name is None else name
@@ -94,6 +94,10 @@ def locate_evidence(text: str, evidence: str) -> tuple[int, int] | None:
     Each character of ``text`` goes through :func:`normalise`'s steps on its own while remembering
     where it came from, so the match is found in normalised text and mapped back to raw positions
     (a line break, a non-breaking space or a curly quote inside the evidence still matches).
+
+    Args:
+        text: a chunk's text as stored (str).
+        evidence: the question's evidence string (str).
 
     Returns:
         ``(start, end)`` character offsets in ``text``, or ``None`` when the evidence is not there
