@@ -397,11 +397,17 @@ def bench_notebooks():
     print(f"   {'notebook':<28} {'cold wall':>9} {'cold CPU':>9} {'warm wall':>9} {'warm CPU':>9}  (seconds)")
     for name in cold:
         print(f"   {name:<28} {cold[name][0]:9.1f} {cold[name][1]:9.1f} {warm[name][0]:9.1f} {warm[name][1]:9.1f}")
-    totals = [sum(t[i] for t in run.values()) for run in (cold, warm) for i in (0, 1)]
-    print(f"   {'all nine':<28} {totals[0]:9.1f} {totals[1]:9.1f} {totals[2]:9.1f} {totals[3]:9.1f}")
+    # The target was set for the nine notebooks 00-08 of the series then; 09 and 10 came later.
+    first_nine = [name for name in cold if name[:2].isdigit() and int(name[:2]) <= 8]
+    rows = {"00-08 (target's nine)": first_nine, f"all {len(cold)}": list(cold)}
+    totals = {label: [sum(run[name][i] for name in names) for run in (cold, warm) for i in (0, 1)]
+              for label, names in rows.items()}
+    for label, total in totals.items():
+        print(f"   {label:<28} {total[0]:9.1f} {total[1]:9.1f} {total[2]:9.1f} {total[3]:9.1f}")
+    nine = totals["00-08 (target's nine)"][3]
     widgets = warm["07_widgets"][0]
-    print(f"   warm cache: kernel CPU {totals[3]:.1f} s in all (target <= {TOTAL_CPU_TARGET_S:.0f} s: "
-          f"{'met' if totals[3] <= TOTAL_CPU_TARGET_S else 'MISSED'}); 07_widgets from kernel start to the last "
+    print(f"   warm cache: kernel CPU {nine:.1f} s for 00-08 (target <= {TOTAL_CPU_TARGET_S:.0f} s: "
+          f"{'met' if nine <= TOTAL_CPU_TARGET_S else 'MISSED'}); 07_widgets from kernel start to the last "
           f"cell {widgets:.1f} s (target <= {WIDGETS_TARGET_S:.0f} s: {'met' if widgets <= WIDGETS_TARGET_S else 'MISSED'})")
 
 
