@@ -57,7 +57,8 @@ lives, in teaching order:
                       column_comparisons (the one place for paired tests),
                       comparison_sentences, pair_sentence, tested_pair,
                       tested_verdict (who leads, and whether the golden set can
-                      tell), power_table, rank_differences, SUCCESS
+                      tell), narrow_interval_reason, power_table,
+                      rank_differences, SUCCESS
   widgets/            playground_widget, playground_scores (playground.py);          01-04, 07
                       rank_slider_widget, rank_slider_scores (rank_slider.py);
                       ceiling_widget, ceiling_report, ceiling_by_k,
@@ -95,7 +96,8 @@ from retrieval_eval.chunking import (
 )
 from retrieval_eval.comparisons import (
     SUCCESS, comparison_sentences, interval_table, pair_sentence, paired_comparisons, per_question_table,
-    column_comparisons, power_table, rank_differences, slice_comparisons, slice_intervals, tested_pair, tested_verdict,
+    column_comparisons, narrow_interval_reason, power_table, rank_differences, slice_comparisons, slice_intervals, tested_pair,
+    tested_verdict,
 )
 from retrieval_eval.conventions import (
     VARIANTS, Variant, ap_at_k, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean,
@@ -197,7 +199,7 @@ __all__ = [
     "monte_carlo_error", "paired_test", "holm", "N_RESAMPLES", "SEED", "EXACT_LIMIT", "ALPHA", "MCNEMAR", "PERMUTATION", "WILSON", "BOOTSTRAP",
     "questions_needed", "smallest_detectable_difference", "best_case_detectable_difference", "fewest_discordant", "POWER",
     "per_question_table", "interval_table", "slice_intervals", "paired_comparisons", "slice_comparisons",
-    "column_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "power_table",
+    "column_comparisons", "comparison_sentences", "pair_sentence", "tested_pair", "tested_verdict", "narrow_interval_reason", "power_table",
     "rank_differences", "SUCCESS",
     # widgets (01-04, 07)
     "playground_widget", "playground_scores", "rank_slider_widget", "rank_slider_scores",

@@ -246,8 +246,8 @@ def comparison_sentences(table: pd.DataFrame) -> list[str]:
 
     For example "vector − BM25 recall@3: +0.191 [0.06, 0.32], 13 wins, 30 ties, 4 losses, McNemar
     exact p = 0.049, Holm p = 0.15: not distinguishable at family-wise 5%." A test flagged
-    ``few discordant`` adds "— rests on 2 discordant questions (2–0); 9 all one way are needed to
-    pass at α/9", the level of Holm's first step in a family of 9 tests.
+    ``few discordant`` adds "— rests on 2 questions that differ (2–0); 9 that differ, all one way, are
+    needed to pass Holm's first step (α/9)", the level of that step in a family of 9 tests.
 
     Args:
         table: the output of :func:`paired_comparisons` or :func:`slice_comparisons`.
@@ -310,7 +310,7 @@ def tested_pair(table: pd.DataFrame, first: str, second: str, metric: str) -> pd
     raise ValueError(f"no test of {first} and {second} on {metric!r}; the table holds {list(table.index)}")
 
 
-def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
+def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3, short: bool = False) -> str:
     """Who leads on a metric, and whether the golden set can tell the leader from each of the others.
 
     The leader comes from the means, as in :func:`~retrieval_eval.evaluation.verdict` (names that
@@ -324,10 +324,17 @@ def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
     Holm p = 1) or **BM25** (0.766; ...). Holm-adjusted over a family of 9 tests: 3 pairs of
     retrievers × 3 metrics at k = 3, family-wise 5%."
 
+    ``short=True`` gives the same verdict in words a reader meets before the tests are taught (no
+    p-values, no test names), with the means' spread in questions and a pointer to notebooks 05 and
+    08: "**hybrid** has the highest recall@3 (0.798), but the 3 means lie within 0.032, 1.5
+    questions' worth out of 47, and a paired test that allows for the 9 comparisons made at once
+    tells no two retrievers apart (notebook 05 gives the tests, notebook 08 explains them)."
+
     Args:
         table: the output of :func:`paired_comparisons`, whose family holds a test of every pair on ``metric``.
         metric: the metric, e.g. ``"recall"``.
         decimals: the places the means are printed with.
+        short: the short form for notebooks 01 to 03 (same verdicts, fewer terms).
 
     Returns:
         Markdown (str).
@@ -336,7 +343,7 @@ def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
         ValueError: the table is not the output of :func:`paired_comparisons`, or it lacks ``metric``
             or a pair of retrievers (names them).
 
-    Taught in: notebook 05_three_retrievers.
+    Taught in: notebook 05_three_retrievers (the short form in 01_recall_at_k, 02_precision_at_k and 03_mrr).
     """
     _check_family(table)
     means = pd.Series({name: mean for (name, m), mean in table.attrs["means"].items() if m == metric}, dtype=float)
@@ -350,19 +357,66 @@ def tested_verdict(table: pd.DataFrame, metric: str, decimals: int = 3) -> str:
         if name in leaders:
             continue
         rows = [tested_pair(table, leader, name, metric) for leader in leaders]
-        tests = "; ".join(_test_phrase(row) for row in rows)
-        clause = f"**{name}** ({means[name]:.{decimals}f}; {tests})"
+        tests = "" if short else "; " + "; ".join(_test_phrase(row) for row in rows)
+        clause = f"**{name}** ({means[name]:.{decimals}f}{tests})"
         (ahead if all(row["verdict"] != "not distinguishable" for row in rows) else unclear).append(clause)
     parts = [verdict(means, f"{metric}@{k}", decimals)]
     it = "it" if len(leaders) == 1 else "them"
+    none_apart = (table.xs(metric, level="metric")["verdict"] == "not distinguishable").all()
+    if short:
+        spread = means.max() - means.min()
+        tested = f"a paired test that allows for the {_count(table.attrs['tests'], 'comparison')} made at once"
+        if none_apart:
+            parts.append(f", but the {len(means)} means lie within {spread:.{decimals}f}, {spread * n:.1f} questions' "
+                         f"worth out of {n}, and {tested} tells no two retrievers apart")
+        else:
+            parts.append(f", and {tested} tells {it} apart from {_listed(ahead, 'and')}" if ahead
+                         else f", but {tested} cannot tell {it} from the others")
+            parts.append(f" but not from {_listed(unclear, 'or')}" if ahead and unclear else "")
+        return "".join(parts) + " (notebook 05 gives the tests, notebook 08 explains them)."
     if ahead:
         parts.append(f", ahead of {_listed(ahead, 'and')} beyond chance")
-    if unclear and not ahead and (table.xs(metric, level="metric")["verdict"] == "not distinguishable").all():
+    if unclear and not ahead and none_apart:
         parts.append(f", but no retriever is distinguishable from another: {n} questions cannot tell {it} from "
                      f"{_listed(unclear, 'or')}")
     elif unclear:
         parts.append(f"{',' if not ahead else ';'} but {n} questions cannot tell {it} from {_listed(unclear, 'or')}")
     return "".join(parts) + f". Holm-adjusted over a family of {table.attrs['family']}, {level}."
+
+
+def narrow_interval_reason(row: pd.Series, questions: int) -> str:
+    """Why a percentile-bootstrap interval can exclude 0 where the exact paired test is far from significant.
+
+    The bootstrap resamples all the questions, but a resample can only reuse the differences
+    observed; with a few questions that differ, nearly all one way, almost no resample has a mean
+    difference of 0 or below. The plainest way there, a resample that draws none of the questions
+    won by the side with more, comes up only (1 − w/n)^n of the time (n draws with replacement).
+
+    Args:
+        row: one row of a comparison table (:func:`paired_comparisons`, :func:`slice_comparisons`,
+            :func:`~retrieval_eval.chunking.compare_settings`), with ``wins`` and ``losses``.
+        questions: the questions the bootstrap resampled (the slice's size for a slice), an integer >= 1.
+
+    Returns:
+        A sentence (str) without its final full stop, e.g. "the percentile bootstrap resamples all 47
+        questions, but a resample can only reuse the differences observed: with 5 won and 0 lost, a
+        resample draws none of the 5 only (1 − 5/47)^47 = 0.5% of the time, so almost none has a
+        difference of 0 or below and the interval comes out too narrow".
+
+    Raises:
+        ValueError: ``questions`` is not a positive integer, no question differs, or wins + losses
+            exceed ``questions``.
+
+    Taught in: notebooks 05_three_retrievers, 08_beyond_the_averages and 09_chunking.
+    """
+    n, wins, losses = check_positive_int(questions, "questions"), int(row["wins"]), int(row["losses"])
+    if not 0 < wins + losses <= n:
+        raise ValueError(f"{wins} won and {losses} lost: no question differs, or more than the {n} questions")
+    more = max(wins, losses)
+    return (f"the percentile bootstrap resamples all {n} questions, but a resample can only reuse the differences "
+            f"observed: with {wins} won and {losses} lost, a resample draws none of the {more} only "
+            f"(1 − {more}/{n})^{n} = {(1 - more / n) ** n:.1%} of the time, so almost none has a difference of 0 or "
+            "below and the interval comes out too narrow")
 
 
 def power_table(
@@ -510,8 +564,10 @@ def _sentence(table: pd.DataFrame, key: tuple) -> str:
     if r["wins"] + r["losses"] == 0:
         sentence += " — no question differs"
     elif r["few discordant"]:
-        sentence += (f" — rests on {_count(r['wins'] + r['losses'], 'discordant question')} ({r['wins']}–{r['losses']});"
-                     f" {table.attrs['min discordant']} all one way are needed to pass at α/{table.attrs['tests']}")
+        moved = r["wins"] + r["losses"]
+        sentence += (f" — rests on {_count(moved, 'question')} that differ{'s' if moved == 1 else ''} ({r['wins']}–{r['losses']});"
+                     f" {table.attrs['min discordant']} that differ, all one way, are needed to pass Holm's first step"
+                     f" (α/{table.attrs['tests']})")
     return sentence + "."
 
 

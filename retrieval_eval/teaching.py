@@ -309,6 +309,7 @@ _EXPECTED = {
     "text": "a word or short text in quotes",
 }
 _ARTICLES = {"the", "a", "an"}  # "the vector retriever" is "vector retriever"
+_RETRIEVER_ALIASES = {"rrf": "hybrid"}  # the series names hybrid search "hybrid search (RRF)" (notebooks 05, 06)
 _NEGATIONS = {"not", "no", "never", "neither", "nor", "none", "nothing"}  # "not hybrid" names no option
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.Pow: operator.pow}
@@ -435,7 +436,7 @@ def check_answers(
     otherwise), compared exactly as fractions. Booleans: ``True``, ``"true"``, ``"yes"``, ``1``,
     ``numpy.True_``. Text: any case, surrounding spaces, quotes, a final full stop and the articles
     "the", "a", "an" ignored, ``_`` and ``-`` read as spaces; with options (:class:`Answer`), an answer naming exactly one option
-    counts as that option. ``None``, ``...`` or blank text means "not answered yet". A wrong answer
+    counts as that option, and "RRF" names hybrid where the options are the retrievers. ``None``, ``...`` or blank text means "not answered yet". A wrong answer
     gets "not yet", a note when the format or the rounding looks like the problem, and the
     question's hint; an answer of the wrong kind, or naming none of the options, gets what was
     expected. The solution is never printed, and nothing a reader types raises an exception: answers
@@ -528,6 +529,9 @@ def _judge_text(given, spec: Answer) -> str:
     answer = _as_text(given)
     if answer is None:
         return "unreadable"
+    if {_as_text(o) for o in spec.options} == {_as_text(name) for name in RETRIEVERS}:  # "RRF" names hybrid
+        for alias, name in _RETRIEVER_ALIASES.items():
+            answer = re.sub(rf"(?<!\w){alias}(?!\w)", name, answer)
     right = {_as_text(t) for t in (spec.value, *spec.accept)}
     if answer in right:
         return "right"

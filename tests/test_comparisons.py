@@ -61,8 +61,8 @@ def test_comparison_sentences_state_the_family_and_each_verdict():
         "The family: 1 test: 1 pair of retrievers × 1 metric at k = 1; every verdict uses Holm-adjusted "
         "p-values at family-wise 5%.",
         f"A − C success@1: +0.167 [{low:.2f}, {high:.2f}], 2 wins, 10 ties, 0 losses, McNemar exact p = 0.5, "
-        "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 discordant questions (2–0); "
-        "6 all one way are needed to pass at α/1.",
+        "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 questions that differ (2–0); "
+        "6 that differ, all one way, are needed to pass Holm's first step (α/1).",
     ]
     with pytest.raises(ValueError, match="output of paired_comparisons, slice_comparisons or compare_settings"):
         h.comparison_sentences(pd.DataFrame(table))
@@ -96,6 +96,23 @@ def test_tested_verdict_follows_the_holm_adjusted_verdicts():
         h.tested_verdict(table, "nDCG")
 
 
+def test_the_short_tested_verdict_gives_the_same_verdicts_without_the_tests():
+    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success", "MRR"])
+    pointer = " (notebook 05 gives the tests, notebook 08 explains them)."
+    tested = "a paired test that allows for the 6 comparisons made at once"
+    # A is ahead of B (Holm) but not of C: both named, no p-value, no test name
+    assert h.tested_verdict(table, "success", short=True) == (
+        f"**A** has the highest success@1 (1.000), and {tested} tells it apart from **B** (0.167) but not from "
+        f"**C** (0.833){pointer}"
+    )
+    # no pair apart: the means' spread in questions (1.000 − 0.833 = 2 of 12 questions)
+    close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
+    assert h.tested_verdict(close, "success", short=True) == (
+        "**A** has the highest success@1 (1.000), but the 2 means lie within 0.167, 2.0 questions' worth out of 12, "
+        f"and a paired test that allows for the 1 comparison made at once tells no two retrievers apart{pointer}"
+    )
+
+
 def test_tested_pair_and_pair_sentence_take_the_pair_either_way_round():
     table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success"])
     assert h.tested_pair(table, "C", "A", "success").name == ("A − C", "success")
@@ -114,7 +131,7 @@ def test_slice_comparisons_adjust_over_slices_pairs_and_metrics():
     assert table["p (Holm)"].to_numpy() == pytest.approx(h.holm(table["p"].to_numpy()))
     sentences = h.comparison_sentences(table)
     assert sentences[0].startswith("The family: 4 tests: 2 slices")
-    assert "A − B success@1 on short: +0.667" in sentences[3] and "rests on 4 discordant questions (4–0)" in sentences[3]
+    assert "A − B success@1 on short: +0.667" in sentences[3] and "rests on 4 questions that differ (4–0)" in sentences[3]
     assert sentences[4].endswith("— no question differs.")
 
 
@@ -212,3 +229,17 @@ def test_column_comparisons_is_the_engine_of_paired_comparisons_and_refuses_bad_
     holed.loc["q03", ("B", "success")] = float("nan")
     with pytest.raises(ValueError, match=r"\('B', 'success'\): no finite value for question\(s\) \['q03'\]"):
         h.column_comparisons(holed, pairs, family, 1)
+
+
+def test_narrow_interval_reason_gives_the_chance_of_a_resample_without_the_wins():
+    row = pd.Series({"wins": 5, "losses": 0})
+    assert h.narrow_interval_reason(row, 47) == (
+        "the percentile bootstrap resamples all 47 questions, but a resample can only reuse the differences observed: "
+        "with 5 won and 0 lost, a resample draws none of the 5 only (1 − 5/47)^47 = 0.5% of the time, so almost none "
+        "has a difference of 0 or below and the interval comes out too narrow"
+    )
+    assert "draws none of the 7 only (1 − 7/47)^47 = 0.1%" in h.narrow_interval_reason(pd.Series({"wins": 1, "losses": 7}), 47)
+    with pytest.raises(ValueError, match="no question differs"):
+        h.narrow_interval_reason(pd.Series({"wins": 0, "losses": 0}), 47)
+    with pytest.raises(ValueError, match="more than the 6 questions"):
+        h.narrow_interval_reason(pd.Series({"wins": 5, "losses": 2}), 6)

@@ -35,8 +35,15 @@ def test_bm25_figures(golden, chunks, qrels, bm25):
     trec = re.search(r"the default\s+BM25 has recall@3 (\d\.\d{3})", README)
     assert trec and float(trec[1]) == pytest.approx(steps.iloc[-2], abs=5e-4)
     variants = h.bm25_variants(chunks, golden, qrels, k=3)["recall"]
-    spread = re.search(r"recall@3 runs from (\d\.\d{3}) to (\d\.\d{3}) \(notebook 05, `h.bm25_variants`\)", README)
-    assert spread and [float(x) for x in spread.groups()] == pytest.approx([variants.min(), variants.max()], abs=5e-4)
+    spread = re.search(r"over (\d+) settings \(Robertson's or Lucene's idf; rank-bm25's,\s+Lucene's or Anserini's `k1` and "
+                       r"`b`\), recall@3 runs from (\d\.\d{3}) to (\d\.\d{3}) \(notebook 05,\s+`h.bm25_variants`\); Lucene's "
+                       r"idf gives (\d\.\d{3}) with Lucene's defaults and (\d\.\d{3}) with Anserini's\.", README)
+    assert spread, "the BM25 settings sentence is gone from the README"
+    assert int(spread[1]) == len(variants)
+    lucene = [label for label, idf, *_ in h.BM25_VARIANTS if idf == "lucene"]
+    defaults = [next(label for label in lucene if engine in label) for engine in ("Lucene's and", "Anserini's")]
+    assert [float(x) for x in spread.groups()[1:]] == pytest.approx(
+        [variants.min(), variants.max(), *variants[defaults]], abs=5e-4)
 
 
 def test_verdict_figures(runs, qrels):

@@ -324,7 +324,14 @@ def test_a_retriever_is_right_under_the_names_the_notebooks_use(answer):
     assert one(answer, "hybrid").status == "wrong"  # it names another of the retrievers: not yet, with the hint
 
 
-@pytest.mark.parametrize("answer", ["dense", "RRF", "mistake 2", "BM25 or vector", "not vector", 3])
+@pytest.mark.parametrize("answer", ["RRF", "rrf", "hybrid search (RRF)", "RRF."])
+def test_rrf_names_hybrid_search(answer):
+    """Notebooks 05 and 06 call hybrid search "hybrid search (RRF)", so "RRF" is read as hybrid."""
+    assert one(answer, "hybrid").status == "right" and one(answer, {"vector", "hybrid"}).status == "right"
+    assert one(answer, "vector").status == "wrong"
+
+
+@pytest.mark.parametrize("answer", ["dense", "mistake 2", "BM25 or vector", "not vector", 3])
 def test_a_text_naming_no_option_or_several_is_told_the_options(answer):
     verdict = one(answer, "vector")
     assert verdict.status == "unreadable"
