@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -240,8 +241,6 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
 
     Taught in: notebook 08_beyond_the_averages (through paired_comparisons, by way of paired_test).
     """
-    from scipy import stats
-
     a, b = _check_pairs(a, b)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     exact_limit = check_positive_int(exact_limit, "exact_limit")
@@ -257,11 +256,7 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     if m == 1:  # SciPy needs two values; the two flips of one difference are equally extreme
         return {**result, "method": "exact, 2^1 flips", "p": 1.0, "se": 0.0}
     exact = 2**m <= max(exact_limit, n_resamples)  # SciPy also enumerates when n_resamples covers every flip
-    test = stats.permutation_test(
-        (nonzero,), _absolute_mean, permutation_type="samples", vectorized=True,
-        n_resamples=np.inf if exact else n_resamples, alternative="greater", rng=np.random.default_rng(seed),
-    )
-    p = float(test.pvalue)
+    p = _flip_p(nonzero.tobytes(), exact, n_resamples, seed)
     if exact:
         return {**result, "method": f"exact, 2^{m} flips", "p": p, "se": 0.0}
     extreme = round(p * (n_resamples + 1)) - 1  # b: SciPy's Monte Carlo p is (b + 1) / (N + 1)
@@ -355,6 +350,23 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 def _absolute_mean(x: np.ndarray, axis: int) -> np.ndarray:
     """|mean| along ``axis``: the two-sided statistic of the sign-flip test."""
     return np.abs(np.mean(x, axis=axis))
+
+
+@lru_cache(maxsize=1024)
+def _flip_p(nonzero: bytes, exact: bool, n_resamples: int, seed: int) -> float:
+    """SciPy's sign-flip p-value of the non-zero differences (float64 bytes, in question order).
+
+    Remembered for the process: a notebook tests the same pair in several tables (a family and its
+    quotes), and enumerating 2^m flips takes SciPy up to half a second; the same differences,
+    ``n_resamples`` and seed give the same p-value, so a remembered one is the one it would compute.
+    """
+    from scipy import stats
+
+    test = stats.permutation_test(
+        (np.frombuffer(nonzero),), _absolute_mean, permutation_type="samples", vectorized=True,
+        n_resamples=np.inf if exact else n_resamples, alternative="greater", rng=np.random.default_rng(seed),
+    )
+    return float(test.pvalue)
 
 
 def _rounded_up(se: float) -> str:

@@ -270,3 +270,13 @@ def test_bad_input_raises_a_clear_error(call, message):
 def test_paired_values_must_match_in_length():
     with pytest.raises(ValueError, match="same, non-zero length"):
         h.sign_test([1, 0], [1])
+
+
+def test_a_repeated_permutation_test_is_remembered_and_gives_the_same_result():
+    from retrieval_eval.statistics import _flip_p
+
+    a, b = [1, 0.5, 0, 1, 0.25, 1, 0, 0.5], [0, 0.5, 1, 0, 0, 0.5, 0.25, 1]
+    first = h.permutation_test(a, b)
+    hits = _flip_p.cache_info().hits
+    assert h.permutation_test(a, b) == first and _flip_p.cache_info().hits == hits + 1
+    assert first["p"] == pytest.approx(brute_force_p(a, b))  # the remembered p is the exact one
