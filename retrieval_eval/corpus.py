@@ -14,7 +14,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .checks import check_ids, check_list, check_positive_int
-from .models import document_prefix, load_tokenizer, model_window
+from .models import document_prefix, fast_tokenizer, load_tokenizer, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
 
@@ -221,7 +221,7 @@ def split_into_chunks(
     Args:
         docs: ``{document id: text}``, e.g. from :func:`load_corpus`; ids are str.
         tokenizer: a Hugging Face fast tokenizer (one that gives character offsets), e.g. from
-            :func:`load_tokenizer`.
+            :func:`load_tokenizer`, or the ``tokenizers.Tokenizer`` of its ``tokenizer.json``.
         chunk_size: the largest chunk in word pieces, special tokens included (an integer larger
             than the number of special tokens).
         chunk_overlap: how many word pieces neighbouring chunks of a document may share (an
@@ -242,8 +242,9 @@ def split_into_chunks(
     Taught in: notebook 09_chunking.
     """
     chunk_size = check_positive_int(chunk_size, "chunk_size")
+    fast = _own_fast_tokenizer(tokenizer)
     # What the model reads besides the chunk: 2 special tokens for BERT-style models ([CLS], [SEP]), and the prefix.
-    n_extra = len(tokenizer.encode(prefix))
+    n_extra = len(fast.encode(prefix).ids)
     room = chunk_size - n_extra
     if room < 1:
         raise ValueError(f"chunk_size {chunk_size} leaves no room beside the model's {n_extra} special and prefix tokens")
@@ -255,20 +256,28 @@ def split_into_chunks(
     for doc, text in docs.items():
         if not isinstance(text, str):
             raise ValueError(f"document {doc!r}: the text must be a str, got {type(text).__name__}")
-    if not getattr(tokenizer, "is_fast", False):
-        raise ValueError("split_into_chunks needs a fast tokenizer (one that gives character offsets), e.g. load_tokenizer()")
-    # The tokenizers library's own tokenizer, without the stored truncation and padding: it measures
-    # whole documents and many short texts at once, much faster than through transformers.
-    from tokenizers import Tokenizer
-
-    fast = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
-    fast.no_truncation()
-    fast.no_padding()
     return [
-        {"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(tokenizer.encode(prefix + piece))}
+        {"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(fast.encode(prefix + piece).ids)}
         for doc, text in docs.items()
         for i, piece in enumerate(_split_text(text, fast, room, chunk_overlap))
     ]
+
+
+def _own_fast_tokenizer(tokenizer):
+    """A copy of the tokenizers library's tokenizer behind ``tokenizer`` (a Hugging Face fast tokenizer
+    or a ``tokenizers.Tokenizer``), without truncation or padding: it measures whole documents and
+    many short texts at once, much faster than through transformers; ValueError for a slow one."""
+    from tokenizers import Tokenizer
+
+    if isinstance(tokenizer, Tokenizer):
+        fast = Tokenizer.from_str(tokenizer.to_str())
+    elif getattr(tokenizer, "is_fast", False):
+        fast = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+    else:
+        raise ValueError("split_into_chunks needs a fast tokenizer (one that gives character offsets), e.g. load_tokenizer()")
+    fast.no_truncation()
+    fast.no_padding()
+    return fast
 
 
 def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, int]]:
@@ -539,7 +548,9 @@ def stored_or_split_chunks(
     window = model_window(model_name)
     if chunk_size > window:
         raise ValueError(f"chunk_size {chunk_size} is larger than the model's window of {window} word pieces")
-    tokenizer, prefix = load_tokenizer(model_name), document_prefix(model_name)
+    # The model's tokenizer.json read by the tokenizers library when there is one: the same word
+    # pieces as load_tokenizer's, without importing transformers and torch (seconds).
+    tokenizer, prefix = fast_tokenizer(model_name) or load_tokenizer(model_name), document_prefix(model_name)
     return [
         chunk
         for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)

@@ -252,16 +252,31 @@ def token_counter(model_name: str | None = None):
 
     Not taught; used by evaluation_setup (every notebook) and shared_word_pieces (notebook 09_chunking).
     """
-    fast = _fast_tokenizer(model_name)
+    fast = fast_tokenizer(model_name)
     if fast is None:
         tokenizer = load_tokenizer(model_name)
         return lambda text: len(tokenizer.encode(text))
     return lambda text: len(fast.encode(text).ids)
 
 
-def _fast_tokenizer(model_name: str | None):
-    """The model's ``tokenizer.json`` as a ``tokenizers.Tokenizer`` without truncation or padding
-    (``None`` when the model has no such file); ModelFileError when it is damaged."""
+def fast_tokenizer(model_name: str | None):
+    """The model's ``tokenizer.json`` as a ``tokenizers.Tokenizer`` without truncation or padding.
+
+    The same word pieces as :func:`load_tokenizer`'s tokenizer, read without importing transformers
+    (which imports torch: seconds).
+
+    Args:
+        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or folder.
+
+    Returns:
+        A ``tokenizers.Tokenizer``, or ``None`` when the model has no ``tokenizer.json``.
+
+    Raises:
+        ModelFileError: ``tokenizer.json`` is damaged (names it).
+
+    Not taught; used by token_counter, unknown_only and stored_or_split_chunks (every notebook,
+    through evaluation_setup).
+    """
     path = _model_file(model_name, "tokenizer.json")
     if path is None:
         return None
@@ -294,7 +309,7 @@ def unknown_only(texts: Mapping[str, str], model_name: str | None = None) -> lis
 
     Not taught; used by evaluation_setup, whose notes notebook 05_three_retrievers prints.
     """
-    fast = _fast_tokenizer(model_name)
+    fast = fast_tokenizer(model_name)
     ids = list(texts)
     if fast is None:
         tokenizer = load_tokenizer(model_name)

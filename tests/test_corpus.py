@@ -511,3 +511,18 @@ def test_evidence_in_a_document_but_in_none_of_its_chunks_says_so(docs, chunks, 
         h.label_chunks(question, chunks, {**docs, "03_battery_care": new_text})
     assert "is in the document '03_battery_care' but in none of its chunks" in str(err.value)
     assert "between chunks []" not in str(err.value)
+
+
+def test_chunking_now_reads_tokenizer_json_and_gives_the_chunks_of_the_transformers_tokenizer():
+    """stored_or_split_chunks uses the tokenizers library on the model's tokenizer.json (no torch):
+    the chunks are those of split_into_chunks with load_tokenizer's tokenizer, word piece for word piece."""
+    import subprocess
+    import sys
+
+    docs = h.load_corpus()
+    for size, overlap in [(128, 19), (256, 0)]:
+        assert h.stored_or_split_chunks(docs, chunk_size=size, chunk_overlap=overlap, progress=False) == \
+            h.split_into_chunks(docs, h.load_tokenizer(), size, overlap)
+    code = ("import sys, helpers as h; h.stored_or_split_chunks(h.load_corpus(), chunk_size=256, progress=False); "
+            "print('torch' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
