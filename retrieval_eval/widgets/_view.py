@@ -190,15 +190,28 @@ class WidgetView:
         button.on_click(lambda _button: self.reset())
         return button
 
+    _resetting = False  # True while reset() puts the controls back: their observers then do nothing
+
     def reset(self) -> None:
-        """Put every control back to its starting value.
+        """Put every control back to its starting value, hide the numbers, forget the last change and
+        redraw once (the controls' observers wait while the values are put back).
 
         Raises:
-            NotImplementedError: always, in this base class; each widget defines its own.
+            NotImplementedError: the widget does not say what its start is (``_restore_start``).
 
         Not taught; used by every classroom widget (ceiling_widget, playground_widget, rank_slider_widget,
         ranks_widget and rrf_widget; notebooks 01 to 04 and 07).
         """
+        self._resetting = True
+        try:
+            self._restore_start()
+        finally:
+            self._resetting = False
+        self.previous = None
+        self._update()
+
+    def _restore_start(self) -> None:
+        """Set every control to its starting value and hide the numbers (each widget says how)."""
         raise NotImplementedError
 
     @contextmanager

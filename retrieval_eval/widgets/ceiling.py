@@ -336,21 +336,10 @@ class CeilingWidget(WidgetView):
             self._pngs[key] = figure_png(self.figure.draw(k, retriever, what_if), close=False)
         return self._pngs[key]
 
-    def reset(self) -> None:
-        """Back to the starting k, the first retriever, no "what if", numbers hidden.
-
-        Taught in: notebook 07_widgets (through ceiling_widget).
-        """
-        self._resetting = True
-        try:
-            self.k.value, self.retriever.value, self.what_if.value = self.start
-            self.reveal.value = False
-        finally:
-            self._resetting = False
-        self.previous = None
-        self._update()
-
-    _resetting = False
+    def _restore_start(self) -> None:
+        """The starting k, the first retriever, no "what if", numbers hidden."""
+        self.k.value, self.retriever.value, self.what_if.value = self.start
+        self.reveal.value = False
 
     def _update(self, change=None) -> None:
         if self._resetting:

@@ -211,7 +211,7 @@ class PlaygroundWidget(WidgetView):
         playground_scores(gains, k)  # refuse a bad start early
         self.start, self.start_k = list(gains), k
         self.gains, self.metrics, self.max_gain = list(gains), list(metrics), max_gain
-        self.previous, self._resetting = None, False
+        self.previous = None
         n = len(self.gains)
         check_start(k, "k", range(1, n + 1))
         self.buttons = [w.Button(tooltip=f"click: gain 0 → … → {max_gain} → 0", layout=w.Layout(width="86px"))
@@ -254,19 +254,10 @@ class PlaygroundWidget(WidgetView):
         self.gains[rank - 1] = gain
         self._update()
 
-    def reset(self) -> None:
-        """Back to the starting ranking, k = the starting k, no missed chunk, numbers hidden.
-
-        Taught in: notebooks 01_recall_at_k, 02_precision_at_k, 04_ndcg and 07_widgets (through playground_widget).
-        """
-        self._resetting = True
-        try:
-            self.gains = list(self.start)
-            self.k.value, self.missed.value, self.reveal.value = self.start_k, 0, False
-        finally:
-            self._resetting = False
-        self.previous = None
-        self._update()
+    def _restore_start(self) -> None:
+        """The starting ranking, k = the starting k, no missed chunk, numbers hidden."""
+        self.gains = list(self.start)
+        self.k.value, self.missed.value, self.reveal.value = self.start_k, 0, False
 
     def _update(self, change=None) -> None:
         if self._resetting:

@@ -122,20 +122,9 @@ class RankSliderWidget(WidgetView):
                              "rank-slider-widget")
         self._update()
 
-    _resetting = False
-
-    def reset(self) -> None:
-        """Back to the starting rank and k; numbers hidden.
-
-        Taught in: notebook 03_mrr (through rank_slider_widget).
-        """
-        self._resetting = True
-        try:
-            (self.rank.value, self.k.value), self.reveal.value = self.start, False
-        finally:
-            self._resetting = False
-        self.previous = None
-        self._update()
+    def _restore_start(self) -> None:
+        """The starting rank and k; numbers hidden."""
+        (self.rank.value, self.k.value), self.reveal.value = self.start, False
 
     def _update(self, change=None) -> None:
         if self._resetting:

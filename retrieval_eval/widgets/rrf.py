@@ -293,21 +293,10 @@ class RRFWidget(WidgetView):
         ], "rrf-widget")
         self._update()
 
-    def reset(self) -> None:
-        """Back to the starting question, RRF constant, depth and cut-off; numbers hidden.
-
-        Taught in: notebook 07_widgets.
-        """
-        self._resetting = True
-        try:
-            self.question.value, self.rrf_k.value, self.depth.value, self.k.value = self.start
-            self.reveal.value = False
-        finally:
-            self._resetting = False
-        self.previous = None
-        self._update()
-
-    _resetting = False
+    def _restore_start(self) -> None:
+        """The starting question, RRF constant, depth and cut-off; numbers hidden."""
+        self.question.value, self.rrf_k.value, self.depth.value, self.k.value = self.start
+        self.reveal.value = False
 
     def _update(self, change=None) -> None:
         if self._resetting:
