@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import infer_dtype
 
-from .checks import check_gains, check_ks, check_question_ids, check_ranking
+from .checks import check_gains, check_ks, check_question_ids, check_ranking, naming_question
 from .evaluation import KS, METRICS, check_run
 
 
@@ -107,18 +107,14 @@ def _read_questions(run: Mapping, qrels: Mapping) -> tuple[list, list, list, _Ju
     rankings = [run[q] for q in qids]
     for q, ranked in zip(qids, rankings):
         if not _sound_ranking(ranked):  # another kind of sequence, or a fault: the per-question check accepts or names it
-            try:
+            with naming_question(q):
                 check_ranking(ranked)
-            except ValueError as exc:
-                raise ValueError(f"question {q!r}: {exc}") from None
     judged = [qrels[q] for q in qids]
     flat = _flat_gains(judged) if all(isinstance(gains, Mapping) for gains in judged) else None
     if flat is None:
         for q in qids:
-            try:
+            with naming_question(q):
                 check_gains(qrels[q])
-            except ValueError as exc:
-                raise ValueError(f"question {q!r}: {exc}") from None
         flat = _flat_gains(judged, checked=True)
     n_relevant = np.bincount(flat.rows, weights=flat.gains > 0, minlength=len(qids))
     if (n_relevant == 0).any():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -32,6 +33,29 @@ def check_positive_int(value, name: str = "k") -> int:
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}")
     return int(value)
+
+
+@contextmanager
+def naming_question(qid, where: str = ""):
+    """Name the question in a ValueError raised inside the ``with`` block: "question 'q1': <message>".
+
+    Every function that checks a run or qrels question by question uses it, so each message says
+    which question holds the fault, in the same words.
+
+    Args:
+        qid: the question id (shown with ``repr``).
+        where: put before "question", e.g. ``"hit rate, "``.
+
+    Raises:
+        ValueError: the one raised inside, its message prefixed (its traceback chain dropped).
+
+    Not taught; used by the per-question checks of evaluation, batch, conventions, fusion, trec,
+    retrievers, evaluate_runs and the RRF widget.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(f"{where}question {qid!r}: {exc}") from None
 
 
 def check_list(value, name: str, what: str) -> list:
@@ -153,10 +177,8 @@ def check_qrels(qrels: Mapping) -> Mapping:
     """
     check_question_ids(None, qrels)
     for qid, gains in qrels.items():
-        try:
+        with naming_question(qid):
             check_gains(gains)
-        except ValueError as exc:
-            raise ValueError(f"question {qid!r}: {exc}") from None
     return qrels
 
 

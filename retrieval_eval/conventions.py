@@ -27,7 +27,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .checks import check_gains, check_positive_int, check_qrels, check_question_ids, check_ranking, check_relevant
+from .checks import (
+    check_gains, check_positive_int, check_qrels, check_question_ids, check_ranking, check_relevant, naming_question,
+)
 from .metrics import dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from .more_metrics import average_precision, r_precision, success_at_k
 
@@ -236,11 +238,9 @@ def _check_questions(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappi
     check_qrels(qrels)
     check_question_ids(run, None)
     for q in qrels:
-        try:
-            if q in run:
+        if q in run:
+            with naming_question(q):
                 check_ranking(run[q])
-        except ValueError as exc:
-            raise ValueError(f"question {q!r}: {exc}") from None
     missing, extra = [q for q in qrels if q not in run], [q for q in run if q not in qrels]
     if missing or extra:
         raise ValueError(
@@ -280,10 +280,8 @@ def macro_mean(score: Callable, run: Mapping, qrels: Mapping, k: int, drop_empty
         raise ValueError("every ranking is empty: nothing is left to average")
     total = 0.0
     for q in kept:
-        try:
+        with naming_question(q):
             total += score(run[q], qrels[q], k)
-        except ValueError as exc:
-            raise ValueError(f"question {q!r}: {exc}") from None
     return total / len(kept)
 
 
@@ -333,10 +331,8 @@ def _pooled(run: Mapping, qrels: Mapping, k: int, most: Callable[[set], int]) ->
     _check_questions(run, qrels)
     hits = best = 0
     for q, gains in qrels.items():
-        try:
+        with naming_question(q):
             ranked, relevant, k = _question(run[q], gains, k)
-        except ValueError as exc:
-            raise ValueError(f"question {q!r}: {exc}") from None
         hits, best = hits + _hits(ranked, relevant, k), best + most(relevant)
     return hits / best
 
@@ -429,10 +425,8 @@ def switchboard(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[st
     for variant in VARIANTS:
         values = {}
         for q, gains in qrels.items():
-            try:
+            with naming_question(q, f"{variant.name}, "):
                 values[q] = variant.score(run[q], gains, k)
-            except ValueError as exc:
-                raise ValueError(f"{variant.name}, question {q!r}: {exc}") from None
         rows[variant.name] = {"formula": variant.formula, "trec_eval": variant.trec_eval(k), **values,
                               "mean": sum(values.values()) / len(values)}
     recall = VARIANTS[1].score

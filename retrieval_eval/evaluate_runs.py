@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_ks, check_list, check_positive_int, check_question_ids
+from .checks import check_ks, check_list, check_positive_int, check_question_ids, naming_question
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .evaluation import KS
 from .golden import load_golden_with_qrels
@@ -207,13 +207,11 @@ def scores_table(rankings: Mapping[str, Mapping[str, Sequence[str]]], qrels: Map
             if qid not in run:
                 raise ValueError(f"{name} has no ranking for question {qid!r}")
             ranked = run[qid]
-            try:
+            with naming_question(qid, f"{name}, "):
                 for metric, fn in METRICS_AT_K.items():
                     rows.extend((name, qid, metric, k, fn(ranked[:depth], gains, k)) for k in ks)
                 for metric, fn in METRICS_NO_CUTOFF.items():
                     rows.append((name, qid, metric, None, fn(ranked, gains)))
-            except ValueError as exc:
-                raise ValueError(f"{name}, question {qid!r}: {exc}") from None
     table = pd.DataFrame(rows, columns=SCORES_COLUMNS)
     table["k"] = table["k"].astype("Int64")
     return table

@@ -13,7 +13,9 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_ids, check_ks, check_list, check_positive_int, check_qrels, check_question_ids, check_ranking
+from .checks import (
+    check_ids, check_ks, check_list, check_positive_int, check_qrels, check_question_ids, check_ranking, naming_question,
+)
 from .fusion import TIE_RULES, fuse_runs
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 
@@ -59,10 +61,8 @@ def check_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str,
     for qid, ranked in run.items():
         if qid not in qrels:
             raise ValueError(f"{name} ranks question {qid!r}, which is not in the qrels")
-        try:
+        with naming_question(qid, f"{name}, "):
             ranked = check_ranking(ranked)
-        except ValueError as exc:
-            raise ValueError(f"{name}, question {qid!r}: {exc}") from None
         unknown = [d for d in ranked if d not in chunk_ids]
         if unknown:
             raise ValueError(f"{name}, question {qid!r}: unknown chunk ids {unknown[:5]}")
@@ -101,13 +101,11 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, c
         for qid, gains in qrels.items():
             if qid not in run:
                 raise ValueError(f"{name} has no ranking for question {qid!r}")
-            try:
+            with naming_question(qid, f"{name}, "):
                 ranked = check_ranking(run[qid])
                 for metric, fn in METRICS.items():
                     for k in ks:
                         rows.append((name, qid, metric, k, fn(ranked, gains, k)))
-            except ValueError as exc:
-                raise ValueError(f"{name}, question {qid!r}: {exc}") from None
     return pd.DataFrame(rows, columns=["retriever", "question", "metric", "k", "value"])
 
 

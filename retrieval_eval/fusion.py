@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .checks import check_list, check_positive_int, check_question_ids, check_ranking
+from .checks import check_list, check_positive_int, check_question_ids, check_ranking, naming_question
 
 
 TIE_RULES = ("id ascending", "id descending")  # ours first; the second is trec_eval's order for equal scores
@@ -89,8 +89,6 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth:
         raise ValueError("fuse runs over the same questions: the runs hold different question ids")
     fused = {}
     for qid in questions[0]:
-        try:
+        with naming_question(qid):
             fused[qid] = reciprocal_rank_fusion([run[qid] for run in runs], k=k, depth=depth, ties=ties)
-        except ValueError as exc:
-            raise ValueError(f"question {qid!r}: {exc}") from None
     return fused

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .checks import check_ids, check_list
+from .checks import check_ids, check_list, naming_question
 from .corpus import CHUNK_SIZE, check_chunks
 from .fusion import reciprocal_rank_fusion
 from .models import (
@@ -517,8 +517,6 @@ def run_retrievers(retrievers: Sequence, golden: pd.DataFrame, progress: bool = 
     for retriever, qid, question in tqdm(pairs, desc="ranking", unit="query", disable=not progress):
         if not isinstance(question, str) or not question.strip():
             raise ValueError(f"question {qid!r} is empty or not text: {question!r}")
-        try:
+        with naming_question(qid, f"{retriever.name}, "):  # e.g. a question longer than the vector model's window
             runs[retriever.name][qid] = retriever.rank(question)
-        except ValueError as exc:  # e.g. a question longer than the vector model's window
-            raise ValueError(f"{retriever.name}, question {qid!r}: {exc}") from None
     return runs

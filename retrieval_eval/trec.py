@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .checks import check_gains, check_ids, check_list, check_question_ids, check_ranking
+from .checks import check_gains, check_ids, check_list, check_question_ids, check_ranking, naming_question
 from .metrics import relevant_ids
 from .paths import OUTPUT_DIR
 
@@ -66,10 +66,8 @@ def _qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
     check_ids(qrels, "the qrels hold question id")
     lines = []
     for qid, gains in qrels.items():
-        try:
+        with naming_question(qid):
             check_gains(gains)
-        except ValueError as exc:
-            raise ValueError(f"question {qid!r}: {exc}") from None
         for doc_id, gain in gains.items():
             _check_trec_id(qid)
             _check_trec_id(doc_id)
@@ -113,10 +111,8 @@ def _run_text(run: Mapping[str, Sequence[str]], tag: str) -> str:
     check_ids(run, "the run holds question id")
     lines = []
     for qid, ranked in run.items():
-        try:
+        with naming_question(qid):
             ranked = check_ranking(ranked)
-        except ValueError as exc:
-            raise ValueError(f"question {qid!r}: {exc}") from None
         for rank, doc_id in enumerate(ranked, start=1):
             _check_trec_id(qid)
             _check_trec_id(doc_id)
@@ -469,10 +465,8 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     rankings = run.rankings if isinstance(run, Run) else run
     check_question_ids(rankings, qrels)
     for qid, ranked in rankings.items():
-        try:
+        with naming_question(qid):
             check_ranking(ranked)
-        except ValueError as exc:
-            raise ValueError(f"question {qid!r}: {exc}") from None
     no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
     skip = set(no_relevant)
     scored = tuple(q for q in qrels if q not in skip)

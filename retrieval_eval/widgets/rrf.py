@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import ipywidgets as w
 import pandas as pd
 
-from ..checks import check_list, check_positive_int, check_question_ids
+from ..checks import check_list, check_positive_int, check_question_ids, naming_question
 from ..fusion import reciprocal_rank_fusion
 from ..metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from ._view import (
@@ -178,10 +178,8 @@ def fusion_cases(runs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
     inputs = _check_inputs(runs, qrels, inputs)
     rows = {}
     for qid, gains in qrels.items():
-        try:
+        with naming_question(qid):
             result = rrf_explanation({n: runs[n][qid] for n in inputs}, gains, rrf_k, depth, k=1)
-        except ValueError as exc:
-            raise ValueError(f"question {qid!r}: {exc}") from None
         rows[qid] = {**result["metrics"]["first relevant rank"].to_dict(), "verdict": result["verdict"],
                      "tie": bool(result["tied"])}
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("question")
