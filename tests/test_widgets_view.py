@@ -15,7 +15,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import helpers as h
-from retrieval_eval.widgets._view import KERNEL_NOTE, Debounce, KeyGuard, WidgetView, changes, table_html
+from retrieval_eval.widgets._view import STYLE, Debounce, KeyGuard, WidgetView, changes, table_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "07_widgets.ipynb"
@@ -40,14 +40,14 @@ def displayed(widget) -> list:
     return sent
 
 
-def test_each_widget_is_one_output_with_its_static_copy_then_the_note(widgets):
+def test_each_widget_is_one_output_with_the_note_and_its_static_copy(widgets):
     for widget in widgets:
-        bundle, note = displayed(widget)
+        (bundle,) = displayed(widget)
         assert set(bundle) == {WIDGET_MIME, "text/html", "text/plain"}, widget.label
         assert bundle[WIDGET_MIME]["model_id"] == widget.ui.model_id
         assert "Static copy of the" in bundle["text/html"] and "rw-live" not in bundle["text/html"]
-        assert "rw-kernel-note" in note["text/html"] and "Not live" in note["text/html"]
-        assert widget.label in note["text/plain"]
+        assert "rw-kernel-note" in bundle["text/html"] and "Not live" in bundle["text/html"]
+        assert widget.label in bundle["text/plain"] and "not live" in bundle["text/plain"]
 
 
 def test_static_copy_shows_the_numbers_folded(widgets):
@@ -104,9 +104,11 @@ def test_debounce_calls_once_after_a_pause_and_at_once_without_a_loop():
     assert calls == ["fro", "batt"]
 
 
-def test_the_note_is_hidden_only_next_to_a_connected_widget():
-    rule = re.search(r"<style>(.*?)</style>", KERNEL_NOTE).group(1)
-    assert ".rw-live:not(.jupyter-widgets-disconnected)" in rule and "display: none" in rule
+def test_the_live_widget_holds_the_note_hidden_while_connected(widgets):
+    assert ".rw-widget:not(.jupyter-widgets-disconnected) > .rw-kernel-note { display: none; }" in STYLE
+    for widget in widgets:
+        notes = [c for c in widget.ui.children if "rw-kernel-note" in c._dom_classes]
+        assert len(notes) == 1 and "Not live" in notes[0].value and widget.label in notes[0].value
 
 
 def test_widget_view_subclasses_define_their_copy_and_reset(widgets):
@@ -123,7 +125,7 @@ def test_committed_widget_notebook_has_no_widget_state_and_shows_static_copies()
     assert len(widget_cells) == 4
     for cell in widget_cells:
         bundles = [o.get("data", {}) for o in cell["outputs"]]
-        assert len(bundles) == 2, "".join(cell["source"])  # the widget with its copy, then the note
+        assert len(bundles) == 1, "".join(cell["source"])  # the widget, its note and static copy in one bundle
         assert set(bundles[0]) == {WIDGET_MIME, "text/html", "text/plain"}
         assert "Static copy of the" in "".join(bundles[0]["text/html"])
-        assert "rw-kernel-note" in "".join(bundles[1]["text/html"])
+        assert "rw-kernel-note" in "".join(bundles[0]["text/html"])

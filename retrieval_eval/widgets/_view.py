@@ -39,6 +39,7 @@ FONT_PT = 12  # figure text; at PX_PER_INCH it shows at 12 × 100 / 72 = 16.7 CS
 CHANGE_MARK = "→"
 
 STYLE = """
+.rw-widget:not(.jupyter-widgets-disconnected) > .rw-kernel-note { display: none; }
 .rw-widget {
   --jp-widgets-font-size: 16px;
   --jp-widgets-inline-height: 32px;
@@ -129,16 +130,13 @@ class KeyGuard(anywidget.AnyWidget):
     _css = STYLE + ".rw-key-guard { display: none; }"
 
 
-# Shown after every widget; hidden while the widget just before it is live (rendered and connected).
-# Untrusted notebooks, GitHub and nbconvert drop or ignore the <style>, so there the note shows too.
-KERNEL_NOTE = (
-    "<style>.jp-OutputArea-child:has(.rw-live:not(.jupyter-widgets-disconnected)) + .jp-OutputArea-child "
-    ".rw-kernel-note { display: none; }</style>"
-    "<div class='rw-kernel-note' style='border-left:4px solid #d9822b;padding:4px 8px;background:#fff4e5;"
-    "color:#000'>&#9888; <b>Not live:</b> the {label} needs a running kernel. Run this cell; after a kernel "
-    "restart use <i>Kernel &#9656; Restart Kernel and Run All Cells</i>. Without a kernel you see a static "
-    "copy at the starting values.</div>"
-)
+# Inside every widget's static copy (what GitHub, nbconvert and a notebook opened without a kernel
+# show), and at the foot of the live widget, where the style sheet hides it until the kernel is gone
+# (ipywidgets marks the widget .jupyter-widgets-disconnected after a kernel restart).
+KERNEL_NOTE_STYLE = "border-left:4px solid #d9822b;padding:4px 8px;background:#fff4e5;color:#000"
+KERNEL_NOTE = ("&#9888; <b>Not live:</b> the {label} needs a running kernel. Run this cell; after a kernel "
+               "restart use <i>Kernel &#9656; Restart Kernel and Run All Cells</i>. Without a kernel you see a "
+               "static copy at the starting values.")
 
 
 class WidgetView:
@@ -158,7 +156,9 @@ class WidgetView:
         """The root box: ``children`` plus the key guard, with the shared classes (and hidden numbers)."""
         guard = KeyGuard()
         guard.add_class("rw-key-guard")
-        root = w.VBox([*children, guard])
+        note = w.HTML(f"<div style='{KERNEL_NOTE_STYLE}'>{KERNEL_NOTE.replace('{label}', html.escape(self.label))}</div>")
+        note.add_class("rw-kernel-note")
+        root = w.VBox([*children, note, guard])
         for cls in ("rw-widget", "rw-live", name, *(["rw-concealed"] if concealed else [])):
             root.add_class(cls)
         return root
@@ -239,12 +239,13 @@ class WidgetView:
 
     def _ipython_display_(self):
         bundle = self.ui._repr_mimebundle_()
-        bundle["text/html"] = (f"<div class='rw-static'><p><i>Static copy of the {html.escape(self.label)} "
+        label = html.escape(self.label)
+        bundle["text/html"] = (f"<div class='rw-kernel-note' style='{KERNEL_NOTE_STYLE}'>"
+                               f"{KERNEL_NOTE.replace('{label}', label)}</div>"
+                               f"<div class='rw-static'><p><i>Static copy of the {label} "
                                "(a live widget when the notebook runs):</i></p>" + self.static_html() + "</div>")
-        bundle["text/plain"] = f"[{self.label}: a live widget; run the notebook to use it]"
+        bundle["text/plain"] = f"[{self.label}: not live; a live widget when the notebook runs with a kernel]"
         display(bundle, raw=True)
-        display({"text/html": KERNEL_NOTE.replace("{label}", html.escape(self.label)),
-                 "text/plain": f"Not live: the {self.label} needs a running kernel."}, raw=True)
 
 
 def check_start(value, name: str, allowed: range) -> int:
