@@ -29,11 +29,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .checks import check_positive_int, check_probability
+from .checks import check_k, check_probability
 from .evaluation import first_relevant_ranks
 from .metrics import relevant_ids
 from .corpus import check_chunks
-from .power import best_case_detectable_difference
+from .statistics import best_case_detectable_difference
 from .retrievers import tokenize
 from .statistics import ALPHA
 
@@ -143,7 +143,7 @@ def golden_set_audit(
 
     Taught in: the README's "Your own data" (the audit of a golden set).
     """
-    k = check_positive_int(k)
+    k = check_k(k)
     alpha = check_probability(alpha, "alpha")
     chunks = check_chunks(chunks)
     if not runs:
@@ -200,7 +200,7 @@ def near_duplicate_chunks(chunks: Sequence[Mapping], threshold: float = NEAR_DUP
     """
     from sklearn.feature_extraction.text import CountVectorizer
 
-    shingle = check_positive_int(shingle, "shingle")
+    shingle = check_k(shingle, "shingle")
     chunks = check_chunks(chunks)
 
     def shingles(text):

@@ -1,8 +1,17 @@
-"""Input checks shared by the metrics and everything built on them.
+"""What valid data is: the types every module passes around, and the checks at the door.
 
-Kept apart from :mod:`retrieval_eval.metrics` so that the metric definitions read in one sitting.
-Each check raises ``ValueError`` with a message that says what was wrong, and returns the value in
-the form the caller computes with.
+Glossary (the field's terms, used in every module):
+
+- **chunk**: the unit a retriever returns, ``{"id": "03_battery_care#01", "doc": ..., "text": ..., "n_tokens": ...}``.
+- **ranking**: chunk ids, best first (rank 1 is the first element). A **run** is one ranking per
+  question, ``{question id: ranking}``; **runs** name several, ``{run name: run}``.
+- **gains**: one question's judgements, ``{chunk id: gain}``; a chunk is **relevant** when its gain
+  is > 0. **qrels**: ``{question id: gains}``.
+- **cut-off k**: how many ranks from the top are read; **ks** several cut-offs.
+
+Data is checked once, where it enters (the loaders, :func:`~retrieval_eval.pipeline.evaluation_setup`,
+the public table functions, the make targets); inner functions trust it. Every check raises
+``ValueError`` with a message naming the question, run, id or argument at fault.
 """
 
 from __future__ import annotations
@@ -13,21 +22,16 @@ from contextlib import contextmanager
 
 import numpy as np
 
+Ranking = list[str]
+Run = dict[str, Ranking]
+Runs = dict[str, Run]
+Gains = dict[str, float]
+Qrels = dict[str, Gains]
+Chunk = dict
 
-def check_positive_int(value, name: str = "k") -> int:
-    """``value`` as an ``int`` when it is an integer >= 1 (a cut-off k, a depth, a count).
 
-    Args:
-        value: what was passed: an ``int`` or NumPy integer (a bool, a float such as ``3.0`` or a
-            string is refused).
-        name: the argument's name in the message.
-
-    Raises:
-        ValueError: e.g. "k must be an integer >= 1, got 2.5" or "k must be >= 1, got 0".
-
-    Not taught; used by every function that takes a cut-off or a count (e.g.
-    :func:`~retrieval_eval.metrics.recall_at_k`).
-    """
+def check_k(value, name: str = "k") -> int:
+    """``value`` as an int when it is an integer >= 1 (a bool, ``3.0`` or ``"3"`` is refused)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if value < 1:
@@ -35,47 +39,9 @@ def check_positive_int(value, name: str = "k") -> int:
     return int(value)
 
 
-@contextmanager
-def naming_question(qid, where: str = ""):
-    """Name the question in a ValueError raised inside the ``with`` block: "question 'q1': <message>".
-
-    Every function that checks a run or qrels question by question uses it, so each message says
-    which question holds the fault, in the same words.
-
-    Args:
-        qid: the question id (shown with ``repr``).
-        where: put before "question", e.g. ``"hit rate, "``.
-
-    Raises:
-        ValueError: the one raised inside, its message prefixed (its traceback chain dropped).
-
-    Not taught; used by the per-question checks of evaluation, batch, conventions, fusion, trec,
-    retrievers, evaluate_runs and the RRF widget.
-    """
-    try:
-        yield
-    except ValueError as exc:
-        raise ValueError(f"{where}question {qid!r}: {exc}") from None
-
-
 def check_list(value, name: str, what: str) -> list:
-    """``value`` as a list when it is an ordered collection (a list, tuple, range, NumPy array or
-    pandas Series); else ValueError naming ``name``.
-
-    A single value where a list is expected (``ks=3``), a string (whose letters would be read one
-    by one), a mapping, a set (no order) or an iterator (read only once) is refused, so that
-    ``ks=3`` says so instead of failing inside ``len()`` or a loop.
-
-    Args:
-        value: what was passed.
-        name: the argument's name, e.g. ``"ks"``.
-        what: what the list holds, e.g. ``"cut-offs"``.
-
-    Raises:
-        ValueError: e.g. "ks must be a list of cut-offs, got 3".
-
-    Not taught; used by every function that takes a list (e.g. :func:`check_ks`, :func:`~retrieval_eval.metrics.mrr`).
-    """
+    """``value`` as a list when it is ordered (list, tuple, range, array, Series): a single value,
+    a string, a set, a mapping or an iterator is refused, naming ``name``."""
     import pandas as pd
 
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray, pd.Series, pd.Index)):
@@ -84,22 +50,10 @@ def check_list(value, name: str, what: str) -> list:
 
 
 def check_ks(ks, name: str = "ks") -> list[int]:
-    """The cut-offs ``ks`` as a list of distinct integers >= 1, in the order given.
-
-    Args:
-        ks: the cut-offs (a list, tuple or range of integers).
-        name: the argument's name in the messages.
-
-    Raises:
-        ValueError: ``ks`` is not a list (:func:`check_list`: "ks must be a list of cut-offs, got 3"),
-            is empty, holds a value that is not an integer >= 1 or holds one twice (names it).
-
-    Not taught; used by the tables (e.g. :func:`~retrieval_eval.evaluation.evaluate`,
-    :func:`~retrieval_eval.batch.batch_scores`).
-    """
+    """Distinct cut-offs >= 1, in the order given."""
     values = check_list(ks, name, "cut-offs")
     try:
-        values = [check_positive_int(k) for k in values]
+        values = [check_k(k) for k in values]
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
     if not values:
@@ -110,241 +64,138 @@ def check_ks(ks, name: str = "ks") -> list[int]:
     return values
 
 
+def check_probability(value, name: str) -> float:
+    """A confidence, a significance level or a power: a number strictly between 0 and 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 < value < 1:
+        raise ValueError(f"{name} must be between 0 and 1 (e.g. 0.95 or 0.05), got {value!r}")
+    return float(value)
+
+
+@contextmanager
+def naming_question(qid, where: str = ""):
+    """Prefix a ValueError raised inside the block with "<where>question '<qid>': "."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(f"{where}question {qid!r}: {exc}") from None
+
+
 def check_ids(ids: Iterable, where: str, at: str | None = None) -> None:
-    """Refuse any id that is not a ``str``, naming the first one, its type and where it is.
-
-    Ids of another type (``1``, ``None``, ``NaN``, ``b"a"``, a nested list or tuple) can never equal
-    a chunk id, so they would score a silent 0; trec_eval refuses them too. Every entry point that
-    takes ids (the metrics, the evaluation tables, the batch evaluator, RRF, the retrievers and the
-    TREC writers) calls this one check, so they all refuse the same inputs.
-
-    Args:
-        ids: the ids to check, in order.
-        where: the start of the message: what holds the ids, e.g. ``"the ranking holds"`` or
-            ``"the qrels hold question id"``.
-        at: how a position is named (``"rank"`` gives "at rank 3", counted from 1); ``None`` for
-            collections without an order (a set of relevant ids, the keys of a mapping).
-
-    Raises:
-        ValueError: e.g. "the ranking holds 1 (int) at rank 1: ids must be str".
-
-    Not taught; used by :func:`check_ranking`, :func:`check_relevant`, :func:`check_gains`,
-    :func:`check_question_ids` and every entry point that takes ids.
-    """
+    """Refuse an id that is not a str (``1``, ``None``, ``NaN``, bytes): it could never match and would score a silent 0."""
     for position, doc_id in enumerate(ids, start=1):
         if not isinstance(doc_id, str):
             place = f" at {at} {position}" if at else ""
             raise ValueError(f"{where} {doc_id!r:.60} ({type(doc_id).__name__}){place}: ids must be str")
 
 
-def check_question_ids(run: Mapping | None, qrels: Mapping | None, name: str = "run") -> None:
-    """Refuse question ids that are not str, in the qrels and in a run (:func:`check_ids`).
-
-    Args:
-        run: ``{question_id: ranking}``, or ``None`` when there is none to check.
-        qrels: ``{question_id: {id: gain}}``, or ``None``.
-        name: how the messages name the run.
-
-    Raises:
-        ValueError: ``run`` or ``qrels`` is not a mapping ("a list of rankings passed as one run"),
-            or holds a question id that is not a str, e.g. "the qrels hold question id 1 (int): ids must be str".
-
-    Not taught; used by :func:`check_qrels`, :func:`~retrieval_eval.batch.batch_scores` and the evaluation tables.
-    """
-    for what, value in (("the qrels", qrels), (name, run)):
-        if value is not None and not isinstance(value, Mapping):
-            raise ValueError(f"{what} must be a mapping {{question_id: ...}}, not {type(value).__name__} {value!r:.60}")
-    if qrels is not None:
-        check_ids(qrels, "the qrels hold question id")
-    if run is not None:
-        check_ids(run, f"{name} holds question id")
-
-
-def check_qrels(qrels: Mapping) -> Mapping:
-    """Qrels ``{question_id: {id: gain}}``: str question ids and each question's gains checked by
-    :func:`check_gains` (the message names the question).
-
-    Args:
-        qrels: ``{question_id: {id: gain}}``, gains finite numbers.
-
-    Returns:
-        ``qrels``, unchanged.
-
-    Raises:
-        ValueError: ``qrels`` is not a mapping, or e.g. "question 'q1': the gains hold id 1 (int): ids must be str".
-
-    Not taught; used by :func:`~retrieval_eval.evaluation.precision_ceiling` and the tables built on it.
-    """
-    check_question_ids(None, qrels)
-    for qid, gains in qrels.items():
-        with naming_question(qid):
-            check_gains(gains)
-    return qrels
-
-
-def check_probability(value, name: str) -> float:
-    """``value`` as a ``float`` strictly between 0 and 1 (a confidence, a significance level, a power).
-
-    Args:
-        value: what was passed (an int or float; a bool is refused).
-        name: the argument's name in the message.
-
-    Raises:
-        ValueError: e.g. "alpha must be between 0 and 1 (e.g. 0.95 or 0.05), got 5".
-
-    Not taught; used by the statistics (e.g. :func:`~retrieval_eval.statistics.mean_interval`,
-    :func:`~retrieval_eval.power.questions_needed`).
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 < value < 1:
-        raise ValueError(f"{name} must be between 0 and 1 (e.g. 0.95 or 0.05), got {value!r}")
-    return float(value)
-
-
-def check_ranking(ranked: Sequence[str]) -> list:
-    """A ranking as a list: an ordered sequence (not a set, dict, iterator or string) of str ids
-    (:func:`check_ids`), none repeated.
-
-    Args:
-        ranked: ids, best first (a list, tuple or NumPy array of str).
-
-    Returns:
-        The ranking as a new list.
-
-    Raises:
-        ValueError: ``ranked`` is a string, set, dict, iterator or another unordered type; an id is
-            not a str (names its rank); an id appears twice (trec_eval refuses such a run: "duplicate docs").
-
-    Not taught; used by the metrics (e.g. :func:`~retrieval_eval.metrics.recall_at_k`) and
-    :func:`~retrieval_eval.batch.batch_scores`.
-    """
+def check_ranking(ranked: Sequence[str]) -> Ranking:
+    """A ranking as a new list: ordered (not a set, dict, iterator or string), str ids, none twice
+    (trec_eval refuses a run with "duplicate docs"; counted twice, an id pushes a metric above 1)."""
     if isinstance(ranked, str) or not isinstance(ranked, (Sequence, np.ndarray)):
-        raise ValueError(
-            f"a ranking must be a list or tuple of ids, best first, not {type(ranked).__name__} {ranked!r:.60}"
-            " (a set or dict has no order; an iterator can be read only once)"
-        )
+        raise ValueError(f"a ranking must be a list or tuple of ids, best first, not {type(ranked).__name__} "
+                         f"{ranked!r:.60} (a set or dict has no order; an iterator can be read only once)")
     ranked = list(ranked)
     check_ids(ranked, "the ranking holds", "rank")
     if len(set(ranked)) < len(ranked):
         seen = set()
-        for doc_id in ranked:
-            if doc_id in seen:
-                raise ValueError(f"duplicate id {doc_id!r} in the ranking; each id may appear once")
-            seen.add(doc_id)
+        twice = next(d for d in ranked if d in seen or seen.add(d))
+        raise ValueError(f"duplicate id {twice!r} in the ranking; each id may appear once")
     return ranked
 
 
 def check_relevant(relevant: Collection[str]) -> set:
-    """The relevant ids as a non-empty set of str.
-
-    Args:
-        relevant: the ids of the relevant items (a set, list or tuple of str).
-
-    Returns:
-        The ids as a new set.
-
-    Raises:
-        ValueError: ``relevant`` is a mapping of gains (pass ``relevant_ids(gains)``), a string or
-            not a collection; an id is not a str; it is empty (a question with no relevant item
-            cannot be scored).
-
-    Not taught; used by :func:`~retrieval_eval.metrics.recall_at_k`,
-    :func:`~retrieval_eval.metrics.precision_at_k` and :func:`~retrieval_eval.metrics.reciprocal_rank`.
-    """
+    """The relevant ids as a non-empty set of str."""
     if isinstance(relevant, Mapping):
         raise ValueError("relevant must be a collection of ids, not a mapping of gains: pass relevant_ids(gains)")
     if isinstance(relevant, str) or not isinstance(relevant, Collection):
         raise ValueError(f"relevant must be a collection of ids, not {type(relevant).__name__} {relevant!r:.60}")
     check_ids(relevant, "relevant holds")
-    relevant = set(relevant)
     if not relevant:
         raise ValueError("relevant is empty: a question with no relevant item cannot be scored")
-    return relevant
+    return set(relevant)
 
 
-def check_gains(gains: Mapping[str, float]) -> Mapping[str, float]:
-    """Judged gains ``{id: gain}``: a mapping of str ids (:func:`check_ids`) to finite numbers.
-
-    Args:
-        gains: ``{id: gain}``, gains int or float (NumPy's too; a bool, NaN or infinity is refused).
-
-    Returns:
-        ``gains``, unchanged.
-
-    Raises:
-        ValueError: ``gains`` is not a mapping, an id is not a str, or a gain is not a finite
-            number (names the first bad id).
-
-    Not taught; used by :func:`~retrieval_eval.metrics.ndcg_at_k`,
-    :func:`~retrieval_eval.metrics.relevant_ids` and :func:`check_qrels`.
-    """
-    if not isinstance(gains, Mapping):
-        raise ValueError(f"gains must be a mapping {{id: gain}}, not {type(gains).__name__}")
-    check_ids(gains, "the gains hold id")
-    for doc_id, gain in gains.items():
-        if not _finite_number(gain):
-            raise ValueError(f"gain of {doc_id!r} must be a finite number, got {gain!r}")
-    return gains
-
-
-def check_gain_list(gains: Sequence[float], name: str = "gains_in_rank_order") -> list:
-    """Gains in rank order (the gain at rank 1, 2, ...) as a list of finite numbers.
-
-    A NaN would make DCG NaN and an infinite gain would make it infinite, silently; both are refused.
-
-    Args:
-        gains: an ordered sequence of numbers (int or float, NumPy scalars too), one per rank.
-        name: the argument's name in the messages.
-
-    Raises:
-        ValueError: ``gains`` is not a list (:func:`check_list`), or a gain is not a finite number
-            (names its rank), e.g. "gains_in_rank_order: the gain at rank 2 must be a finite number, got nan".
-
-    Not taught; used by :func:`~retrieval_eval.metrics.dcg_at_k`.
-    """
-    values = check_list(gains, name, "gains (one per rank)")
-    for rank, gain in enumerate(values, start=1):
-        if not _finite_number(gain):
-            raise ValueError(f"{name}: the gain at rank {rank} must be a finite number, got {gain!r}")
-    return values
-
-
-def check_questions(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
-                    k: int | None) -> tuple[list, list, int | None]:
-    """The input of a mean over questions: two lists, one entry per question in the same order, and a cut-off.
-
-    Each ranking and each set of relevant ids is checked later, question by question, by the metric.
-
-    Args:
-        rankings: one ranking (a list of ids, best first) per question.
-        relevants: one collection of relevant ids per question.
-        k: ``None`` (no cut-off) or a cut-off, an integer >= 1.
-
-    Returns:
-        ``(rankings, relevants, k)`` as two lists and an ``int`` (or ``None``).
-
-    Raises:
-        ValueError: k is not ``None`` or an integer >= 1; ``rankings`` or ``relevants`` is a dict
-            (pass two lists in the same question order) or not a list (:func:`check_list`);
-            ``rankings`` is empty; the two differ in length.
-
-    Not taught; used by :func:`~retrieval_eval.metrics.mrr`.
-    """
-    for name, value in (("rankings", rankings), ("relevants", relevants)):
-        if isinstance(value, Mapping):
-            raise ValueError(f"{name} must be a list, not a dict: pass rankings and relevants as two lists in the "
-                             "same question order")
-    if k is not None:
-        k = check_positive_int(k)
-    rankings = check_list(rankings, "rankings", "rankings (one list of ids per question)")
-    relevants = check_list(relevants, "relevants", "collections of relevant ids (one per question)")
-    if not rankings:
-        raise ValueError("rankings is empty: MRR needs at least one question")
-    if len(rankings) != len(relevants):
-        raise ValueError(f"{len(rankings)} rankings but {len(relevants)} sets of relevant ids")
-    return rankings, relevants, k
-
-
-def _finite_number(value) -> bool:
+def finite_number(value) -> bool:
     """Whether ``value`` is an int or float (NumPy's too, not a bool) that is finite."""
     return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
             and math.isfinite(value))
+
+
+def check_gains(gains: Mapping[str, float]) -> Mapping[str, float]:
+    """One question's judgements: a mapping of str ids to finite numbers (names the first bad id)."""
+    if not isinstance(gains, Mapping):
+        raise ValueError(f"gains must be a mapping {{id: gain}}, not {type(gains).__name__}")
+    check_ids(gains, "the gains hold id")
+    bad = next((d for d, g in gains.items() if not finite_number(g)), None)
+    if bad is not None:
+        raise ValueError(f"gain of {bad!r} must be a finite number, got {gains[bad]!r}")
+    return gains
+
+
+def check_qrels(qrels: Mapping, scorable: bool = True) -> Qrels:
+    """Qrels with str question ids and valid gains; with ``scorable``, every question needs a relevant
+    chunk (recall has no denominator otherwise). Returns them as plain dicts."""
+    if not isinstance(qrels, Mapping):
+        raise ValueError(f"the qrels must be a mapping {{question_id: {{chunk_id: gain}}}}, not {type(qrels).__name__}")
+    if not qrels:
+        raise ValueError("the qrels are empty: there is no question to score")
+    check_ids(qrels, "the qrels hold question id")
+    for qid, gains in qrels.items():
+        with naming_question(qid):
+            check_gains(gains)
+    if scorable:
+        empty = [q for q, g in qrels.items() if not any(v > 0 for v in g.values())]
+        if empty:
+            raise ValueError(f"question(s) {empty[:5]} have no relevant chunk (no gain > 0) and cannot be scored")
+    return {qid: dict(gains) for qid, gains in qrels.items()}
+
+
+def _sound(ranked) -> bool:
+    """The quick test of a ranking: a list or tuple of distinct str ids."""
+    if not isinstance(ranked, (list, tuple)):
+        return False
+    try:
+        "".join(ranked)  # a TypeError, raised in C, is the quickest sign of an id that is not a str
+    except TypeError:
+        return False
+    return len(set(ranked)) == len(ranked)
+
+
+def check_run(run: Mapping, qrels: Mapping, name: str = "run", chunk_ids: Collection[str] | None = None) -> Run:
+    """A run that ranks every question of the qrels (a missing one would silently leave the mean),
+    with valid rankings; with ``chunk_ids``, every id of the run must be one of them. Questions of
+    the run that the qrels do not hold are dropped. Returns ``{question id: ranking}`` in qrels order."""
+    if not isinstance(run, Mapping):
+        raise ValueError(f"{name} must be a mapping {{question_id: ranking}}, not {type(run).__name__} {run!r:.60}")
+    check_ids(run, f"{name} holds question id")
+    missing = [q for q in qrels if q not in run]
+    if missing:
+        raise ValueError(f"{name} has no ranking for question(s) {missing[:5]} (they would silently drop out of the mean)")
+    checked = {}
+    for qid in qrels:
+        ranked = run[qid]
+        if not _sound(ranked):
+            with naming_question(qid, f"{name}, "):
+                ranked = check_ranking(ranked)
+        checked[qid] = list(ranked)
+    if chunk_ids is not None:
+        known = chunk_ids if isinstance(chunk_ids, (set, frozenset)) else set(chunk_ids)
+        for qid, ranked in checked.items():
+            unknown = [d for d in ranked if d not in known]
+            if unknown:
+                raise ValueError(f"{name}, question {qid!r}: unknown chunk ids {unknown[:5]}")
+    return checked
+
+
+def check_runs(runs: Mapping, qrels: Mapping, chunk_ids: Collection[str] | None = None) -> tuple[Runs, Qrels]:
+    """The door of every table: runs ``{name: run}`` and qrels, checked once; returns both as plain dicts."""
+    if not isinstance(runs, Mapping) or not runs or not all(isinstance(r, Mapping) for r in runs.values()):
+        raise ValueError(f"runs must be a non-empty mapping {{run name: {{question_id: ranking}}}}, got {runs!r:.80}")
+    qrels = check_qrels(qrels)
+    if chunk_ids is not None:
+        chunk_ids = set(chunk_ids)
+        for qid, gains in qrels.items():
+            unknown = sorted(set(gains) - chunk_ids)
+            if unknown:
+                raise ValueError(f"qrels of question {qid!r} name unknown chunk ids {unknown[:5]}")
+    return {str(name): check_run(run, qrels, str(name), chunk_ids) for name, run in runs.items()}, qrels

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .checks import check_ids, check_list, check_positive_int
+from .checks import check_ids, check_list, check_k
 from .models import document_prefix, fast_tokenizer, load_tokenizer, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
@@ -241,7 +241,7 @@ def split_into_chunks(
 
     Taught in: notebook 09_chunking.
     """
-    chunk_size = check_positive_int(chunk_size, "chunk_size")
+    chunk_size = check_k(chunk_size, "chunk_size")
     fast = _own_fast_tokenizer(tokenizer)
     # What the model reads besides the chunk: 2 special tokens for BERT-style models ([CLS], [SEP]), and the prefix.
     n_extra = len(fast.encode(prefix).ids)
@@ -533,7 +533,7 @@ def stored_or_split_chunks(
 
     Not taught; used by evaluation_setup (every notebook) and chunk_and_rank (notebook 09_chunking).
     """
-    chunk_size = check_positive_int(chunk_size, "chunk_size")
+    chunk_size = check_k(chunk_size, "chunk_size")
     if not isinstance(docs, Mapping):
         raise ValueError(f"docs must be a mapping {{document id: text}}, got {docs!r:.60}")
     check_ids(docs, "the documents hold id")

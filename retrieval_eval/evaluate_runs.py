@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_ks, check_list, check_positive_int, check_question_ids, naming_question
+from .checks import check_ks, check_list, check_k, check_question_ids, naming_question
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .evaluation import KS
 from .golden import load_golden_with_qrels
@@ -124,7 +124,7 @@ def load_runs(
         judgements = f"the qrels file {qrels}"
     else:
         docs = load_corpus(corpus)
-        chunks = stored_or_split_chunks(docs, corpus, model_name, check_positive_int(chunk_size, "chunk_size"), progress)
+        chunks = stored_or_split_chunks(docs, corpus, model_name, check_k(chunk_size, "chunk_size"), progress)
         _, judged = load_golden_with_qrels(golden, chunks, docs)
         chunk_ids = {c["id"] for c in chunks}
         for kind, ids in (("question", judged), ("chunk", [c["id"] for c in chunks])):  # in order: the first is named

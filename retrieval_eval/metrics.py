@@ -1,199 +1,209 @@
-"""The four metrics of the series: recall@k, precision@k, reciprocal rank / MRR and nDCG@k.
+"""The four metrics of the series — recall@k, precision@k, reciprocal rank / MRR, nDCG@k — and their registry.
 
-The file to read in one sitting: each function is the definition, with its formula and source in
-the docstring. Conventions follow trec_eval (NIST) unless a docstring says otherwise. Input checks
-live in :mod:`retrieval_eval.checks`; the NumPy version for many questions at once is
-:func:`retrieval_eval.batch.batch_scores`; success@k, R-precision and average precision, which
-trec_eval and engines' reports add, are in :mod:`retrieval_eval.more_metrics`.
-
-Terms: a *ranking* is a sequence of chunk ids, best first (rank 1 is the first element); the
-*relevant* ids are those with gain > 0 in the qrels; the *cut-off k* is how many ranks are read.
+The file to read in one sitting. The first half defines each metric for one question, with its
+formula; the second half registers them in :data:`METRICS`, the one list every table, plot, widget,
+report and the batch evaluator read, so a fifth metric is one :func:`register_metric` call.
+Conventions follow trec_eval (NIST). Terms (ranking, gains, relevant, cut-off k): see
+:mod:`retrieval_eval.checks`, which also holds the input checks (one line per function here).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
-from .checks import check_gain_list, check_gains, check_positive_int, check_questions, check_ranking, check_relevant
+import numpy as np
+
+from .checks import check_gains, check_k, check_list, check_ranking, check_relevant, finite_number
+
+
+def first_relevant_rank(ranked: Sequence[str], relevant: Collection[str]) -> int | None:
+    """The rank (from 1) of the first relevant id in ``ranked``; ``None`` when there is none."""
+    return next((rank for rank, doc_id in enumerate(ranked, start=1) if doc_id in relevant), None)
 
 
 def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
-    """Recall@k: the share of the relevant items that appear in the top k of the ranking.
+    """Recall@k = |top k ∩ relevant| / |relevant|: the share of the relevant chunks in the top k.
 
-    recall@k = |top-k ∩ relevant| / |relevant|. With one relevant item it is 1 or 0 (the "hit
-    rate"). Same as trec_eval's ``recall_k``.
-
-    Args:
-        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
-        relevant: ids of the relevant items (any collection of str, non-empty).
-        k: the cut-off, an integer >= 1.
-
-    Returns:
-        A float in [0, 1].
-
-    Raises:
-        ValueError: k is not an integer >= 1, ``relevant`` is empty, or ``ranked`` repeats an id
-            (trec_eval refuses such a run; we raise instead of counting the id twice).
-
-    Taught in: notebook 01_recall_at_k.
+    With one relevant chunk it is 1 or 0. trec_eval's ``recall_k``.
     """
-    k, relevant, ranked = check_positive_int(k), check_relevant(relevant), check_ranking(ranked)
+    ranked, relevant, k = check_ranking(ranked), check_relevant(relevant), check_k(k)
     return len(relevant.intersection(ranked[:k])) / len(relevant)
 
 
 def precision_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
-    """Precision@k: the share of the top k slots that hold a relevant item.
+    """Precision@k = |top k ∩ relevant| / k: the share of the k slots that hold a relevant chunk.
 
-    precision@k = |top-k ∩ relevant| / k. As in trec_eval's ``P_k``, the denominator is k even when
-    the ranking holds fewer than k items: missing slots count as not relevant. So with one relevant
-    item, precision@k can never pass 1/k (its *ceiling*).
-
-    Args:
-        ranked: ids, best first (a list or tuple of str). May be shorter than k or empty (scores 0).
-        relevant: ids of the relevant items (any collection of str, non-empty).
-        k: the cut-off, an integer >= 1.
-
-    Returns:
-        A float in [0, min(|relevant|, k) / k].
-
-    Raises:
-        ValueError: k is not an integer >= 1, ``relevant`` is empty, or ``ranked`` repeats an id
-            (trec_eval refuses a run with duplicates; we raise instead of counting the id twice).
-
-    Taught in: notebook 02_precision_at_k.
+    Divided by k even when fewer than k chunks are returned (trec_eval's ``P_k``), so with one
+    relevant chunk precision@k can never pass 1/k: its ceiling.
     """
-    k, relevant, ranked = check_positive_int(k), check_relevant(relevant), check_ranking(ranked)
+    ranked, relevant, k = check_ranking(ranked), check_relevant(relevant), check_k(k)
     return len(relevant.intersection(ranked[:k])) / k
 
 
 def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str], k: int | None = None) -> float:
-    """Reciprocal rank: 1 / (rank of the first relevant item), 0 if none is found (Voorhees 1999).
+    """Reciprocal rank = 1 / rank of the first relevant chunk, 0 when there is none (Voorhees 1999).
 
-    With ``k=None`` the whole ranking is searched, as trec_eval's ``recip_rank``; with a cut-off k
-    only the top k (RR@k): a first relevant item below rank k scores 0.
-
-    Args:
-        ranked: ids, best first (a list or tuple of str). May be empty (scores 0).
-        relevant: ids of the relevant items (any collection of str, non-empty).
-        k: ``None`` or a cut-off, an integer >= 1.
-
-    Returns:
-        A float in {0} ∪ {1/r : r = 1, 2, ...}.
-
-    Raises:
-        ValueError: k is given but not an integer >= 1, ``relevant`` is empty, or ``ranked``
-            repeats an id (trec_eval refuses a run with duplicates; we raise).
-
-    Taught in: notebook 03_mrr.
+    With a cut-off k (RR@k) a first relevant chunk below rank k counts 0; without one, as
+    trec_eval's ``recip_rank``, the whole ranking is read.
     """
-    relevant, ranked = check_relevant(relevant), check_ranking(ranked)
-    if k is not None:
-        ranked = ranked[: check_positive_int(k)]
-    for rank, doc_id in enumerate(ranked, start=1):
-        if doc_id in relevant:
-            return 1.0 / rank
-    return 0.0
+    ranked, relevant = check_ranking(ranked), check_relevant(relevant)
+    rank = first_relevant_rank(ranked if k is None else ranked[: check_k(k)], relevant)
+    return 1 / rank if rank else 0.0
 
 
 def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]], k: int | None = None) -> float:
-    """Mean reciprocal rank over questions (Voorhees 1999, TREC-8 QA track).
+    """Mean reciprocal rank: the mean of :func:`reciprocal_rank` over questions (two lists in the same order).
 
-    Args:
-        rankings: one ranking per question (a list of lists of ids), in the same order as
-            ``relevants``. A question with an empty ranking scores 0; it is not dropped (as with
-            trec_eval ``-c``; without it, trec_eval up to 9.0 and pytrec_eval leave a question with
-            no ranked item out of the mean, and trec_eval 10.0 stops with an error).
-        relevants: one non-empty collection of relevant ids per question.
-        k: ``None`` (no cut-off, trec_eval's ``recip_rank``) or a cut-off >= 1 (MRR@k).
-
-    Returns:
-        The mean of :func:`reciprocal_rank` over questions, a float in [0, 1].
-
-    Raises:
-        ValueError: the input fails :func:`~retrieval_eval.checks.check_questions` (e.g. ``rankings``
-            is empty, or the two lists differ in length), or a question's input is invalid (the
-            message names the question's position).
-
-    Taught in: notebook 03_mrr.
+    A question with an empty ranking counts 0 (as ``trec_eval -c``); it is never dropped.
     """
-    rankings, relevants, k = check_questions(rankings, relevants, k)
+    rankings, relevants = check_list(rankings, "rankings", "rankings"), check_list(relevants, "relevants", "relevant sets")
+    if not rankings or len(rankings) != len(relevants):
+        raise ValueError(f"give one set of relevant ids per ranking, at least one: {len(rankings)} rankings, "
+                         f"{len(relevants)} relevant sets")
     total = 0.0
-    for i, (ranked, relevant) in enumerate(zip(rankings, relevants)):
+    for position, (ranked, relevant) in enumerate(zip(rankings, relevants)):
         try:
             total += reciprocal_rank(ranked, relevant, k)
         except ValueError as exc:
-            raise ValueError(f"question at position {i}: {exc}") from None
+            raise ValueError(f"question at position {position}: {exc}") from None
     return total / len(rankings)
 
 
 def dcg_at_k(gains_in_rank_order: Iterable[float], k: int) -> float:
-    """Discounted cumulative gain of the top k: Σ gain_i / log2(i + 1), ranks i from 1.
+    """DCG@k = Σ_{rank i ≤ k} gain_i / log2(i + 1) (Järvelin & Kekäläinen 2002; the discount trec_eval uses).
 
-    Järvelin & Kekäläinen (2002), with the discount 1/log2(i + 1) of Burges et al. (2005) that trec_eval
-    uses (Järvelin & Kekäläinen's own leaves ranks up to a base b undiscounted). Gains <= 0 add
-    nothing (trec_eval treats negative labels as not relevant).
-
-    Args:
-        gains_in_rank_order: the gain at rank 1, 2, ... (floats).
-        k: the cut-off, an integer >= 1.
-
-    Returns:
-        DCG@k, a float >= 0 (in units of gain).
-
-    Raises:
-        ValueError: k is not an integer >= 1, or ``gains_in_rank_order`` is not a list of finite
-            numbers (:func:`~retrieval_eval.checks.check_gain_list`; a NaN or infinite gain names its rank).
-
-    Taught in: notebook 04_ndcg.
+    Gains <= 0 add nothing (trec_eval treats negative labels as not relevant).
     """
-    k = check_positive_int(k)
-    gains = check_gain_list(gains_in_rank_order)
-    return sum(max(gain, 0.0) / math.log2(rank + 1) for rank, gain in enumerate(gains[:k], start=1))
+    gains, k = check_list(gains_in_rank_order, "gains_in_rank_order", "gains (one per rank)"), check_k(k)
+    bad = next((rank for rank, g in enumerate(gains, start=1) if not finite_number(g)), None)
+    if bad:
+        raise ValueError(f"gains_in_rank_order: the gain at rank {bad} must be a finite number, got {gains[bad - 1]!r}")
+    return sum(max(g, 0) / math.log2(rank + 1) for rank, g in enumerate(gains[:k], start=1))
 
 
 def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
-    """nDCG@k: DCG of the ranking divided by the ideal DCG (Järvelin & Kekäläinen 2002).
+    """nDCG@k = DCG@k of the ranking / DCG@k of the ideal ranking.
 
-    Gain is the judged label itself (linear gain, as trec_eval's ``ndcg_cut``); unjudged ids have
-    gain 0; the discount is 1/log2(rank + 1). The ideal DCG (IDCG) sorts *all judged gains* from
-    the qrels, highest first, and cuts at k — not only the items that were retrieved.
-
-    Args:
-        ranked: ids, best first (a list or tuple of str). May be empty (scores 0).
-        gains: ``{id: gain}`` for the judged items (floats; <= 0 means not relevant).
-        k: the cut-off, an integer >= 1.
-
-    Returns:
-        A float in [0, 1].
-
-    Raises:
-        ValueError: k is not an integer >= 1, no gain is > 0 (IDCG would be 0), or ``ranked``
-            repeats an id (trec_eval refuses a run with duplicates; a duplicate counted twice
-            would push nDCG above 1).
-
-    Taught in: notebook 04_ndcg.
+    Gain is the judged label (linear, as trec_eval's ``ndcg_cut``), 0 for unjudged chunks. The
+    ideal ranking sorts *every judged gain* of the question, highest first — not only what was retrieved.
     """
-    k, ranked, gains = check_positive_int(k), check_ranking(ranked), check_gains(gains)
+    ranked, gains, k = check_ranking(ranked), check_gains(gains), check_k(k)
     ideal = dcg_at_k(sorted(gains.values(), reverse=True), k)
     if ideal <= 0:
         raise ValueError("no gain > 0 in gains: a question with no relevant item cannot be scored")
-    return dcg_at_k([gains.get(doc_id, 0.0) for doc_id in ranked], k) / ideal
+    return dcg_at_k([gains.get(doc_id, 0) for doc_id in ranked], k) / ideal
+
+
+def success_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
+    """Success@k (the hit rate): 1 when any relevant chunk is in the top k, else 0. trec_eval's ``success_k``.
+
+    "Did the evidence reach the LLM?" for a question whose relevant chunks each hold the whole answer.
+    """
+    ranked, relevant, k = check_ranking(ranked), check_relevant(relevant), check_k(k)
+    return float(not relevant.isdisjoint(ranked[:k]))
 
 
 def relevant_ids(gains: Mapping[str, float]) -> set:
-    """The ids with gain > 0 (what trec_eval counts as relevant at relevance level 1).
-
-    Args:
-        gains: ``{id: gain}`` for the judged items of one question (str ids, finite numbers).
-
-    Returns:
-        The set of ids whose gain is > 0 (empty when none is).
-
-    Raises:
-        ValueError: ``gains`` is not a mapping, or a gain is not a finite number (names the id).
-
-    Taught in: notebooks 01_recall_at_k to 03_mrr and 06_mistakes_and_interview.
-    """
+    """The ids with gain > 0 (what trec_eval counts as relevant)."""
     return {doc_id for doc_id, gain in check_gains(gains).items() if gain > 0}
 
+
+# --- The registry ----------------------------------------------------------------------------------
+
+
+class Judged(NamedTuple):
+    """Every question at once, as the batch kernels read it: row = question, column r − 1 = rank r."""
+
+    gains: np.ndarray  #: the judged gain at each rank (0: unjudged, not relevant or no chunk), questions × depth
+    ideal: np.ndarray  #: each question's judged gains, highest first (the ideal ranking), questions × depth
+    n_relevant: np.ndarray  #: how many chunks of each question have gain > 0
+
+    def hits(self, k: int) -> np.ndarray:
+        """Relevant chunks in the top k, per question."""
+        return (self.gains[:, :k] > 0).sum(axis=1)
+
+
+def _discount(k: int) -> np.ndarray:
+    return 1 / np.log2(np.arange(2, k + 2))
+
+
+def _first_within(judged: Judged, k: int) -> np.ndarray:
+    """The rank of the first relevant chunk, per question; 0 when none is in the top k."""
+    relevant = judged.gains[:, :k] > 0
+    return np.where(relevant.any(axis=1), relevant.argmax(axis=1) + 1, 0)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric, once: its name in tables, how it is shown, trec_eval's name for it, and how it is computed.
+
+    ``score(ranking, gains, k)`` is the readable definition for one question; ``batch(judged, k)``
+    computes the same for every question at once (a test checks they agree). ``trec`` is the
+    trec_eval measure that gives it at k (``{k}`` filled in; without ``{k}``, on the run cut at k).
+    ``random(positive_gains, n_chunks, k)``, when given, is the exact expected value for one question
+    whose relevant chunks have ``positive_gains`` (highest first) in a uniformly random order of n chunks.
+    """
+
+    name: str
+    label: str
+    trec: str
+    score: Callable[[Sequence[str], Mapping[str, float], int], float]
+    batch: Callable[[Judged, int], np.ndarray]
+    random: Callable[[list, int, int], float] | None = None
+
+    def at(self, k: int) -> str:
+        """The label at cut-off k, e.g. ``"recall@3"``."""
+        return self.label.format(k=k)
+
+
+METRICS: dict[str, Metric] = {}
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Add ``metric`` to :data:`METRICS` (or replace the one of the same name): every table, plot,
+    widget and report shows it from then on."""
+    if not isinstance(metric, Metric):
+        raise ValueError(f"register a Metric, not {type(metric).__name__}")
+    METRICS[metric.name] = metric
+    return metric
+
+
+def _random_rr(positive: list, n: int, k: int) -> float:
+    """Σ over ranks r of P(first relevant chunk at rank r) / r, for R relevant chunks among n."""
+    r_count = len(positive)
+    return sum(math.comb(n - r, r_count - 1) / math.comb(n, r_count) / r for r in range(1, min(k, n - r_count + 1) + 1))
+
+
+def _random_ndcg(positive: list, n: int, k: int) -> float:
+    """Every rank's expected gain is the mean gain over the n chunks."""
+    discounts = _discount(min(k, n))
+    return float(discounts.sum() * sum(positive) / n / (np.asarray(positive[:k]) @ _discount(k)[: len(positive[:k])]))
+
+
+register_metric(Metric(
+    "recall", "recall@{k}", "recall.{k}",
+    lambda ranked, gains, k: recall_at_k(ranked, relevant_ids(gains), k),
+    lambda judged, k: judged.hits(k) / judged.n_relevant,
+    lambda positive, n, k: min(k, n) / n,
+))
+register_metric(Metric(
+    "precision", "precision@{k}", "P.{k}",
+    lambda ranked, gains, k: precision_at_k(ranked, relevant_ids(gains), k),
+    lambda judged, k: judged.hits(k) / k,
+    lambda positive, n, k: len(positive) * min(k, n) / n / k,
+))
+register_metric(Metric(
+    "MRR", "MRR@{k}", "recip_rank",
+    lambda ranked, gains, k: reciprocal_rank(ranked, relevant_ids(gains), k),
+    lambda judged, k: np.divide(1.0, _first_within(judged, k), out=np.zeros(len(judged.gains)), where=_first_within(judged, k) > 0),
+    _random_rr,
+))
+register_metric(Metric(
+    "nDCG", "nDCG@{k}", "ndcg_cut.{k}",
+    ndcg_at_k,
+    lambda judged, k: (judged.gains[:, :k] @ _discount(k)) / (judged.ideal[:, :k] @ _discount(k)),
+    _random_ndcg,
+))

@@ -149,6 +149,16 @@ def _hub_snapshot(name: str) -> Path | None:
         return None
 
 
+def installed_model_problem(model_name: str) -> str | None:
+    """Why ``model_name`` cannot be loaded without a download (one line), or ``None`` when it can."""
+    folder = Path(model_name).expanduser()
+    if folder.is_dir():
+        return None if (folder / "config.json").is_file() else f"{folder} holds no config.json: it is not a model folder"
+    if _hub_snapshot(model_name) is not None:
+        return None
+    return "not installed here: no such folder, and not in the local Hugging Face cache (nothing is downloaded)"
+
+
 def model_fingerprint(model_name: str | None = None) -> str:
     """SHA-256 of every file of a local model folder (weights, tokenizer, configuration).
 

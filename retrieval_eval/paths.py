@@ -9,6 +9,7 @@ DATA_DIR = ROOT / "data"
 CORPUS_DIR = DATA_DIR / "corpus"
 CHUNKS_PATH = DATA_DIR / "chunks.jsonl"
 GOLDEN_PATH = DATA_DIR / "golden.csv"
+RUNS_DIR = DATA_DIR / "runs"  # the teaching set's runs, as TREC files (equal to a fresh ranking: a test)
 KNOWN_FALSE_NEGATIVES_PATH = DATA_DIR / "known_false_negatives.csv"  # full answers the evidence-string rule misses
 # Embeddings and rankings, rebuilt when missing; RETRIEVAL_EVAL_CACHE moves it (the benchmark's cold runs).
 CACHE_DIR = Path(os.environ.get("RETRIEVAL_EVAL_CACHE", ROOT / ".cache"))

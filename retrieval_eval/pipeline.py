@@ -1,225 +1,338 @@
-"""The one set-up call of the notebooks: chunks, golden set, qrels and the three retrievers' rankings.
+"""The one set-up call, and the registry of retrievers it runs.
 
-Rankings are cached under ``.cache/rankings/`` as JSON (never pickle), keyed by a fingerprint of
-everything that can change them: the chunk ids and texts, the questions, the embedding model's
-content, the retriever settings, the retrieval code and the versions of the libraries that score.
-A notebook that needs only rankings therefore never loads the embedding model on a warm cache;
-any change to an input makes a new fingerprint, and the rankings are computed again.
+:func:`evaluation_setup` loads the chunks and the golden set, computes the qrels, and runs every
+retriever of the registry over every question. A registry entry is either a function
+``question -> [chunk ids, best first]`` (bring your own) or one of the stages below, which are built
+the same way: :class:`BM25`, :class:`Vector` (first stages over the chunks), :class:`Fusion` (RRF of
+named runs: hybrid search) and :class:`~retrieval_eval.rerank.Rerank` (a second stage). Each run
+enters through one check naming the retriever and the question, and keeps the top :data:`DEPTH`.
+
+The teaching set's runs are data (``data/runs/``, equal to a fresh ranking: a test), so its
+notebooks need no embedding model; other inputs are ranked and cached under ``.cache/rankings/``,
+keyed by everything that can change a ranking.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import re
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from . import fusion, retrievers, text
+from .checks import Chunk, Qrels, Ranking, Run, check_ids
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
-from .golden import load_golden_with_qrels
-from .models import (
-    document_prefix, fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter, unknown_only,
-)
-from .parameters import check_parameters
-from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, write_atomically
 from .fusion import fuse_runs
-from .retrievers import BM25Retriever, VectorRetriever, run_retrievers, unindexable_chunks, unindexable_message
+from .golden import load_golden_with_qrels
+from .models import fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter, unknown_only
+from .parameters import check_parameters
+from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, RUNS_DIR, write_atomically
+from .retrievers import BM25Retriever, VectorRetriever, unindexable_chunks
+
+DEPTH = 100  # a run keeps the top 100 chunks of each ranking: more than any cut-off, depth or audit reads
 
 
-RETRIEVERS = ("BM25", "vector", "hybrid")  # the runs of a Setup, in this order
+class Context(NamedTuple):
+    """What a stage of the registry runs on."""
+
+    chunks: list
+    questions: dict  #: ``{question id: question text}``
+    runs: dict  #: the runs of the entries before it, by name
+    cache_dir: Path
+    progress: bool
+
+
+class Stage:
+    """An entry of the registry that is built from the chunks or from earlier runs."""
+
+    cached = True  # its runs are kept in the rankings cache (a stage that only reorders stored runs is not)
+    reads: tuple = ()  # the names of the earlier runs it reads (part of its cache key)
+
+    def key(self) -> dict:
+        """Everything that identifies its runs besides the chunks and questions (part of the cache key)."""
+        return {"stage": type(self).__name__, **asdict(self)}
+
+    def run(self, context: Context) -> Run:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class BM25(Stage):
+    """BM25 over the chunks (:class:`~retrieval_eval.retrievers.BM25Retriever` and its settings)."""
+
+    k1: float = 1.5
+    b: float = 0.75
+    epsilon: float = 0.0
+    stop_words: str | None = retrievers.STOP_WORDS
+    stemmer: str | None = retrievers.STEMMER
+    idf: str = "robertson"
+
+    def run(self, context: Context) -> Run:
+        bm25 = BM25Retriever(context.chunks, **asdict(self), progress=context.progress)
+        return {q: bm25.rank(text)[:DEPTH] for q, text in _progress(context.questions, "ranking with BM25", context.progress)}
+
+
+@dataclass(frozen=True)
+class Vector(Stage):
+    """Vector search (:class:`~retrieval_eval.retrievers.VectorRetriever`): questions encoded in batches."""
+
+    model_name: str | None = None
+    window: int = CHUNK_SIZE
+
+    def key(self) -> dict:
+        return {**super().key(), "model": model_fingerprint(self.model_name)}
+
+    def run(self, context: Context) -> Run:
+        vector = VectorRetriever(context.chunks, self.model_name, self.window, context.cache_dir / "embeddings",
+                                 context.progress)
+        queries = vector.encode_queries(list(context.questions.values()), context.progress)
+        by_id = np.argsort(np.argsort(vector.ids, kind="stable"))  # each chunk's place in id order: ties by id
+        ids = np.asarray(vector.ids, dtype=object)
+        return {q: list(ids[np.lexsort((by_id, -(vector.embeddings @ v)))[:DEPTH]])
+                for q, v in zip(context.questions, queries)}
+
+
+@dataclass(frozen=True)
+class Fusion(Stage):
+    """Reciprocal rank fusion of named runs (:func:`~retrieval_eval.fusion.fuse_runs`); hybrid search
+    is ``Fusion(("BM25", "vector"))``, RRF of the top 10 of each."""
+
+    inputs: tuple = ("BM25", "vector")
+    depth: int = 10
+    rrf_k: float = 60
+    cached = False
+
+    @property
+    def reads(self) -> tuple:
+        return tuple(self.inputs)
+
+    def run(self, context: Context) -> Run:
+        missing = [name for name in self.inputs if name not in context.runs]
+        if missing:
+            raise ValueError(f"fusion reads the runs {list(self.inputs)}, but {missing} come later or not at all")
+        return fuse_runs([context.runs[name] for name in self.inputs], k=self.rrf_k, depth=self.depth)
+
+
+class Function(Stage):
+    """Your own retriever: a function ``question text -> [chunk ids, best first]``, called per question."""
+
+    cached = False
+
+    def __init__(self, function: Callable[[str], Ranking]):
+        self.function = function
+
+    def run(self, context: Context) -> Run:
+        run = {}
+        for q, question in _progress(context.questions, f"ranking with {getattr(self.function, '__name__', 'your function')}",
+                                     context.progress):
+            try:
+                run[q] = self.function(question)
+            except Exception as exc:
+                raise ValueError(f"question {q!r}: the function raised {type(exc).__name__}: {exc}") from exc
+        return run
+
+
+def default_retrievers(model_name: str | None = None, chunk_size: int = CHUNK_SIZE) -> dict[str, Stage]:
+    """The series' three: BM25, vector search and hybrid search (RRF of the top 10 of each)."""
+    return {"BM25": BM25(), "vector": Vector(model_name, chunk_size), "hybrid": Fusion(("BM25", "vector"))}
+
+
+def _progress(questions: Mapping, what: str, show: bool):
+    return tqdm(questions.items(), desc=what, unit="question", disable=not show)
+
+
+def check_stage_run(run, name: str, questions: Mapping, chunk_ids: set) -> Run:
+    """A run as a retriever returned it, at the door: every question ranked, str ids the chunks have,
+    none twice (the messages name the retriever and the question). Returns the top DEPTH of each."""
+    if not isinstance(run, Mapping):
+        raise ValueError(f"retriever {name!r} returned {type(run).__name__}, not {{question id: ranking}}")
+    checked = {}
+    for q in questions:
+        ranked = run.get(q)
+        where = f"retriever {name!r}, question {q!r}"
+        if isinstance(ranked, str) or not isinstance(ranked, (list, tuple)):
+            raise ValueError(f"{where}: returned {type(ranked).__name__} {ranked!r:.60}, not a list of chunk ids, best first")
+        bad = next((d for d in ranked if not isinstance(d, str)), None)
+        if bad is not None:
+            raise ValueError(f"{where}: returned {bad!r:.60} ({type(bad).__name__}): chunk ids are str")
+        unknown = [d for d in ranked if d not in chunk_ids]
+        if unknown:
+            raise ValueError(f"{where}: returned chunk ids no chunk has: {unknown[:5]}")
+        if len(set(ranked)) < len(ranked):
+            raise ValueError(f"{where}: returned {next(d for d in ranked if ranked.count(d) > 1)!r} twice")
+        checked[q] = list(ranked[:DEPTH])
+    return checked
+
+
+def stage_fingerprint(stage: Stage, chunks: list, questions: Mapping, runs: Mapping) -> str:
+    """The cache key of a stage's runs: the chunks, the questions, the stage's settings, the runs it
+    reads, the retrieval code and the versions of the libraries that score."""
+    sources = [Path(m.__file__) for m in (retrievers, fusion, text)] + [Path(__file__)]
+    return fingerprint(
+        chunks=[[c["id"], c["text"]] for c in chunks], questions=list(questions.items()), stage=stage.key(),
+        reads={name: runs[name] for name in stage.reads if name in runs},
+        code=hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest(), versions=scoring_versions())
+
+
+def run_file(name: str) -> Path:
+    """The committed run of a teaching-set retriever: ``data/runs/<name>.trec``, the name made a file name."""
+    return RUNS_DIR / (re.sub(r"[^\w.-]+", "_", name).strip("_") + ".trec")
+
+
+def _portable(key):
+    """A stage's key without the model's fingerprint (the bundled model's files: the committed runs' test checks them)."""
+    if isinstance(key, dict):
+        return {k: _portable(v) for k, v in key.items() if k != "model"}
+    return json.loads(json.dumps(key))
+
+
+def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
+    """The committed run of ``name`` when the inputs are the teaching set and its settings are the stored ones."""
+    from .trec import read_run
+
+    path = run_file(name)
+    if not teaching or not path.exists():
+        return None
+    stored = json.loads((RUNS_DIR / "settings.json").read_text(encoding="utf-8"))
+    return read_run(path).rankings if stored.get(path.name) == _portable(stage.key()) else None
+
+
+def _cached(path: Path, questions: Mapping) -> Run | None:
+    """The run stored at ``path``, or None (missing, or not a ranking per question: it is set aside and rebuilt)."""
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except OSError:
+        return None
+    except ValueError:
+        run = None
+    if isinstance(run, dict) and list(run) == list(questions) and all(
+            isinstance(r, list) and all(isinstance(d, str) for d in r) for r in run.values()):
+        return run
+    path.replace(path.with_suffix(".bad"))
+    return None
+
+
+def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questions: Mapping, teaching: bool = False,
+                 cache_dir: str | Path = CACHE_DIR, progress: bool = False) -> dict[str, Run]:
+    """Every retriever's run, in the registry's order: committed, cached, or computed (and cached)."""
+    chunk_ids, runs = {c["id"] for c in chunks}, {}
+    for name, entry in registry.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"a retriever's name must be non-empty text, got {name!r}")
+        stage = entry if isinstance(entry, Stage) else Function(entry) if callable(entry) else None
+        if stage is None:
+            raise ValueError(f"retriever {name!r} must be a function question -> [chunk ids] or a stage, got {entry!r:.60}")
+        run = committed_run(name, stage, teaching)
+        path = Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json" if stage.cached else None
+        if run is None and path is not None:
+            run = _cached(path, questions)
+        if run is None:
+            run = check_stage_run(stage.run(Context(chunks, dict(questions), runs, Path(cache_dir), progress)), name,
+                                  questions, chunk_ids)
+            if path is not None:
+                write_atomically(path, json.dumps(run, ensure_ascii=False).encode("utf-8"))
+        runs[name] = check_stage_run(run, name, questions, chunk_ids)
+    return runs
+
+
+def teaching_registry() -> dict[str, Stage]:
+    """The runs committed under ``data/runs/``: the three retrievers, an engine's BM25 untouched, and
+    hybrid's top 10 reranked by the built-in sentence re-scorer."""
+    from .rerank import Rerank, SentenceReranker
+    from .retrievers import ENGINE_DEFAULTS
+
+    return default_retrievers() | {"BM25 (engine defaults)": BM25(**ENGINE_DEFAULTS),
+                                   "hybrid + rerank": Rerank("hybrid", SentenceReranker())}
+
+
+def store_teaching_runs(progress: bool = True) -> list[Path]:
+    """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (``make runs``)."""
+    from .trec import write_trec_run
+
+    registry = teaching_registry()
+    runs = fresh_teaching_runs(registry, progress)
+    RUNS_DIR.mkdir(exist_ok=True)
+    paths = [write_trec_run(runs[name], run_file(name), run_file(name).stem) for name in registry]
+    settings = {path.name: _portable(stage.key()) for path, stage in zip(paths, registry.values())}
+    (RUNS_DIR / "settings.json").write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
+    return paths
+
+
+def fresh_teaching_runs(registry: Mapping[str, Stage], progress: bool = False) -> dict[str, Run]:
+    """The teaching set ranked now, with no committed run and an empty cache (what ``data/runs/`` must equal)."""
+    docs = load_corpus()
+    chunks = stored_or_split_chunks(docs)
+    golden, _ = load_golden_with_qrels(GOLDEN_PATH, chunks, docs)
+    questions = dict(zip(golden["id"], golden["question"]))
+    with tempfile.TemporaryDirectory() as cache:
+        return run_registry(registry, chunks, questions, cache_dir=cache, progress=progress)
 
 
 class Setup(NamedTuple):
-    """What every notebook after 00 starts from (returned by :func:`evaluation_setup`).
-
-    Not taught by name; every notebook starts from the Setup that evaluation_setup
-    returns.
-    """
+    """What every notebook starts from (returned by :func:`evaluation_setup`)."""
 
     docs: dict  #: ``{document id: text}``
     chunks: list  #: ``[{"id", "doc", "text", "n_tokens"}]`` in corpus order
     golden: pd.DataFrame  #: the golden set, one row per question
-    qrels: dict  #: ``{question_id: {chunk_id: gain}}``, computed from the chunks
-    runs: dict  #: ``{"BM25" | "vector" | "hybrid": {question_id: ranking}}``
-    skipped: list  #: ``[(path relative to the corpus folder, reason)]``: what the corpus loader did not read
-    #: ``{"chunks": [chunk ids], "questions": [question ids]}`` the embedding model reads as unknown tokens only
-    unreadable: dict
+    qrels: dict  #: ``{question id: {chunk id: gain}}``, computed from the chunks
+    runs: dict  #: ``{retriever name: {question id: ranking}}``, in the registry's order
+    skipped: list  #: ``[(path in the corpus folder, reason)]``: what the corpus loader did not read
+    unreadable: dict  #: ``{"chunks": [...], "questions": [...]}`` the embedding model reads as unknown tokens only
 
     @property
     def chunk_ids(self) -> list[str]:
-        """The chunk ids, in corpus order.
-
-        Taught in: notebooks 01_recall_at_k to 06_mistakes_and_interview.
-        """
         return [c["id"] for c in self.chunks]
 
     @property
-    def unindexable(self) -> list[str]:
-        """The chunks without a word BM25 can index (:func:`~retrieval_eval.retrievers.unindexable_chunks`).
-
-        Taught in: notebook 05_three_retrievers.
-        """
-        return unindexable_chunks(self.chunks)
-
-    @property
-    def unranked(self) -> dict[str, list[str]]:
-        """Per retriever, the questions it ranked no chunk for (they score 0 on every metric).
-
-        Taught in: notebook 05_three_retrievers.
-        """
-        return {name: [qid for qid, ranked in run.items() if not ranked] for name, run in self.runs.items()}
-
-    @property
-    def unreadable_notes(self) -> list[str]:
-        """One sentence per kind of text the embedding model reads as unknown tokens only
-        (:func:`~retrieval_eval.models.unknown_only`), naming the chunks and questions.
-
-        Taught in: notebook 05_three_retrievers.
-        """
-        what = {"chunks": ("chunk", "their vectors say nothing about their text: vector search places them by "
-                                    "accident (and orders equal scores by chunk id)"),
-                "questions": ("question", "vector search ranks chunks for them by accident, not by meaning")}
-        return [f"the embedding model reads {len(ids)} {what[kind][0]}{'s' * (len(ids) != 1)} as unknown tokens only "
-                f"([UNK]) ({', '.join(ids)}): {what[kind][1]}" for kind, ids in self.unreadable.items() if ids]
-
-    @property
     def notes(self) -> list[str]:
-        """Everything the evaluation cannot see, one line each: files not read, chunks BM25 cannot
-        index, questions a retriever ranked nothing for, text the embedding model cannot read.
-
-        Taught in: notebook 05_three_retrievers.
-        """
+        """Everything the evaluation cannot see, one line each."""
+        unindexable = unindexable_chunks(self.chunks)
+        unranked = {name: [q for q, r in run.items() if not r] for name, run in self.runs.items()}
+        what = {"chunks": "vector search places them by accident", "questions": "vector search ranks for them by accident"}
         return ([f"not read: {path}: {reason}" for path, reason in self.skipped]
-                + ([unindexable_message(self.unindexable)] if self.unindexable else [])
-                + [f"{name} ranked no chunk for {len(questions)} question(s): {', '.join(questions)}"
-                   for name, questions in self.unranked.items() if questions]
-                + self.unreadable_notes)
+                + [f"chunk {c!r} has no word BM25 can index: BM25 can never find it" for c in unindexable]
+                + [f"{name} ranked no chunk for {len(q)} question(s): {', '.join(q)} (they score 0)"
+                   for name, q in unranked.items() if q]
+                + [f"the embedding model reads {len(ids)} {kind} as unknown tokens only ({', '.join(ids)}): {what[kind]}"
+                   for kind, ids in self.unreadable.items() if ids])
 
 
-def evaluation_setup(
-    corpus: str | Path = CORPUS_DIR,
-    golden: str | Path = GOLDEN_PATH,
-    model_name: str | None = None,
-    chunk_size: int = CHUNK_SIZE,
-    progress: bool = False,
-    cache_dir: str | Path = CACHE_DIR,
-) -> Setup:
-    """Load the corpus and golden set, compute the labels, and rank every question with each retriever.
+def evaluation_setup(corpus: str | Path = CORPUS_DIR, golden: str | Path = GOLDEN_PATH, *,
+                     retrievers: Mapping[str, Stage | Callable] | None = None, reranker=None,
+                     model_name: str | None = None, chunk_size: int = CHUNK_SIZE, progress: bool = False,
+                     cache_dir: str | Path = CACHE_DIR) -> Setup:
+    """Chunks, golden set and qrels, and every retriever's run over every question.
 
-    The golden file is checked against the chunks and the model's window (every problem at once,
-    see :func:`~retrieval_eval.golden.load_golden_with_qrels`) before any model loads; files of the
-    corpus folder that are not read are listed in ``skipped`` (see
-    :func:`~retrieval_eval.corpus.load_corpus`), and chunks and questions the embedding model reads
-    as unknown tokens only in ``unreadable`` (:func:`~retrieval_eval.models.unknown_only`; all of it
-    in :attr:`Setup.notes`). The rankings of
-    BM25, vector search and hybrid search (RRF of the top 10 of each) come from the cache when
-    their fingerprint (see :func:`rankings_fingerprint`) is there, else they are computed and stored.
-
-    Args:
-        corpus: a folder of documents (default: the Polder corpus, whose stored chunks are used).
-        golden: the golden-set CSV file.
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local sentence-transformers model.
-        chunk_size: the largest chunk in word pieces; also the vector retriever's window.
-        progress: show progress bars for chunking, indexing, embedding and ranking.
-        cache_dir: the cache folder (rankings in ``rankings/``, embeddings in ``embeddings/``).
-
-    Returns:
-        A :class:`Setup` ``(docs, chunks, golden, qrels, runs, skipped, unreadable)``.
-
-    Raises:
-        ParameterError: an argument is wrong (:func:`~retrieval_eval.parameters.check_parameters`:
-            every problem at once, before anything is read).
-        FileNotFoundError, ValueError, GoldenSetError: as the loaders, naming the file, chunk or question.
-
-    Taught in: every notebook from 01 on starts with it; notebook 05 runs it on your own data.
+    ``retrievers`` adds entries to :func:`default_retrievers` (a name already there replaces it): a
+    function ``question -> [chunk ids, best first]`` or a stage. ``reranker`` (a name or a reranker,
+    see :func:`~retrieval_eval.rerank.load_reranker`) adds "hybrid + rerank": hybrid's top 10 reranked.
+    Every parameter is checked before anything is read; the golden file before any model loads.
     """
+    from .rerank import Rerank, load_reranker
+
     check_parameters(corpus, golden, model_name, chunk_size)
+    registry = default_retrievers(model_name, chunk_size) | dict(retrievers or {})
+    if reranker is not None:
+        registry["hybrid + rerank"] = Rerank("hybrid", load_reranker(reranker))
     skipped: list = []
     docs = load_corpus(corpus, skipped=skipped)
     chunks = stored_or_split_chunks(docs, corpus, model_name, chunk_size, progress)
-    golden_set, qrels = load_golden_with_qrels(golden, chunks, docs, token_counter(model_name), chunk_size,
-                                               query_prefix(model_name))
-    runs = cached_rankings(chunks, golden_set, model_name, chunk_size, progress, cache_dir)
-    unreadable = {"chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
-                  "questions": unknown_only(dict(zip(golden_set["id"], golden_set["question"])), model_name)}
+    teaching = (Path(corpus).resolve() == CORPUS_DIR.resolve() and Path(golden).resolve() == GOLDEN_PATH.resolve()
+                and model_name is None and chunk_size == CHUNK_SIZE)
+    # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
+    counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
+    golden_set, qrels = load_golden_with_qrels(golden, chunks, docs, counter, chunk_size, prefix)
+    questions = dict(zip(golden_set["id"], golden_set["question"]))
+    runs = run_registry(registry, chunks, questions, teaching, cache_dir, progress)
+    unreadable = {"chunks": [], "questions": []} if teaching else {
+        "chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
+        "questions": unknown_only(questions, model_name)}
     return Setup(docs, chunks, golden_set, qrels, runs, skipped, unreadable)
-
-
-def rankings_fingerprint(chunks: Sequence[Mapping], golden: pd.DataFrame, model_name: str | None, max_seq_length: int) -> str:
-    """The cache key of the three retrievers' rankings: a digest of every input that can change them.
-
-    Chunk ids and texts, question ids and texts, the embedding model's content
-    (:func:`~retrieval_eval.models.model_fingerprint`), query and document prompts and window, the retrieval code (the
-    source of the modules that tokenize, score, break ties and fuse, and of this one, which sets them up) and the versions of the libraries that
-    score (:func:`~retrieval_eval.models.scoring_versions`).
-
-    Args:
-        chunks, golden, model_name, max_seq_length: as for :func:`cached_rankings`.
-
-    Not taught; the cache key of cached_rankings (through evaluation_setup, every notebook).
-    """
-    sources = [Path(m.__file__) for m in (retrievers, fusion, text)] + [Path(__file__)]  # this module builds them
-    code = hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()
-    return fingerprint(
-        chunks=[[c["id"], c["text"]] for c in chunks],
-        questions=[[qid, q] for qid, q in zip(golden["id"], golden["question"])],
-        model=model_fingerprint(model_name),
-        query_prefix=query_prefix(model_name),
-        document_prefix=document_prefix(model_name),
-        max_seq_length=max_seq_length,
-        code=code,
-        versions=scoring_versions(),
-    )
-
-
-def cached_rankings(
-    chunks: Sequence[Mapping],
-    golden: pd.DataFrame,
-    model_name: str | None = None,
-    max_seq_length: int = CHUNK_SIZE,
-    progress: bool = False,
-    cache_dir: str | Path = CACHE_DIR,
-) -> dict:
-    """The BM25, vector and hybrid rankings of every question: read from the cache, or computed and stored.
-
-    Args:
-        chunks: ``[{"id": str, "doc": str, "text": str, "n_tokens": int}, ...]`` in corpus order.
-        golden: the golden set (a DataFrame with ``id`` and ``question``).
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or folder.
-        max_seq_length: the vector retriever's window, in word pieces (an integer >= 1).
-        progress: show progress bars while indexing, embedding and ranking.
-        cache_dir: the cache folder (str or Path; .cache/, or $RETRIEVAL_EVAL_CACHE, by default).
-
-    Returns:
-        runs ``{retriever name: {question_id: ranking}}``.
-
-    Not taught; used by evaluation_setup (every notebook) and chunk_and_rank (notebook 09_chunking).
-    """
-    path = Path(cache_dir) / "rankings" / f"{rankings_fingerprint(chunks, golden, model_name, max_seq_length)}.json"
-    runs = _read_runs(path, list(golden["id"]))
-    if runs is None:
-        bm25 = BM25Retriever(chunks, show_progress=progress)
-        vector = VectorRetriever(chunks, model_name=model_name, max_seq_length=max_seq_length,
-                                 cache_dir=Path(cache_dir) / "embeddings", show_progress=progress)
-        runs = run_retrievers([bm25, vector], golden, progress)
-        runs["hybrid"] = fuse_runs([runs["BM25"], runs["vector"]])  # = HybridRetriever(bm25, vector), without re-querying
-        write_atomically(path, json.dumps(runs, ensure_ascii=False).encode("utf-8"))
-    return runs
-
-
-def _read_runs(path: Path, question_ids: list[str]) -> dict | None:
-    """The runs stored at ``path``, or ``None`` when the file is missing or does not hold a ranking
-    (a list of str) for every question from each of the three retrievers."""
-    try:
-        runs = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    valid = isinstance(runs, dict) and list(runs) == list(RETRIEVERS) and all(
-        isinstance(run, dict) and list(run) == question_ids
-        and all(isinstance(r, list) and all(isinstance(d, str) for d in r) for r in run.values())
-        for run in runs.values()
-    )
-    return runs if valid else None

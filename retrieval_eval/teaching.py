@@ -22,10 +22,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
-from .checks import check_gains, check_list, check_positive_int, check_ranking
-from .evaluation import METRICS
+from .checks import check_gains, check_list, check_k, check_ranking
+from .metrics import METRICS
 from .models import SCORING_PACKAGES
-from .pipeline import RETRIEVERS
 from .text import locate_evidence
 
 
@@ -140,8 +139,8 @@ def plot_rankings(
     if not isinstance(rankings, Mapping) or not rankings:
         raise ValueError("rankings must be a non-empty {title: ranking} mapping")
     columns = {label: check_ranking(ranked) for label, ranked in rankings.items()}
-    max_rank = check_positive_int(max_rank, "max_rank")
-    k = None if k is None else check_positive_int(k)
+    max_rank = check_k(max_rank, "max_rank")
+    k = None if k is None else check_k(k)
     show = check_list(show, "show", "metric names")
     unknown = [m for m in show if m not in METRICS]
     if unknown:
@@ -175,7 +174,7 @@ def plot_rankings(
         fits = (column_inches - 0.2) / 0.08  # characters at 10 pt
         lines = [[f"{a} {b}"] if len(a) + 1 + len(b) <= fits else [a] + [f"  {part}" for part in _split_id(b, int(fits) - 2).split("\n")]
                  for a, b in lines]
-        notes[label] = sum(lines, []) + [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m](ranked, judged[label], k):.3f}"
+        notes[label] = sum(lines, []) + [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m].score(ranked, judged[label], k):.3f}"
                                          for m in show]
     n_notes = max(len(lines) for lines in notes.values())
     note_step = 0.5 * 0.4 / row  # one note line is 0.2 inches, whatever the row height
@@ -240,8 +239,8 @@ def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = 
 
     Taught in: notebook 04_ndcg.
     """
-    max_rank = check_positive_int(max_rank, "max_rank")
-    k = None if k is None else check_positive_int(k)
+    max_rank = check_k(max_rank, "max_rank")
+    k = None if k is None else check_k(k)
     ranks = np.arange(1, max_rank + 1)
     discount = 1 / np.log2(ranks + 1)
     fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -285,8 +284,8 @@ def random_cases(n: int = 1000, seed: int = 0, n_ids: int = 12, max_gain: int = 
 
     Taught in: every notebook from 01 to 04.
     """
-    n, max_gain = check_positive_int(n, "n"), check_positive_int(max_gain, "max_gain")
-    if check_positive_int(n_ids, "n_ids") < 4:
+    n, max_gain = check_k(n, "n"), check_k(max_gain, "max_gain")
+    if check_k(n_ids, "n_ids") < 4:
         raise ValueError(f"n_ids must be >= 4, got {n_ids}")
     rng = np.random.default_rng(seed)
     ids = [f"d{i:02d}" for i in range(n_ids)]
@@ -308,6 +307,7 @@ _EXPECTED = {
     "bool": "True or False (yes / no also work)",
     "text": "a word or short text in quotes",
 }
+RETRIEVERS = ("BM25", "vector", "hybrid")  # the series' three, as a text answer may name them
 _ARTICLES = {"the", "a", "an"}  # "the vector retriever" is "vector retriever"
 _RETRIEVER_ALIASES = {"rrf": "hybrid"}  # the series names hybrid search "hybrid search (RRF)" (notebooks 05, 06)
 _NEGATIONS = {"not", "no", "never", "neither", "nor", "none", "nothing"}  # "not hybrid" names no option

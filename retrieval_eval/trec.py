@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .checks import check_gains, check_ids, check_list, check_question_ids, check_ranking, naming_question
+from .checks import check_gains, check_ids, check_list, check_ranking, naming_question
 from .metrics import relevant_ids
 from .paths import OUTPUT_DIR
 
@@ -463,7 +463,8 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
     rankings = run.rankings if isinstance(run, Run) else run
-    check_question_ids(rankings, qrels)
+    check_ids(qrels, "the qrels hold question id")
+    check_ids(rankings, "the run holds question id")
     for qid, ranked in rankings.items():
         with naming_question(qid):
             check_ranking(ranked)

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..checks import check_ks, check_positive_int, check_qrels
+from ..checks import check_ks, check_k, check_qrels
 from ..evaluation import evaluate, precision_ceiling
 from ..metrics import relevant_ids
 from ._view import (
@@ -45,7 +45,7 @@ def hypothetical_qrels(qrels: Mapping, n_relevant: int) -> dict:
 
     Taught in: notebook 07_widgets.
     """
-    n_relevant = check_positive_int(n_relevant, "n_relevant")
+    n_relevant = check_k(n_relevant, "n_relevant")
     check_qrels(qrels)
     return {qid: {f"{qid}/what-if-{i}": 1 for i in range(1, n_relevant + 1)} for qid in qrels}
 
@@ -92,7 +92,7 @@ def ceiling_report(qrels: Mapping, table: pd.DataFrame, k: int, retriever: str, 
 
     Taught in: notebook 07_widgets (through ceiling_widget).
     """
-    k = check_positive_int(k)
+    k = check_k(k)
     ks = list(table["precision"].columns)
     if k not in ks:
         raise ValueError(f"k = {k} is not a cut-off of the table (it has {ks})")

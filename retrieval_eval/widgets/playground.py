@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import ipywidgets as w
 import pandas as pd
 
-from ..checks import check_list, check_positive_int
+from ..checks import check_list, check_k
 from ..metrics import dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from ._view import WidgetView, changes, check_start, hidden, reveal_details
 
@@ -53,7 +53,7 @@ def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) 
     for i, gain in enumerate(missed, start=1):
         if isinstance(gain, bool) or gain not in (1, 2):
             raise ValueError(f"missed relevant chunk {i} must have gain 1 or 2, got {gain!r}")
-    k = check_positive_int(k)
+    k = check_k(k)
     ranked = [f"r{rank}" for rank in range(1, len(gains) + 1)]
     judged = {doc: gain for doc, gain in zip(ranked, gains) if gain > 0}
     judged.update({f"missed{i}": gain for i, gain in enumerate(missed, start=1)})

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import ipywidgets as w
 
-from ..checks import check_positive_int
+from ..checks import check_k
 from ..metrics import reciprocal_rank
 from ._view import WidgetView, change_line, changes, check_start, hidden, num, reveal_details
 from .playground import ranking_html
@@ -34,7 +34,7 @@ def rank_slider_scores(rank: int, k: int, n: int = 10) -> dict:
 
     Taught in: notebook 03_mrr (through rank_slider_widget).
     """
-    n, k = check_positive_int(n, "n"), check_positive_int(k)
+    n, k = check_k(n, "n"), check_k(k)
     if isinstance(rank, bool) or rank not in range(1, n + 1):
         raise ValueError(f"rank must be an integer from 1 to n = {n}, got {rank!r}")
     ranking = [("r" if i == rank else f"c{i}") for i in range(1, n + 1)]

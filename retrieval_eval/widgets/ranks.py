@@ -9,7 +9,7 @@ import ipywidgets as w
 import matplotlib as mpl
 import pandas as pd
 
-from ..checks import check_ids, check_positive_int
+from ..checks import check_ids, check_k
 from ..corpus import check_chunks
 from ..evaluation import disagree_at_k, first_relevant_ranks
 from ..metrics import relevant_ids
@@ -53,7 +53,7 @@ def filter_questions(ranks: pd.DataFrame, retrievers: Sequence[str], text: str =
             raise ValueError(f"slice {slice_name!r} is not in the golden set (it has {sorted(set(ranks['slice']))})")
         keep &= ranks["slice"] == slice_name
     if disagree_k is not None:
-        keep &= disagree_at_k(ranks, retrievers, disagree_k)
+        keep &= disagree_at_k(ranks[[*ranks.columns[:3], *retrievers]], disagree_k)
     return list(ranks.index[keep])
 
 
@@ -83,7 +83,7 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
 
     Taught in: notebook 07_widgets (through ranks_widget).
     """
-    k = check_positive_int(k)
+    k = check_k(k)
     chunks = check_chunks(chunks)
     check_ids([question_id], "question_id is")
     if ranks is None:
@@ -185,7 +185,7 @@ def rank_heatmap_html(ranks: pd.DataFrame, retrievers: Sequence[str], k: int, se
 
     Not taught; used by ranks_widget (notebook 07_widgets).
     """
-    k, columns = check_positive_int(k), check_positive_int(columns, "columns")
+    k, columns = check_k(k), check_k(columns, "columns")
     ids = list(ranks.index)
     if selected is not None and selected not in ids:
         raise ValueError(f"question {selected!r} is not in the ranks table")

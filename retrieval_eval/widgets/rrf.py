@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import ipywidgets as w
 import pandas as pd
 
-from ..checks import check_list, check_positive_int, check_question_ids, naming_question
+from ..checks import check_ids, check_list, check_k, naming_question
 from ..fusion import reciprocal_rank_fusion
 from ..metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from ._view import (
@@ -63,7 +63,7 @@ def rrf_explanation(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, f
         raise ValueError(f"fusion needs at least two rankings, got {names}")
     if FUSED in names:
         raise ValueError(f"{FUSED!r} names the fused ranking; call the inputs something else (got {names})")
-    depth, k = check_positive_int(depth, "depth"), check_positive_int(k)
+    depth, k = check_k(depth, "depth"), check_k(k)
     relevant = relevant_ids(gains)
     if not relevant:
         raise ValueError("the question has no relevant chunk (no gain above 0): nothing to explain")
@@ -192,9 +192,9 @@ def _check_inputs(runs: Mapping, qrels: Mapping, inputs: Sequence[str]) -> list[
     unknown = [name for name in inputs if name not in runs]
     if unknown:
         raise ValueError(f"inputs {unknown} are not runs (the runs are {list(runs)})")
-    check_question_ids(None, qrels)
+    check_ids(qrels, "the qrels hold question id")
     for name in inputs:
-        check_question_ids(runs[name], None, name)
+        check_ids(runs[name], f"{name} holds question id")
     return inputs
 
 

@@ -1,0 +1,174 @@
+"""Two-stage retrieval: a second stage reorders the first stage's top N; the LLM reads the top k of that.
+
+A second stage can only reorder what the first stage found: the first stage's recall@N is the
+ceiling of every metric at k after reranking. :func:`oracle_rerank` reaches it (it reads the labels:
+no model, the best any reranker could do); :class:`SentenceReranker` is a real second stage that
+runs offline with the bundled embedding model; any sentence-transformers ``CrossEncoder`` installed
+locally works too (:func:`load_reranker`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .checks import Qrels, Run, check_k
+from .evaluation import evaluate
+from .metrics import relevant_ids
+from .models import model_fingerprint, model_path
+from .pipeline import Context, Stage
+
+DEPTHS = (3, 5, 10, 20)  # the candidate pools N of the two-stage lesson
+
+# A sentence ends at . ! or ? before a space, or at a line break (a table row, a list item, a heading).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences (and table rows, list items, headings) of a chunk, in order, blanks left out."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+class SentenceReranker:
+    """Scores a chunk by its best-matching sentence: the highest cosine similarity between the question
+    and any one sentence of the chunk, with the bundled embedding model.
+
+    It stands in for a trained cross-encoder, which reads the question and the chunk together. Here the
+    model reads them apart, as in the first stage, but sentence by sentence, so one sentence that
+    answers is not diluted by the rest of a 512-word-piece chunk. It can also hurt: a sentence that
+    shares the question's words without answering it wins, and a chunk whose answer spans sentences
+    (a table row and its header) loses.
+    """
+
+    name = "sentence"
+
+    def __init__(self, model_name: str | None = None):
+        from .models import load_model
+
+        self.model_name = model_name
+        self.model = load_model(model_name)
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def key(self) -> dict:
+        return {"reranker": self.name, "model": model_fingerprint(self.model_name)}
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if new:
+            for t, v in zip(new, self.model.encode(new, normalize_embeddings=True, show_progress_bar=False, batch_size=64)):
+                self._vectors[t] = v
+        return np.stack([self._vectors[t] for t in texts])
+
+    def score(self, question: str, texts: Sequence[str]) -> list[float]:
+        """One score per chunk text: the best cosine of the question with one of its sentences."""
+        q = self._encode([question])[0]
+        return [float((self._encode(sentences(t) or [t]) @ q).max()) for t in texts]
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers ``CrossEncoder`` installed locally (a folder, or a name in the local cache)."""
+
+    def __init__(self, model_name: str):
+        from sentence_transformers import CrossEncoder
+
+        self.model_name = model_name
+        self.model = CrossEncoder(model_path(model_name), device="cpu")
+
+    def key(self) -> dict:
+        return {"reranker": "cross-encoder", "model": model_fingerprint(self.model_name)}
+
+    def score(self, question: str, texts: Sequence[str]) -> list[float]:
+        return [float(s) for s in self.model.predict([(question, t) for t in texts], show_progress_bar=False)]
+
+
+def load_reranker(spec):
+    """``"sentence"`` (the built-in re-scorer), the name or folder of a CrossEncoder installed locally,
+    or an object with ``score(question, texts) -> scores`` and ``key()``. Nothing is downloaded."""
+    if not isinstance(spec, str):
+        if not callable(getattr(spec, "score", None)):
+            raise ValueError(f"a reranker needs a method score(question, texts), got {spec!r:.60}")
+        return spec
+    if spec == SentenceReranker.name:
+        return SentenceReranker()
+    from .models import installed_model_problem
+
+    problem = installed_model_problem(spec)
+    if problem:
+        raise ValueError(f"reranker {spec!r}: {problem}; or use 'sentence', the built-in re-scorer")
+    return CrossEncoderReranker(spec)
+
+
+def rerank(run: Run, reranker, texts: Mapping[str, str], questions: Mapping[str, str], depth: int = 10) -> Run:
+    """Each question's top ``depth`` chunks reordered by the reranker's score, highest first (equal
+    scores keep the first stage's order); what lies below ``depth`` is never read."""
+    depth = check_k(depth, "depth")
+    out = {}
+    for q, ranked in run.items():
+        top = ranked[:depth]
+        scores = reranker.score(questions[q], [texts[c] for c in top]) if top else []
+        out[q] = [c for _, _, c in sorted(zip((-s for s in scores), range(len(top)), top))]
+    return out
+
+
+def oracle_rerank(run: Run, qrels: Qrels, depth: int = 10) -> Run:
+    """The perfect second stage: each question's top ``depth`` sorted by gain, highest first (it reads the labels)."""
+    depth = check_k(depth, "depth")
+    return {q: sorted(ranked[:depth], key=lambda c: -qrels[q].get(c, 0)) for q, ranked in run.items()}
+
+
+@dataclass(frozen=True)
+class Rerank(Stage):
+    """A second stage in the registry: the top ``depth`` of the run ``first_stage``, reranked."""
+
+    first_stage: str = "hybrid"
+    reranker: object = None
+    depth: int = 10
+
+    @property
+    def reads(self) -> tuple:
+        return (self.first_stage,)
+
+    def key(self) -> dict:
+        return {"stage": "Rerank", "first_stage": self.first_stage, "depth": self.depth, "reranker": self.reranker.key()}
+
+    def run(self, context: Context) -> Run:
+        texts = {c["id"]: c["text"] for c in context.chunks}
+        return rerank(context.runs[self.first_stage], self.reranker, texts, context.questions, self.depth)
+
+
+def two_stage_table(runs: Mapping[str, Run], qrels: Qrels, reranked: Mapping[tuple, Run] | None = None,
+                    depths: Sequence[int] = DEPTHS, k: int = 3) -> pd.DataFrame:
+    """Per first stage and candidate pool N: the ceiling recall@N, then recall@k and MRR@k before
+    reranking, with the oracle, and with a real reranker (``reranked[(first stage, N)]``, when given);
+    and how many questions a reranker could fix (relevant in the top N, not in the top k) or cannot
+    (no relevant chunk in the top N)."""
+    k = check_k(k)
+    rows = []
+    for name, run in runs.items():
+        for n in depths:
+            found = {q: [c in relevant_ids(qrels[q]) for c in run[q][:n]] for q in qrels}
+            row = {"first stage": name, "N": n, f"recall@N (ceiling)": evaluate({name: run}, qrels, [n], ["recall"]).iat[0, 0]}
+            for label, r in (("first stage", run), ("oracle", oracle_rerank(run, qrels, n)),
+                             ("reranker", (reranked or {}).get((name, n)))):
+                if r is not None:
+                    table = evaluate({label: r}, qrels, [k], ["recall", "MRR"]).iloc[0]
+                    row[f"recall@{k}, {label}"], row[f"MRR@{k}, {label}"] = table[("recall", k)], table[("MRR", k)]
+            row["could fix"] = sum(any(f) and not any(f[:k]) for f in found.values())
+            row["cannot fix"] = sum(not any(f) for f in found.values())
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["first stage", "N"])
+
+
+def seconds_per_question(reranker, run: Run, texts: Mapping[str, str], questions: Mapping[str, str], depth: int = 10) -> pd.Series:
+    """The time the reranker takes per question to score its top ``depth`` (wall clock, seconds)."""
+    times = {}
+    for q, ranked in run.items():
+        start = time.perf_counter()
+        reranker.score(questions[q], [texts[c] for c in ranked[:depth]])
+        times[q] = time.perf_counter() - start
+    return pd.Series(times, name=f"seconds to rerank {depth}")
