@@ -4,6 +4,7 @@ where an evidence string sits in a chunk."""
 from __future__ import annotations
 
 import codecs
+import html
 import re
 import unicodedata
 from pathlib import Path
@@ -125,3 +126,16 @@ def locate_evidence(text: str, evidence: str) -> tuple[int, int] | None:
     if start < 0:
         return None
     return origin[start], origin[start + len(needle) - 1] + 1
+
+
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def escape(text, markdown: bool = False) -> str:
+    """User text (a question, a slice, an id, a file or run name) made literal for HTML output, and with
+    ``markdown`` for Markdown output too: every character that could start markup or a link is shown as
+    typed, so "<details>" reads "<details>" and "[x](javascript:...)" is no link. The one place that escapes."""
+    text = str(text)
+    if markdown:
+        text = _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(text.splitlines()))
+    return html.escape(text, quote=not markdown)
