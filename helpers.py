@@ -9,8 +9,8 @@ from retrieval_eval.audit import golden_set_audit
 from retrieval_eval.baselines import BM25_STEPS, BM25_VARIANTS, bm25_table
 from retrieval_eval.chunking import BUDGET, CHUNK_SIZES, chunking_experiment
 from retrieval_eval.comparisons import (
-    SUCCESS, against_chance, interval_table, paired_comparisons, plain_chance, plain_summary, plain_verdict, rank_groups,
-    values_at_k,
+    SUCCESS, against_chance, interval_table, paired_comparisons, plain_chance, plain_summary, plain_table, plain_verdict, rank_groups,
+    slice_gap,
 )
 from retrieval_eval.conventions import (
     average_precision, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean, micro_recall,
@@ -22,7 +22,7 @@ from retrieval_eval.evaluation import (
     random_baseline, slice_table,
 )
 from retrieval_eval.fusion import fuse_runs, reciprocal_rank_fusion, tie_effect
-from retrieval_eval.golden import label_chunks, read_golden_csv, read_known_false_negatives, with_known_false_negatives
+from retrieval_eval.golden import graded_labels, label_chunks, read_golden_csv, read_known_false_negatives, with_known_false_negatives
 from retrieval_eval.metrics import (
     METRICS, Metric, dcg_at_k, first_relevant_rank, mrr, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank,
     register_metric, relevant_ids, success_at_k,
@@ -37,7 +37,7 @@ from retrieval_eval.statistics import (
     mcnemar_power, mcnemar_size, mcnemar_test, mean_interval, paired_test, permutation_test, questions_needed, two_slices,
     wilson_ci,
 )
-from retrieval_eval.teaching import Answer, check_answers, evidence_html, plot_discount, plot_rankings, print_versions, random_cases
+from retrieval_eval.teaching import Answer, check_answers, course_map, evidence_html, plot_discount, plot_rankings, print_versions, random_cases
 from retrieval_eval.text import locate_evidence, normalise
 from retrieval_eval.trec import export_trec, read_qrels, read_run
 from retrieval_eval.widgets.ceiling import ceiling_widget
@@ -52,7 +52,7 @@ __all__ = [
     "first_relevant_rank", "relevant_ids", "METRICS", "Metric", "register_metric",
     # corpus, chunks, golden set, labels (00)
     "load_corpus", "load_chunks", "split_into_chunks", "load_tokenizer", "read_golden_csv", "label_chunks",
-    "normalise", "locate_evidence", "read_known_false_negatives", "with_known_false_negatives",
+    "normalise", "locate_evidence", "graded_labels", "read_known_false_negatives", "with_known_false_negatives",
     # the set-up call and the registry of retrievers (01-06)
     "evaluation_setup", "Setup", "default_retrievers", "BM25", "Vector", "Fusion", "Rerank",
     "BM25Retriever", "VectorRetriever", "tokenize", "ENGINE_DEFAULTS", "reciprocal_rank_fusion", "fuse_runs",
@@ -60,8 +60,8 @@ __all__ = [
     "evaluate", "batch_scores", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "random_baseline",
     "slice_table", "disagree_at_k", "KS",
     # is a difference real? plain words (core) and the tests (deep dive)
-    "paired_comparisons", "plain_verdict", "plain_summary", "against_chance", "plain_chance", "interval_table",
-    "values_at_k", "rank_groups", "SUCCESS",
+    "paired_comparisons", "plain_verdict", "plain_summary", "plain_table", "against_chance", "plain_chance", "interval_table",
+    "rank_groups", "SUCCESS", "slice_gap",
     "bootstrap_ci", "wilson_ci", "mean_interval", "mcnemar_test", "permutation_test", "paired_test", "holm",
     "any_false_alarm", "fewest_discordant", "best_case_detectable_difference", "mcnemar_power", "mcnemar_size",
     "questions_needed", "chance_found", "beats_chance", "two_slices",
@@ -76,7 +76,7 @@ __all__ = [
     "golden_set_audit",
     # pictures and teaching aids
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_intervals", "plot_two_stage",
-    "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions",
+    "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions", "course_map",
     # widgets
     "playground_widget", "rank_slider_widget", "ceiling_widget", "ranks_widget", "rrf_widget",
     # TREC files

@@ -86,15 +86,33 @@ def plain_verdict(table: pd.DataFrame, a: str, b: str, metric: str) -> str:
     return f"{a} and {b} differ on {differ} of {n} questions, {split}: {outcome}"
 
 
-def plain_summary(table: pd.DataFrame, metric: str) -> str:
-    """Every pair's verdict on one metric in plain words, one sentence."""
-    rows = table.xs(metric, level="metric")
-    ahead = [v for v in rows["verdict"] if v != TOO_CLOSE]
+def plain_summary(table: pd.DataFrame, metric: str | None = None) -> str:
+    """The verdicts of :func:`paired_comparisons` (on one metric, or all) in one plain sentence: which run
+    is clearly ahead of which, and that every other gap is too close to call."""
+    rows = table if metric is None else table.xs(metric, level="metric", drop_level=False)
+    k, n = table.attrs["k"], table.attrs["questions"]
+    ahead = [f"{r.verdict.replace(' ahead', '')} over {r.B if r.verdict == f'{r.A} ahead' else r.A} on "
+             f"{_metric_label(m, k)} ({max(r.wins, r.losses)}–{min(r.wins, r.losses)})"
+             for (_, m), r in rows.iterrows() if r.verdict != TOO_CLOSE]
+    where = f"On {_metric_label(metric, k)}, " if metric else ""
     if not ahead:
-        return (f"On {_metric_label(metric, table.attrs['k'])}, no two of the runs can be told apart on "
-                f"{table.attrs['questions']} questions: every gap is too close to call")
-    return f"On {_metric_label(metric, table.attrs['k'])}: " + "; ".join(
-        plain_verdict(table, r.A, r.B, metric) for r in rows.itertuples())
+        return f"{where}{n} questions cannot tell any two of them apart: every gap is too close to call"
+    return f"{where or 'C'}{'c' if where else ''}learly ahead: " + "; ".join(ahead) + ". Every other gap is too close to call"
+
+
+def plain_table(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`paired_comparisons` as a grid in plain words: one row per pair, one column per metric, each cell
+    the questions won each way and the verdict, e.g. "14–4 for vector: too close to call"."""
+    def cell(r) -> str:
+        if not r["wins"] + r["losses"]:
+            return "no question differs"
+        leader, more, fewer = (r["A"], r["wins"], r["losses"]) if r["wins"] >= r["losses"] else (r["B"], r["losses"], r["wins"])
+        return f"{more}–{fewer} for {leader}: " + (TOO_CLOSE if r["verdict"] == TOO_CLOSE else "ahead")
+
+    grid = table.apply(cell, axis=1).unstack("metric")[list(dict.fromkeys(table.index.get_level_values("metric")))]
+    grid.columns = [_metric_label(m, table.attrs["k"]) for m in grid.columns]
+    return grid.loc[list(dict.fromkeys(table.index.get_level_values("pair")))].rename_axis(
+        f"questions won, of {table.attrs['questions']}")
 
 
 def against_chance(runs: Mapping, qrels: Mapping, n_chunks: int, k: int = 3) -> pd.DataFrame:
@@ -140,3 +158,20 @@ def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3) -> l
         raise ValueError(f"rank_groups needs finite values, got {dict(series)}")
     printed = series.round(decimals)
     return [list(printed.index[printed == level]) for level in sorted(set(printed), reverse=True)]
+
+
+def slice_gap(ranks: pd.DataFrame, run: str, k: int = 3, alpha: float = ALPHA) -> tuple[pd.DataFrame, str]:
+    """One run's questions found in the top k per slice (a :func:`first_relevant_ranks` table with slices),
+    and in plain words whether the two slices differ by more than luck (Fisher's exact test; slices hold
+    different questions, so the test is not paired)."""
+    from .statistics import two_slices
+
+    found = (ranks[run].fillna(check_k(k) + 1) <= k).groupby(ranks["slice"]).agg(["sum", "count"])
+    found.columns = ["found", "questions"]
+    if len(found) != 2:
+        raise ValueError(f"slice_gap compares two slices, the table has {len(found)}: {list(found.index)}")
+    (a, ra), (b, rb) = found.iterrows()
+    p = two_slices(int(ra["found"]), int(ra["questions"]), int(rb["found"]), int(rb["questions"]))
+    words = "far more than luck explains" if p < alpha else TOO_CLOSE
+    return found, (f"{run} finds {int(ra['found'])} of {int(ra['questions'])} {a} questions and {int(rb['found'])} of "
+                   f"{int(rb['questions'])} {b} questions in the top {k}: **{words}**")

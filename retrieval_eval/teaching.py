@@ -34,14 +34,41 @@ TABLE_PACKAGES = ("pandas", "langchain-text-splitters", "scipy", "statsmodels")
 
 
 def print_versions() -> None:
-    """Print the Python version and the versions of the packages whose behaviour the numbers depend on:
-    :data:`~retrieval_eval.models.SCORING_PACKAGES` (they score the chunks), then :data:`TABLE_PACKAGES`.
+    """One line: Python and the versions of the packages the numbers depend on ("-" where one is not installed)."""
+    from importlib.metadata import PackageNotFoundError
 
-    Taught in: every notebook from 00 to 10, in its last cell.
-    """
-    print("Python", platform.python_version())
-    for package in (*SCORING_PACKAGES, *TABLE_PACKAGES):
-        print(f"{package:<26} {version(package)}")
+    def installed(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "-"
+
+    print(f"Python {platform.python_version()}; " + ", ".join(f"{p} {installed(p)}" for p in (*SCORING_PACKAGES, *TABLE_PACKAGES)))
+
+
+def course_map(folder=None, markdown: bool = False):
+    """The course as the notebooks' metadata describe it (``"course": {"path", "minutes", "answers"}``):
+    one row per notebook, core first, with a Markdown link, the path, the minutes and the question it
+    answers; with ``markdown``, as the text of a Markdown table (the README's map and notebook 00's)."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .paths import ROOT
+
+    rows = []
+    for path in sorted(Path(folder or ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        course = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("course")
+        if not course:
+            raise ValueError(f"{path.name} has no course metadata (path, minutes, answers)")
+        rows.append({"notebook": f"[{path.stem}]({path.name})", "path": course["path"], "minutes": course["minutes"],
+                     "answers": course["answers"]})
+    table = pd.DataFrame(rows).sort_values("path", key=lambda p: p != "core", kind="stable").reset_index(drop=True)
+    if not markdown:
+        return table
+    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    return "\n".join(lines + ["| " + " | ".join(str(v) for v in row) + " |" for row in table.itertuples(index=False)])
 
 
 def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str:
