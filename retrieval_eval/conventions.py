@@ -153,7 +153,7 @@ def variants() -> list[Variant]:
         Variant("F1@k", "2·P@k·R@k / (P@k + R@k)", f1_at_k),
         Variant("R-precision", "hits@|R| / |R|", r_precision, "Rprec"),
         Variant("RR (no cut-off)", "1 / first relevant rank", lambda r, g, k: reciprocal_rank(r, relevant_ids(g)), "recip_rank"),
-        Variant("AP (no cut-off)", "Σ P@r over relevant r / |R|", average_precision, "map"),
+        Variant("AP (no cut-off)", "Σ P@r over relevant r / |R|", lambda r, g, k: average_precision(r, g), "map"),
         Variant("AP@k", "Σ P@r over relevant r ≤ k / |R|", average_precision, "map_cut.{k}"),
         Variant("context precision (RAG tools)", "Σ P@r over relevant r ≤ k / hits@k", context_precision),
         Variant("nDCG@k, gain 2^g − 1", "DCG@k / IDCG@k, gains 2^g − 1",
@@ -203,7 +203,8 @@ def trec_eval_means(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     cut = {q: list(r)[:k] for q, r in run.items()}
     means = {}
     for variant in variants():
-        judged = {q: exponential_gains(g) for q, g in labels.items()} if variant.exponential else labels
+        judged = ({q: {d: int(v) for d, v in exponential_gains(g).items()} for q, g in labels.items()}
+                  if variant.exponential else labels)
         means[variant.name] = (mean(per_question(variant.measure.format(k=k), cut if variant.cut_run else run, judged))
                                if variant.measure else float("nan"))
     means["recall@k, empty rankings dropped"] = mean(per_question(f"recall.{k}", {q: r for q, r in run.items() if r}, labels))
