@@ -169,21 +169,24 @@ _NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u20
 _C_SPACE = re.compile("[ \t\n\r\x0b\x0c]+")
 
 
-class TrecFormatError(ValueError):
-    """A qrels or run file that cannot be read; ``path`` and ``line`` (1-based, or None) say where.
+class FormatError(ValueError):
+    """A file that cannot be read as its format says; ``path`` and ``line`` (1-based, or None) say where,
+    the message what (naming the field), and ``text`` quotes the line when given."""
 
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-    """
-
-    def __init__(self, path: str | os.PathLike, line: int | None, problem: str, text: str | bytes | None = None):
-        self.path, self.line, self.problem = str(path), line, problem
-        message = f"{self.path}:{line}: {problem}" if line is not None else f"{self.path}: {problem}"
+    def __init__(self, path: str | os.PathLike | None, line: int | None, problem: str, text: str | bytes | None = None):
+        self.path, self.line, self.problem = None if path is None else str(path), line, problem
+        where = self.path if line is None else f"{self.path}:{line}"
+        message = f"{where}: {problem}" if self.path is not None else problem
         if text is not None:
             shown = (text.decode("utf-8", "replace") if isinstance(text, bytes) else text).rstrip("\r\n")
             if len(shown) > _QUOTE_LIMIT:
                 shown = shown[:_QUOTE_LIMIT] + "…"
             message += f" (the line reads {shown!r})"
         super().__init__(message)
+
+
+class TrecFormatError(FormatError):
+    """A TREC qrels or run file that cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -282,7 +285,15 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
     Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
     """
     qrels: dict[str, dict[str, int]] = {}
-    n_lines = 0
+    for _, qid, docid, gain in judgements(path):
+        qrels.setdefault(qid, {})[docid] = gain
+    return qrels
+
+
+def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
+    """``(line, question id, document id, gain)`` for each judgement of a TREC qrels file, checked as
+    :func:`read_qrels` checks them (a document judged twice for one question is refused, both lines named)."""
+    rows = []
     for number, line, fields in _lines(path):
         if len(fields) != 4:
             hint = " (it looks like a run line: is this a run file?)" if len(fields) == 6 else ""
@@ -291,13 +302,12 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
         gain = _integer(fields[3])
         if gain is None:
             raise TrecFormatError(path, number, f"relevance {fields[3]!r} is not an integer", line)
-        qrels.setdefault(fields[0], {})[fields[2]] = gain
-        n_lines += 1
-    if sum(map(len, qrels.values())) != n_lines:
+        rows.append((number, fields[0], fields[2], gain))
+    if len({(q, d) for _, q, d, _ in rows}) != len(rows):
         _raise_first_duplicate(path, "judged")
-    if not qrels:
+    if not rows:
         raise TrecFormatError(path, None, "holds no judgement (empty, or only blank and comment lines)")
-    return qrels
+    return rows
 
 
 def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
