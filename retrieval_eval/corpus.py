@@ -14,6 +14,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .checks import check_ids, check_list, check_k
+from .formats import load_chunks
 from .models import document_prefix, fast_tokenizer, load_tokenizer, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
@@ -417,38 +418,6 @@ def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> N
     with open(path, "w", encoding="utf-8") as f:
         for chunk in chunks:
             f.write(json.dumps(dict(chunk), ensure_ascii=False) + "\n")
-
-
-def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
-    """Read and validate chunks written by :func:`write_chunks`.
-
-    Args:
-        path: the JSON Lines file (str or Path; data/chunks.jsonl by default).
-
-    Raises:
-        ValueError: the file is not UTF-8 JSON Lines (names the line), a chunk misses a key, or
-            :func:`check_chunks` fails (names the chunk).
-
-    Taught in: notebook 00_start_here.
-    """
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path.name} is not UTF-8: {exc}") from None
-    chunks = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            chunk = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path.name}, line {number}: not valid JSON ({exc.msg})") from None
-        missing = {"id", "doc", "text", "n_tokens"} - (chunk.keys() if isinstance(chunk, dict) else set())
-        if missing:
-            raise ValueError(f"{path.name}, line {number}: a chunk needs the keys id, doc, text, n_tokens; misses {sorted(missing)}")
-        chunks.append(chunk)
-    return check_chunks(chunks)
 
 
 def check_chunks(chunks: Sequence[Mapping]) -> list:
