@@ -1,7 +1,7 @@
 """retrieval_eval/formats.py and the label levels: every golden-set format of issue 23, read from small fixtures
 (tests/data/formats: six chunks of three documents, four questions), scored through evaluation_setup and
 checked against pytrec_eval on the TREC files written from the same runs and labels; a malformed version of
-each format gives one error naming its file and line; the cookbook converter."""
+each format gives one error naming its file and line; the cookbook converter and its published formulas."""
 
 import json
 import shutil
@@ -11,6 +11,7 @@ import pytest
 import pytrec_eval
 
 import helpers as h
+from retrieval_eval.conventions import published_summary
 from retrieval_eval.formats import (
     FormatError, GoldenSetError, cookbook_to_series, id_labels, load_beir, load_chunks, load_qrels_and_questions,
 )
@@ -304,3 +305,49 @@ def test_the_cookbook_converter_on_a_fake_pair(tmp_path):
     bad.write_text('[\n{"id": "e1", "question": "Why?", "correct_chunks": "https://x#y"}\n]')
     with pytest.raises(FormatError, match=rf"{bad}:2: the field correct_chunks must be a non-empty list"):
         cookbook_to_series(FORMATS / "cookbook" / "anthropic_docs.json", bad, tmp_path)
+
+
+COOKBOOK = DATA_DIR / "cookbook"
+
+
+def test_the_shipped_cookbook_set():
+    inputs = load_inputs(COOKBOOK / "chunks.jsonl", COOKBOOK / "golden.csv")
+    assert len(inputs.chunks) == 232 and len(inputs.golden) == 100 and inputs.level == "chunk"
+    sizes = pd.Series([len(g) for g in inputs.qrels.values()]).value_counts().to_dict()
+    assert sizes == {1: 17, 2: 75, 3: 7, 4: 1}  # the issue's count: most questions have several relevant chunks
+    assert "MIT License" in (COOKBOOK / "LICENSE").read_text() and "Copyright (c) 2023 Anthropic" in (COOKBOOK / "LICENSE").read_text()
+
+
+@pytest.mark.parametrize("name, rows", [
+    ("one", "evaluation_results_detailed.csv"), ("level_two", "evaluation_results_detailed_level_two.csv"),
+    ("level_three", "evaluation_results_detailed_level_three.csv")])
+def test_the_published_table_is_reproduced_from_its_per_question_rows(name, rows):
+    """The cookbook's averages are plain means of its per-question rows; its F1 is the F1 of the mean precision
+    and mean recall (a mean of per-question F1 would differ)."""
+    published = json.loads((COOKBOOK / "published" / f"evaluation_results_{name}.json").read_text())
+    table = pd.read_csv(COOKBOOK / "published" / rows).rename(
+        columns={"retrieval_precision": "precision", "retrieval_recall": "recall", "retrieval_mrr": "MRR"})
+    assert len(table) == 100
+    summary = published_summary(table)
+    for ours, theirs in [("precision", "average_precision"), ("recall", "average_recall"), ("F1", "average_f1"),
+                         ("MRR", "average_mrr")]:
+        assert summary[ours] == pytest.approx(published[theirs], abs=1e-12), ours
+    p, r = table["precision"], table["recall"]
+    mean_of_f1 = (2 * p * r / (p + r)).fillna(0).mean()
+    assert abs(mean_of_f1 - published["average_f1"]) > 1e-3
+
+
+def test_published_metrics_on_hand_made_rankings():
+    qrels = {"a": {"x": 1, "y": 1}, "b": {"z": 1}, "c": {"w": 1, "v": 1, "u": 1}}
+    run = {"a": ["x", "n", "y", "m"], "b": ["n"], "c": []}  # b returns one result, c none
+    rows = h.published_metrics(run, qrels, k=3, per_question=True)
+    assert rows.to_dict("index") == {"a": {"precision": 2 / 3, "recall": 1.0, "MRR": 1.0},
+                                     "b": {"precision": 0.0, "recall": 0.0, "MRR": 0.0},
+                                     "c": {"precision": 0.0, "recall": 0.0, "MRR": 0.0}}
+    run["b"] = ["z"]  # one result, relevant: precision 1 (of the one returned), where precision@3 is 1/3
+    summary = h.published_metrics(run, qrels, k=3)
+    p, r = (2 / 3 + 1) / 3, (1 + 1) / 3
+    assert summary.to_dict() == pytest.approx({"precision": p, "recall": r, "F1": 2 * p * r / (p + r), "MRR": 2 / 3})
+    assert h.evaluate({"run": run}, qrels, [3])[("precision", 3)].iloc[0] == pytest.approx((2 / 3 + 1 / 3) / 3)
+    with pytest.raises(ValueError, match="question 'c': no ranking"):
+        h.published_metrics({"a": ["x"], "b": ["z"]}, qrels)
