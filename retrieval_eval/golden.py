@@ -88,33 +88,14 @@ def _evidence_golden(path: Path, columns: list[str], rows: list[tuple[int, dict]
 def label_chunks(
     golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None, problems: list[str] | None = None
 ) -> dict:
-    """Compute the relevance labels: a chunk is relevant when it contains an evidence string of the question.
+    """The relevance labels ``{question id: {chunk id: 1}}``: a chunk is relevant when it contains an evidence
+    string of the question, both sides through :func:`normalise`; computed each time, never stored.
 
-    Both sides go through :func:`normalise`; every relevant chunk gets gain 1 (binary relevance). A
-    question's strings are ``evidence_strings`` when the golden set has that column, else ``evidence``;
-    each must be in some chunk.
-    Labels are computed each time from the chunks, never stored, so they cannot go stale when the
-    chunking changes.
-
-    Args:
-        golden: the golden set from :func:`read_golden_csv`.
-        chunks: the chunks from :func:`load_chunks` or :func:`split_into_chunks`.
-        docs: the corpus (``{document id: text}``); only used to explain a missing evidence string.
-        problems: when a list is given, missing evidence strings are appended to it instead of
-            raised, and their questions are left out of the qrels (see :func:`load_golden`).
-
-    Returns:
-        qrels ``{question_id: {chunk_id: 1}}``, questions in golden-set order, chunks in chunk order.
-
-    Raises:
-        GoldenSetError: some evidence string is in no chunk. The message names each question and
-            says whether the string is cut by a chunk boundary (and between which chunks), is in a
-            document but in none of its chunks (the chunks were made from another version of it),
-            or is not in the corpus at all.
-        ValueError: a question or document id is not a str (:func:`~retrieval_eval.checks.check_ids`),
-            or the chunks fail :func:`~retrieval_eval.corpus.check_chunks`.
-
-    Taught in: notebook 00_start_here.
+    A question's strings are ``evidence_strings`` when the golden set has that column, else ``evidence``;
+    each must be in some chunk. One that is not is named with why: cut by a chunk boundary (between which
+    chunks), in a document but in none of its chunks (chunks of another version), or not in the corpus
+    (``docs`` explains; without it, "in no chunk"). With a ``problems`` list, those are appended instead of
+    raised and their questions left out.
     """
     check_ids(golden["id"], "the golden set holds question id", "row")
     chunks = check_chunks(chunks)
@@ -297,27 +278,10 @@ def document_level(runs: Mapping, qrels: Mapping, chunks: Sequence[Mapping]) -> 
 
 
 def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
-    """Graded qrels: gain 2 for a chunk with the evidence string, 1 for one with the partial evidence.
-
-    The golden set's optional ``partial_evidence`` column holds, for some questions, a verbatim span
-    of the corpus that answers the question only in part (judged by hand). Gains stay computed
-    from the chunks, like the binary labels of :func:`label_chunks`: a chunk that holds both the
-    evidence and the partial evidence keeps gain 2, so with another chunking a question may have no
-    chunk of gain 1.
-
-    Args:
-        golden: the golden set (a DataFrame with ``id``, ``evidence`` and optionally ``partial_evidence``).
-        chunks: ``[{"id": str, "doc": str, "text": str, "n_tokens": int}, ...]`` in corpus order.
-
-    Returns:
-        ``{question_id: {chunk_id: 2 or 1}}``.
-
-    Raises:
-        GoldenSetError: the partial evidence is in no chunk (not in the corpus, or cut by a chunk
-            boundary), or is part of the evidence string itself; the message names the question.
-        ValueError: as :func:`label_chunks`.
-
-    Taught in: notebook 08_beyond_the_averages.
+    """Graded qrels: gain 2 for a chunk with an evidence string, 1 for one with the hand-judged
+    ``partial_evidence`` (a verbatim span that answers in part). Computed from the chunks like
+    :func:`label_chunks`: a chunk holding both keeps gain 2, so another chunking may leave no gain-1 chunk.
+    Partial evidence in no chunk, or part of an evidence string, is refused naming the question.
     """
     full = label_chunks(golden, chunks)
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
@@ -345,32 +309,12 @@ FALSE_NEGATIVE_COLUMNS = ("id", "sentence", "note")
 def read_known_false_negatives(
     chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]], path: str | Path = KNOWN_FALSE_NEGATIVES_PATH,
 ) -> pd.DataFrame:
-    """The known false negatives of the golden set: chunks that answer a question fully but are labelled 0.
+    """The known false negatives: chunks that answer a question fully but hold no evidence string.
 
-    The evidence-string rule is strict: a chunk that gives the same answer in other words is not
-    relevant. A label audit (reading every unlabelled chunk in a retriever's top 3) found such
-    chunks; instead of changing the rule, they are listed in a CSV file with columns ``id`` (the
-    question), ``sentence`` (the answering sentence, verbatim from the corpus) and ``note``. Like
-    the labels, the chunk is found by its text, never stored: the sentence must be in exactly one
-    chunk (after :func:`normalise`), and that chunk must not already be relevant.
-
-    Args:
-        chunks: the chunks (``id`` and ``text``).
-        qrels: ``{question_id: {chunk_id: gain}}``, the labels computed from the evidence strings.
-        path: the CSV file (UTF-8, comma-separated).
-
-    Returns:
-        A DataFrame with columns ``id``, ``sentence``, ``note`` and ``chunk`` (the chunk holding the
-        sentence), one row per listed answer, in file order.
-
-    Raises:
-        ValueError: ``chunks`` or ``qrels`` are malformed, e.g. an id that is not a str (as
-            :func:`~retrieval_eval.corpus.check_chunks` and :func:`~retrieval_eval.checks.check_qrels`).
-        FileNotFoundError: the file does not exist.
-        GoldenSetError: a column is missing, or a row names an unknown question, a sentence in no
-            chunk or in several, or a chunk already relevant (every problem, each with its line).
-
-    Taught in: notebook 08_beyond_the_averages.
+    A label audit found them; the rule stays strict and they are listed in a CSV of ``id`` (the question),
+    ``sentence`` (verbatim from the corpus) and ``note``. Like the labels, the chunk is found by its text:
+    the sentence must be in exactly one chunk, not already relevant. Returns the rows with their ``chunk``;
+    every bad row is named with its line in one error.
     """
     chunks, qrels = check_chunks(chunks), check_qrels(qrels)
     table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
@@ -394,20 +338,7 @@ def read_known_false_negatives(
 
 
 def with_known_false_negatives(qrels: Mapping[str, Mapping[str, float]], known: pd.DataFrame) -> dict:
-    """The qrels with each known false negative added as relevant, at the question's highest gain.
-
-    Args:
-        qrels: ``{question_id: {chunk_id: gain}}``.
-        known: the output of :func:`read_known_false_negatives`.
-
-    Returns:
-        A new ``{question_id: {chunk_id: gain}}``; ``qrels`` is not changed.
-
-    Raises:
-        ValueError: ``qrels`` is malformed (:func:`~retrieval_eval.checks.check_qrels`).
-
-    Taught in: notebook 08_beyond_the_averages.
-    """
+    """A copy of the qrels with each known false negative relevant, at its question's highest gain."""
     qrels = check_qrels(qrels)
     fixed = {qid: dict(gains) for qid, gains in qrels.items()}
     for qid, chunk in zip(known["id"], known["chunk"]):
