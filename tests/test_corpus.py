@@ -241,6 +241,7 @@ def texts(draw):
     return "".join(p + s for p, s in zip(pieces, seps))
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 @settings(max_examples=120, deadline=None)
 @given(texts(), st.integers(3, 600), st.data())
 def test_every_chunk_fits_the_window_for_random_texts_and_sizes(tokenizer, text, chunk_size, data):
@@ -291,6 +292,7 @@ UNBROKEN = {
 }
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(sorted(UNBROKEN)), st.integers(0, 2**32), st.integers(50, 1500),
        st.sampled_from([64, 100, 128, 256, 384, 512]))
@@ -315,6 +317,7 @@ def test_the_testers_cases_give_chunks_near_512(tokenizer, text, n_chunks):
     assert len(sizes) == n_chunks and max(sizes) <= 512 and min(sizes[:-1]) >= 0.9 * 512, sizes
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 @settings(max_examples=80, deadline=None)
 @given(texts(), st.integers(3, 600))
 def test_the_chunks_are_the_document_in_order(tokenizer, text, chunk_size):
@@ -528,6 +531,7 @@ def test_evidence_in_a_document_but_in_none_of_its_chunks_says_so(docs, chunks, 
     assert "between chunks []" not in str(err.value)
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 def test_chunking_now_reads_tokenizer_json_and_gives_the_chunks_of_the_transformers_tokenizer():
     """stored_or_split_chunks uses the tokenizers library on the model's tokenizer.json (no torch):
     the chunks are those of split_into_chunks with load_tokenizer's tokenizer, word piece for word piece."""

@@ -91,6 +91,14 @@ def test_every_format_is_read_and_scores_as_pytrec_eval(case, tmp_path):
     assert_equal_to_pytrec_eval(setup, tmp_path / "trec")
 
 
+@pytest.mark.slow  # loads the embedding model
+def test_a_beir_folder_with_the_three_retrievers_scores_as_pytrec_eval(tmp_path):
+    setup = h.evaluation_setup(golden=FORMATS / "beir", cache_dir=tmp_path / "cache")
+    assert list(setup.runs) == ["BM25", "vector", "hybrid"] and setup.qrels == WITH_ZERO
+    assert all(len(ranked) == 6 for ranked in setup.runs["vector"].values())  # vector search ranks every chunk
+    assert_equal_to_pytrec_eval(setup, tmp_path / "trec")
+
+
 def test_questions_the_labels_do_not_judge_are_left_out_with_a_note(tmp_path):
     for golden, kwargs in [("beir", {}), ("qrels.txt", {"questions": FORMATS / "questions.jsonl"})]:
         setup = setup_of(tmp_path, "chunks.jsonl" if kwargs else None, golden, **kwargs)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import helpers as h
 from retrieval_eval.formats import FormatError
 from retrieval_eval.golden import GOLDEN_COLUMNS, GoldenSetError, graded_labels, load_golden
-from retrieval_eval.models import token_counter
+from retrieval_eval.models import fast_tokenizer, token_counter
 from retrieval_eval.paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
 
 
@@ -180,7 +180,7 @@ def test_evidence_cut_by_chunk_boundary_names_both_chunks(golden, chunks, docs):
 def test_evidence_cut_between_overlapping_chunks_names_the_two_chunks():
     """With overlap a chunk starts before the previous one ends; the message still names the right two."""
     words = [f"word{i}" for i in range(120)]
-    chunks = h.split_into_chunks({"d": " ".join(words)}, h.load_tokenizer(), 40, chunk_overlap=12)
+    chunks = h.split_into_chunks({"d": " ".join(words)}, fast_tokenizer(None), 40, chunk_overlap=12)
     first, second = chunks[1], chunks[2]
     begin, end = words.index(second["text"].split()[0]), words.index(first["text"].split()[-1])
     assert begin <= end  # the two chunks share words
@@ -391,6 +391,7 @@ def test_random_golden_files_read_back_as_written(case):
 # --- questions longer than the model's window, found before any model loads ---------------------
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 def test_a_question_longer_than_the_window_is_named_with_the_golden_file_checks(tmp_path, example_docs, example_chunks,
                                                                                  example_dir):
     golden = pd.read_csv(example_dir / "golden.csv", dtype=str, keep_default_na=False)
