@@ -381,11 +381,11 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
     registry = default_retrievers(model_name, chunk_size) | dict(retrievers or {})
     if reranker is not None:
         registry["hybrid + rerank"] = Rerank("hybrid", load_reranker(reranker))
-    questions = dict(zip(golden_set["id"], golden_set["question"]))
-    runs = run_registry(registry, chunks, questions, inputs.teaching, cache_dir, progress)
+    asked = dict(zip(golden_set["id"], golden_set["question"]))
+    runs = run_registry(registry, chunks, asked, inputs.teaching, cache_dir, progress)
     if inputs.level == "document":
         runs = {name: document_run(run, chunks) for name, run in runs.items()}
     unreadable = {"chunks": [], "questions": []} if inputs.teaching else {
         "chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
-        "questions": unknown_only(questions, model_name)}
+        "questions": unknown_only(asked, model_name)}
     return Setup(inputs.docs, chunks, golden_set, inputs.qrels, runs, inputs.skipped, unreadable, inputs.level)
