@@ -341,7 +341,8 @@ class Setup(NamedTuple):
 
     @property
     def chunk_ids(self) -> list[str]:
-        return [c["id"] for c in self.chunks]
+        """The ids the runs rank, in corpus order: the chunks', or at the document level the documents'."""
+        return list(dict.fromkeys(c["doc"] if self.level == "document" else c["id"] for c in self.chunks))
 
     @property
     def notes(self) -> list[str]:

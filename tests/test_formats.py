@@ -88,6 +88,8 @@ def test_every_format_is_read_and_scores_as_pytrec_eval(case, tmp_path):
     if level == "document":
         assert all(d in {"d01", "d02", "d03"} for run in setup.runs.values() for r in run.values() for d in r)
         assert any("scored at the document level" in note for note in setup.notes)
+        assert setup.chunk_ids == ["d01", "d02", "d03"]  # what the runs rank: h.evaluate(..., chunk_ids=...) checks them
+    h.evaluate(setup.runs, setup.qrels, chunk_ids=setup.chunk_ids)
     assert_equal_to_pytrec_eval(setup, tmp_path / "trec")
 
 
