@@ -14,15 +14,19 @@ from retrieval_eval.comparisons import (
 )
 from retrieval_eval.conventions import (
     average_precision, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean, micro_recall,
-    ndcg_retrieved_ideal, precision_of_returned, r_precision, share_of_ceiling, switchboard, trec_eval_means,
+    ndcg_retrieved_ideal, precision_of_returned, published_metrics, r_precision, share_of_ceiling, switchboard,
+    trec_eval_means,
 )
-from retrieval_eval.corpus import load_chunks, load_corpus, split_into_chunks
+from retrieval_eval.corpus import load_corpus, split_into_chunks
 from retrieval_eval.evaluation import (
     KS, batch_scores, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
     random_baseline, slice_table,
 )
 from retrieval_eval.fusion import fuse_runs, reciprocal_rank_fusion, tie_effect
-from retrieval_eval.golden import graded_labels, label_chunks, read_golden_csv, read_known_false_negatives, with_known_false_negatives
+from retrieval_eval.formats import load_chunks
+from retrieval_eval.golden import (
+    document_level, graded_labels, label_chunks, read_golden_csv, read_known_false_negatives, with_known_false_negatives,
+)
 from retrieval_eval.metrics import (
     METRICS, Metric, dcg_at_k, first_relevant_rank, mrr, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank,
     register_metric, relevant_ids, success_at_k,
@@ -53,6 +57,8 @@ __all__ = [
     # corpus, chunks, golden set, labels (00)
     "load_corpus", "load_chunks", "split_into_chunks", "load_tokenizer", "read_golden_csv", "label_chunks",
     "normalise", "locate_evidence", "graded_labels", "read_known_false_negatives", "with_known_false_negatives",
+    # a golden set of documents while retrieval returns chunks (deep dive: a real golden set)
+    "document_level",
     # the set-up call and the registry of retrievers (01-06)
     "evaluation_setup", "Setup", "default_retrievers", "BM25", "Vector", "Fusion", "Rerank",
     "BM25Retriever", "VectorRetriever", "tokenize", "ENGINE_DEFAULTS", "reciprocal_rank_fusion", "fuse_runs",
@@ -70,7 +76,7 @@ __all__ = [
     # conventions of other tools (deep dive)
     "switchboard", "trec_eval_means", "hit_rate", "capped_recall", "precision_of_returned", "f1_at_k", "r_precision",
     "average_precision", "context_precision", "exponential_gains", "ndcg_retrieved_ideal", "macro_mean",
-    "micro_recall", "share_of_ceiling",
+    "micro_recall", "share_of_ceiling", "published_metrics",
     # what the baseline is made of, chunking, the audit (deep dives)
     "bm25_table", "BM25_STEPS", "BM25_VARIANTS", "tie_effect", "chunking_experiment", "CHUNK_SIZES", "BUDGET",
     "golden_set_audit",

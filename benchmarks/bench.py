@@ -53,8 +53,17 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    chunk and taking the top 100 (``argpartition``) on the first 50 questions, against bm25s on the
    same 50 questions. The load average is printed at the start and the end: the machine is shared.
 
+8. A BEIR folder (issue 23): 1,000 chunks of 100 words of Polder text (overlapping windows, each with its
+   document's name as title) and 300 questions (8 consecutive words of a chunk: gain 2 for that chunk,
+   gain 1 for every other chunk that holds the same 8 words), written deterministically (seed 0) to a
+   temporary folder. Timed with an empty cache: ``h.evaluation_setup(golden=folder, progress=True)`` (reading and
+   checking the files, BM25, the bundled embedding model loaded and the 1,000 chunks embedded, vector
+   search, hybrid), then every metric per question and the TREC files (what ``make evaluate`` writes
+   besides the report); and the reading alone (``load_inputs``). Target: the whole ``make evaluate
+   BEIR=...`` within 3 minutes on 2 cores.
+
 ``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
-``vector-search``, ``engine``, ``widgets``) runs one section only.
+``vector-search``, ``engine``, ``widgets``, ``beir``) runs one section only.
 """
 
 from __future__ import annotations
@@ -70,9 +79,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytrec_eval
 
 import helpers as h
+from retrieval_eval.paths import OUTPUT_DIR, ROOT
 
 SEED = 0
 N_QUESTIONS, DEPTH = 10_000, 100
@@ -239,7 +250,7 @@ def bench_vector_search(rng):
 
 ENGINE_CHUNKS, ENGINE_QUESTIONS, ENGINE_DEPTH, ENGINE_K1, ENGINE_B = 100_000, 5_000, 100, 1.5, 0.75
 RANK_BM25_QUESTIONS = 50  # rank-bm25 scores every chunk in Python: a sample of the questions is enough
-ENGINE_DIR = h.OUTPUT_DIR / "bench-engine"  # the run and qrels files; the report goes to output/bench-engine-report
+ENGINE_DIR = OUTPUT_DIR / "bench-engine"  # the run and qrels files; the report goes to output/bench-engine-report
 
 
 def synthetic_questions(rng, chunks, vocabulary, n):
@@ -346,7 +357,7 @@ def _loaded(run_path, qrels_path):
 
 # --- 5. Notebooks --------------------------------------------------------------------------------
 
-NOTEBOOKS = sorted((h.ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 IMPORT_TARGET_S, TOTAL_CPU_TARGET_S, WIDGETS_TARGET_S = 1.5, 40.0, 8.0
 
 IMPORT = """
@@ -557,7 +568,58 @@ def bench_widgets():
         print(f"   {widget}: slowest median {worst:.0f} ms (target <= {target} ms: {'met' if worst <= target else 'MISSED'})")
 
 
-SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine")
+# --- 8. A BEIR folder through evaluation_setup ------------------------------------------------------
+
+BEIR_CHUNKS, BEIR_QUESTIONS, BEIR_TARGET_S = 1_000, 300, 180
+
+
+def write_beir_folder(folder: Path, seed: int = SEED) -> Path:
+    """A BEIR folder of BEIR_CHUNKS chunks (100-word windows of the Polder documents, titled by document) and
+    BEIR_QUESTIONS questions (8 consecutive words of a chunk: gain 2; any other chunk holding them: gain 1)."""
+    rng = np.random.default_rng(seed)
+    windows = [(doc, " ".join(words[i : i + 100])) for doc, text in h.load_corpus().items()
+               for words in [text.split()] for i in range(0, max(1, len(words) - 100), 8)]
+    picked = sorted(rng.choice(len(windows), BEIR_CHUNKS, replace=len(windows) < BEIR_CHUNKS))
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as f:
+        for i, w in enumerate(picked):
+            f.write(json.dumps({"_id": f"c{i:04d}", "title": windows[w][0].replace("_", " "), "text": windows[w][1]}) + "\n")
+    with open(folder / "queries.jsonl", "w", encoding="utf-8") as q, open(folder / "qrels" / "test.tsv", "w") as r:
+        r.write("query-id\tcorpus-id\tscore\n")
+        for n, i in enumerate(rng.choice(BEIR_CHUNKS, BEIR_QUESTIONS, replace=False)):
+            words = windows[picked[i]][1].split()
+            start = int(rng.integers(0, len(words) - 8))
+            span = " ".join(words[start : start + 8])
+            q.write(json.dumps({"_id": f"q{n:03d}", "text": span + "?"}) + "\n")
+            r.write("".join(f"q{n:03d}\tc{j:04d}\t{2 if j == i else 1}\n" for j, w in enumerate(picked) if span in windows[w][1]))
+    return folder
+
+
+def bench_beir():
+    from retrieval_eval.pipeline import load_inputs
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = write_beir_folder(Path(tmp) / "beir")
+        t_read, inputs = best_of(lambda: load_inputs(golden=folder), repeat=1)
+        start, cpu = time.perf_counter(), time.process_time()
+        setup = h.evaluation_setup(golden=folder, progress=True, cache_dir=Path(tmp) / "cache")
+        t_setup = time.perf_counter() - start
+        scores = h.per_question_scores(setup.runs, setup.qrels)
+        h.export_trec(setup.runs, setup.qrels, Path(tmp) / "trec")
+        t_all, cpu = time.perf_counter() - start, time.process_time() - cpu
+    means = scores[scores["k"] == 3].groupby(["run", "metric"], sort=False)["value"].mean().unstack()
+    print(f"8. A BEIR folder of {len(inputs.chunks):,} chunks and {len(inputs.golden)} questions, empty cache; load "
+          f"average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores")
+    print(f"   reading and checking the folder (load_inputs) {t_read:.1f} s; evaluation_setup {t_setup:.1f} s; with every "
+          f"metric per question and the TREC files {t_all:.1f} s, CPU {cpu:.1f} s, all threads (target <= {BEIR_TARGET_S} s for the whole make "
+          f"evaluate: {'met' if t_all <= BEIR_TARGET_S else 'MISSED'}; the report notebook not included)")
+    sizes = pd.Series([len(g) for g in setup.qrels.values()])
+    print(f"   relevant chunks per question: median {sizes.median():.0f}, most {sizes.max()}")
+    print("   means at k = 3: " + "; ".join(f"{run} " + ", ".join(f"{m} {v:.3f}" for m, v in row.items())
+                                           for run, row in means.iterrows()))
+
+
+SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir")
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 
 
@@ -591,6 +653,8 @@ def main():
         bench_widgets()
     if "engine" in chosen:
         bench_engine()
+    if "beir" in chosen:
+        bench_beir()
     print(f"Total bench time {time.perf_counter() - start:.0f} s")
 
 

@@ -123,6 +123,35 @@ def _pooled(run: Mapping, qrels: Mapping, k: int, most: Callable[[set], int]) ->
     return hits / best
 
 
+def published_metrics(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int = 3,
+                      per_question: bool = False) -> pd.Series | pd.DataFrame:
+    """The retrieval table of the Anthropic cookbook's RAG guide, by its own formulas, on the top k of each ranking.
+
+    Per question: precision = hits / the number returned (not k; 0 when nothing is returned), recall = hits /
+    |R|, MRR = 1 / the rank of the first relevant result (0 when none). The table holds their means and
+    F1 = 2·P·R / (P + R) of the mean P and mean R, not a mean of per-question F1 (:func:`published_summary`).
+    ``per_question`` returns the per-question rows instead (columns precision, recall, MRR).
+    """
+    k, qrels = check_k(k), check_qrels(qrels)
+    rows = {}
+    for q, gains in qrels.items():
+        with naming_question(q):
+            if q not in run:
+                raise ValueError("no ranking: give a question with no results an empty ranking []")
+            rows[q] = {"precision": precision_of_returned(run[q], gains, k), "recall": recall_at_k(run[q], relevant_ids(gains), k),
+                       "MRR": reciprocal_rank(run[q], relevant_ids(gains), k)}
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("question")
+    return table if per_question else published_summary(table)
+
+
+def published_summary(rows: pd.DataFrame) -> pd.Series:
+    """Per-question rows (columns precision, recall, MRR) summarised as the cookbook publishes them: the three
+    means, and F1 of the mean precision and mean recall (0 when both are 0)."""
+    p, r, rr = (float(rows[c].mean()) for c in ("precision", "recall", "MRR"))
+    return pd.Series({"precision": p, "recall": r, "F1": 2 * p * r / (p + r) if p + r else 0.0, "MRR": rr},
+                     name="published formulas")
+
+
 @dataclass(frozen=True)
 class Variant:
     """A row of the switchboard: a per-question score and the trec_eval measure that gives the same number

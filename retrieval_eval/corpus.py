@@ -14,6 +14,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .checks import check_ids, check_list, check_k
+from .formats import load_chunks
 from .models import document_prefix, fast_tokenizer, load_tokenizer, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
@@ -28,43 +29,19 @@ SYSTEM_NAMES = {"thumbs.db", "desktop.ini", "__macosx", "$recycle.bin", "system 
 
 
 def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) -> dict[str, str]:
-    """Read every document of a corpus folder and its subfolders: one file, one document.
+    """Read every document of a corpus folder and its subfolders: one file, one document, ``{document id: text}``.
 
-    What is read: files ending in ``.md``, ``.markdown`` or ``.txt`` (in any case: ``Hours.MD``
-    too), at any depth, saved as UTF-8 (with or without a byte-order mark) or UTF-16/UTF-32 with
-    one (see :func:`~retrieval_eval.text.read_text`). A document's id is its path relative to the
-    folder without the extension, with ``/`` between folders (``faq/returns.md`` → ``faq/returns``).
-    A link to a file is read as that file, under the link's name, unless the file is read anyway.
+    Read: files ending in ``.md``, ``.markdown`` or ``.txt`` in any case, at any depth, in UTF-8 (with or
+    without a byte-order mark) or UTF-16/UTF-32 with one (:func:`~retrieval_eval.text.read_text`); line
+    endings become ``"\n"``. A document's id is its path without the extension, ``/`` between folders
+    (``faq/returns.md`` → ``faq/returns``). A link to a file is read as that file, unless it is read anyway.
 
-    What is not read, and listed with the reason: hidden and system files and folders (names
-    starting with ``.`` or ``~$``, e.g. ``.DS_Store``, ``.git/``, Office lock files, ``Thumbs.db``;
-    a folder is one line with its number of files), files of other types (``.pdf``, ``.docx``,
-    ``.html``, images ...), empty or whitespace-only documents, Markdown files that hold only
-    front matter (a ``---`` block of metadata and no text: a stub, whose metadata would be
-    retrieved as if it were a document), links to folders (not followed), a file reached a
-    second time (a link, or a hard link, to a file that is read: its evidence would count twice),
-    links to nothing or in a loop, things that are not files (a named pipe, which would make the
-    reading wait forever, a socket, a device), and files or folders that cannot be opened (no
-    permission). Nothing is skipped silently: the list goes to ``skipped`` when given, else into one
-    warning.
-
-    Args:
-        folder: the corpus folder.
-        skipped: a list that receives ``(relative path, reason)`` for each file or folder not
-            read (also when an error is raised); when ``None``, a ``UserWarning`` lists them instead.
-
-    Returns:
-        ``{document id: text}`` in path order; line endings are ``"\n"``.
-
-    Raises:
-        FileNotFoundError: the folder does not exist, or holds no document (the message lists
-            what was skipped).
-        NotADirectoryError: ``folder`` is a file.
-        ValueError: documents that cannot be read as text (names each file, the byte and its
-            line, and says "save it as UTF-8"), or two files that give one document id
-            (``a.md`` and ``a.txt``; names both). Every such problem is listed in one error.
-
-    Taught in: notebook 00_start_here.
+    Not read, and listed with the reason (into ``skipped`` when given, else one warning): hidden and system
+    files and folders (``.DS_Store``, ``.git/``, ``~$`` lock files, ``Thumbs.db``), other file types, empty
+    documents, Markdown files of front matter only, links to folders, a file reached a second time (a link
+    or hard link: its evidence would count twice), links to nothing or in a loop, named pipes (reading would
+    wait forever), sockets, devices, and what cannot be opened. Documents that cannot be decoded, and two
+    files that give one id (``a.md`` and ``a.txt``), are listed together in one ValueError.
     """
     folder = Path(folder)
     if not folder.exists():
@@ -199,47 +176,17 @@ def _identity(path: Path) -> tuple[int, int]:
 def split_into_chunks(
     docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0, prefix: str = ""
 ) -> list[dict]:
-    """Split each document into chunks with LangChain's ``RecursiveCharacterTextSplitter``.
+    """Split each document into chunks with LangChain's ``RecursiveCharacterTextSplitter``, sized in the
+    tokenizer's word pieces: ``[{"id": "<doc>#<nn>", "doc", "text", "n_tokens"}]`` in document order.
 
-    Sizes are counted in the tokenizer's word pieces. The splitter prefers to cut between
-    paragraphs, then lines, then words (its separators ``"\n\n"``, ``"\n"``, ``" "``); a run
-    without spaces longer than a chunk (a hyphenated chain, a number, a URL, base64, a script
-    without spaces) is cut between two word pieces. The splitter adds up the lengths of the pieces
-    it measures, so the length must add up: each document is tokenized once, whole, and each
-    word piece is charged to the piece of text where it starts (its character offset), so no piece
-    is charged the special tokens (``[CLS]``, ``[SEP]``), and a word cut into letters is not charged
-    once per letter. Measuring each piece on its own instead makes chunks far smaller than asked
-    (a word piece per separator and per letter). The model reads a chunk with its special tokens
-    added once, and a model that wants a prompt before each chunk (``prefix``, see
-    :func:`~retrieval_eval.models.document_prefix`) reads its word pieces too: both are set aside,
-    so a finished chunk, read as the model reads it, is at most ``chunk_size`` word pieces (each is
-    measured again; one that a cut inside a word made longer is split again). Documents are split
-    one at a time, so a chunk never spans two documents. A chunk ends early only where the next
-    word (a run without spaces) would not fit; a chunk of ordinary words is within a few word
-    pieces of the size asked.
-
-    Args:
-        docs: ``{document id: text}``, e.g. from :func:`load_corpus`; ids are str.
-        tokenizer: a Hugging Face fast tokenizer (one that gives character offsets), e.g. from
-            :func:`load_tokenizer`, or the ``tokenizers.Tokenizer`` of its ``tokenizer.json``.
-        chunk_size: the largest chunk in word pieces, special tokens included (an integer larger
-            than the number of special tokens).
-        chunk_overlap: how many word pieces neighbouring chunks of a document may share (an
-            integer >= 0, smaller than ``chunk_size`` minus the special tokens); 0 by default.
-        prefix: the model's document prompt ("" for the bundled all-MiniLM-L6-v2).
-
-    Returns:
-        A list of ``{"id": "<doc>#<nn>", "doc": str, "text": str, "n_tokens": int}``, in document
-        order; ``n_tokens`` is what the model reads: the special tokens and the prefix too. Each
-        text is a part of its document, without the whitespace around it.
-
-    Raises:
-        ValueError: ``chunk_size`` leaves no room beside the special tokens and the prefix, or
-            ``chunk_overlap`` is negative, not an integer or not smaller than that room; a document
-            id is not a str (:func:`~retrieval_eval.checks.check_ids`) or a text is not a str (names
-            the document); the tokenizer gives no character offsets (a "slow" tokenizer).
-
-    Taught in: notebook 09_chunking.
+    The splitter cuts between paragraphs, then lines, then words; a run without spaces longer than a chunk
+    (a URL, base64, a script without spaces) is cut between two word pieces. Lengths must add up: each
+    document is tokenized once and each word piece charged to the text where it starts, so no piece is
+    charged the special tokens or a word once per letter (measuring pieces one by one makes chunks far
+    smaller than asked). The special tokens and the model's document ``prefix`` are set aside, so a chunk
+    as the model reads it is at most ``chunk_size`` word pieces (``n_tokens`` counts them all); a chunk ends
+    early only where the next word would not fit. ``chunk_overlap`` word pieces may be shared by neighbours.
+    ``tokenizer``: a fast tokenizer (one that gives character offsets) or a ``tokenizers.Tokenizer``.
     """
     chunk_size = check_k(chunk_size, "chunk_size")
     fast = _own_fast_tokenizer(tokenizer)
@@ -281,29 +228,9 @@ def _own_fast_tokenizer(tokenizer):
 
 
 def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, int]]:
-    """Where each chunk of one document lies in that document, as offsets in normalised text.
-
-    Document and chunks go through :func:`~retrieval_eval.text.normalise` (the splitter strips the
-    whitespace around each chunk). The chunks are placed in order, each searched from one character
-    after the start of the chunk before it, so chunks that share text (``chunk_overlap`` > 0 in
-    :func:`split_into_chunks`) are placed where they are: the next chunk may start before the
-    previous one ends, and the shared text is ``normalise(text)[start of the next : end of the previous]``.
-
-    Args:
-        text: the document's text.
-        chunks: that document's chunks in document order, each with ``id`` and ``text``.
-
-    Returns:
-        ``{chunk id: (start, end)}``, character offsets into ``normalise(text)``, end exclusive.
-
-    Raises:
-        ValueError: the chunks are malformed (:func:`check_chunks`), or a chunk's text is not in
-            the document after the chunk before it (names the chunk): the chunks are not this
-            document's, or not in its order.
-
-    Not taught; used by shared_word_pieces (notebook 09_chunking) and by label_chunks to say why
-    a question has no relevant chunk.
-    """
+    """Where each chunk of one document lies in it: ``{chunk id: (start, end)}``, offsets into
+    ``normalise(text)``; a chunk that is not in the document after the chunk before it is refused (it is
+    another document's, or out of order)."""
     chunks = check_chunks(chunks)
     full = normalise(text)
     spans, cursor = {}, 0
@@ -400,80 +327,17 @@ def _fit(part: str, tokenizer, room: int) -> list[str]:
 
 
 def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> None:
-    """Write chunks as JSON Lines (one chunk per line, keys id, doc, text, n_tokens).
-
-    Only the ``make chunks`` step calls this; notebooks never write under ``data/``.
-
-    Args:
-        chunks: ``[{"id": str, "doc": str, "text": str, "n_tokens": int}, ...]`` in corpus order.
-        path: the JSON Lines file to write (str or Path; data/chunks.jsonl by default).
-
-    Raises:
-        ValueError: as :func:`check_chunks`, before anything is written.
-
-    Not taught; used by ``make chunks`` (notebooks read the chunks through evaluation_setup).
-    """
+    """Write chunks as JSON Lines, one chunk per line (``make chunks``; notebooks never write under ``data/``)."""
     chunks = check_chunks(chunks)
     with open(path, "w", encoding="utf-8") as f:
         for chunk in chunks:
             f.write(json.dumps(dict(chunk), ensure_ascii=False) + "\n")
 
 
-def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
-    """Read and validate chunks written by :func:`write_chunks`.
-
-    Args:
-        path: the JSON Lines file (str or Path; data/chunks.jsonl by default).
-
-    Raises:
-        ValueError: the file is not UTF-8 JSON Lines (names the line), a chunk misses a key, or
-            :func:`check_chunks` fails (names the chunk).
-
-    Taught in: notebook 00_start_here.
-    """
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path.name} is not UTF-8: {exc}") from None
-    chunks = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            chunk = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path.name}, line {number}: not valid JSON ({exc.msg})") from None
-        missing = {"id", "doc", "text", "n_tokens"} - (chunk.keys() if isinstance(chunk, dict) else set())
-        if missing:
-            raise ValueError(f"{path.name}, line {number}: a chunk needs the keys id, doc, text, n_tokens; misses {sorted(missing)}")
-        chunks.append(chunk)
-    return check_chunks(chunks)
-
-
 def check_chunks(chunks: Sequence[Mapping]) -> list:
-    """Check chunks before they are indexed or labelled.
-
-    Every function that takes chunks (the retrievers, the labels, the audit) checks them here first.
-
-    Args:
-        chunks: a non-empty list of mappings with at least ``id`` (str) and ``text`` (str).
-
-    Returns:
-        The chunks, as a list.
-
-    Raises:
-        ValueError: ``chunks`` is not a list (:func:`~retrieval_eval.checks.check_list`) or is
-            empty, a chunk is not a mapping with ``id`` and ``text`` ("chunk 1 must be a mapping
-            with id and text", counted from 1), an id is not a str
-            (:func:`~retrieval_eval.checks.check_ids`), is empty or repeats, or a text that is not
-            a string or is empty/whitespace-only (the message names the chunk). A text without
-            any word (a Markdown rule ``---``, emoji, punctuation) is valid: BM25 indexes it,
-            though it can never match a query.
-
-    Not taught; used wherever chunks come in (e.g. BM25Retriever, notebooks 00_start_here and
-    05_three_retrievers).
-    """
+    """The chunks as a list, checked before they are indexed or labelled: a non-empty list of mappings with a
+    str ``id`` (non-empty, none twice) and a non-blank ``text``; the message names the chunk. A text without
+    a word (a Markdown rule, emoji) is valid: BM25 indexes it, though it can never match."""
     chunks = check_list(chunks, "chunks", "chunks (mappings with id and text)")
     if not chunks:
         raise ValueError("there is no chunk")
@@ -504,34 +368,11 @@ def stored_or_split_chunks(
 ) -> list[dict]:
     """The chunks an evaluation run uses: the stored Polder chunks when they apply, else chunked now.
 
-    ``data/chunks.jsonl`` is used when ``corpus`` is the Polder corpus folder, ``model_name``,
-    ``chunk_size`` and ``chunk_overlap`` are the defaults, and the stored chunks were made from exactly these
-    documents (:func:`stored_chunks_differ`: the same document ids, and each document is its stored
-    chunks in order, with only whitespace between them; a test checks that the file equals a rebuild).
-    When a document was added, removed or edited since, a warning says so and the corpus is chunked
-    now (``make chunks`` stores the new chunks). Any other corpus, model or size is split with
-    :func:`split_into_chunks`, one document at a time under a progress bar (the output is the same
-    as one call: documents are split independently).
-
-    Args:
-        docs: ``{document id: text}`` from :func:`load_corpus` of ``corpus``.
-        corpus: the folder ``docs`` was read from.
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or path;
-            its tokenizer sizes the chunks.
-        chunk_size: the largest chunk, in word pieces of that tokenizer.
-        progress: show a progress bar while chunking.
-        chunk_overlap: the most word pieces neighbouring chunks may share (0 by default; see
-            :func:`split_into_chunks`).
-
-    Returns:
-        Chunks as :func:`split_into_chunks` returns them.
-
-    Raises:
-        ValueError: ``chunk_size`` is not an integer >= 1, or is larger than the model's window
-            (:func:`~retrieval_eval.models.model_window`: the model could not read a whole chunk),
-            ``chunk_overlap`` is invalid (as :func:`split_into_chunks`), or a document id is not a str.
-
-    Not taught; used by evaluation_setup (every notebook) and chunk_and_rank (notebook 09_chunking).
+    ``data/chunks.jsonl`` is used for the Polder corpus folder with the default model, size and overlap when
+    the stored chunks were made from exactly these documents (:func:`stored_chunks_differ`); an added, removed
+    or edited document gives a warning and the corpus is chunked now (``make chunks`` stores the new chunks).
+    Any other corpus is split with :func:`split_into_chunks` one document at a time under a progress bar;
+    ``chunk_size`` must fit the model's window (:func:`~retrieval_eval.models.model_window`).
     """
     chunk_size = check_k(chunk_size, "chunk_size")
     if not isinstance(docs, Mapping):
@@ -559,22 +400,8 @@ def stored_or_split_chunks(
 
 
 def stored_chunks_differ(docs: Mapping[str, str], chunks: Sequence[Mapping]) -> str | None:
-    """``None`` when ``chunks`` were made from exactly ``docs``, else what differs, in a few words.
-
-    Made from exactly these documents means: the chunks name the same documents, and each document
-    is its chunks (``text``, in order) with nothing but whitespace before, between and after them,
-    as :func:`split_into_chunks` makes them. A document added, removed or edited since (outside
-    whitespace) is named.
-
-    Args:
-        docs: ``{document id: text}``, as :func:`load_corpus` returns.
-        chunks: ``[{"id": str, "doc": str, "text": str, "n_tokens": int}, ...]`` in corpus order.
-
-    Raises:
-        ValueError: a document id is not a str, or the chunks fail :func:`check_chunks`.
-
-    Not taught; used by stored_or_split_chunks (through evaluation_setup, every notebook).
-    """
+    """``None`` when ``chunks`` were made from exactly ``docs`` (the same documents, each its chunks in order with
+    only whitespace around them, as :func:`split_into_chunks` makes them), else what differs, in a few words."""
     check_ids(docs, "the documents hold id")
     by_doc: dict = {}
     for chunk in check_chunks(chunks):

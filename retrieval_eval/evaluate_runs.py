@@ -31,7 +31,7 @@ import pandas as pd
 from .checks import check_ks, check_list, check_k, check_question_ids, naming_question
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .evaluation import KS
-from .golden import load_golden_with_qrels
+from .golden import load_golden
 from .metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
 from .more_metrics import average_precision, r_precision, success_at_k
 from .parameters import ParameterError, k_problem, model_problems, parse_number, path_problem, raise_problems
@@ -85,7 +85,7 @@ def load_runs(
     ``trec_eval -c`` matches them (:func:`~retrieval_eval.trec.align_run`): a question in a run but
     not judged is ignored, a judged question missing from a run is scored 0, and a judged question
     with no relevant document is left out (it cannot be scored). With a golden set, the relevance
-    labels are computed from the chunks (:func:`~retrieval_eval.golden.load_golden_with_qrels`) and
+    labels are computed from the chunks (:func:`~retrieval_eval.golden.load_golden`) and
     every document id in a run must be a chunk id.
 
     Args:
@@ -125,7 +125,7 @@ def load_runs(
     else:
         docs = load_corpus(corpus)
         chunks = stored_or_split_chunks(docs, corpus, model_name, check_k(chunk_size, "chunk_size"), progress)
-        _, judged = load_golden_with_qrels(golden, chunks, docs)
+        judged = load_golden(golden, chunks, docs).qrels
         chunk_ids = {c["id"] for c in chunks}
         for kind, ids in (("question", judged), ("chunk", [c["id"] for c in chunks])):  # in order: the first is named
             for name in ids:

@@ -30,10 +30,11 @@ from tqdm import tqdm
 from . import fusion, retrievers, text
 from .checks import Chunk, Qrels, Ranking, Run, check_ids
 from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
+from .formats import load_chunks, own_corpus
 from .fusion import fuse_runs
-from .golden import load_golden_with_qrels
+from .golden import LEVELS, document_run, load_golden
 from .models import fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter, unknown_only
-from .parameters import check_parameters
+from .parameters import model_problems, path_problem, raise_problems
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, RUNS_DIR, write_atomically
 from .retrievers import BM25Retriever, VectorRetriever, unindexable_chunks
 
@@ -270,26 +271,78 @@ def fresh_teaching_runs(registry: Mapping[str, Stage], progress: bool = False) -
     """The teaching set ranked now, with no committed run and an empty cache (what ``data/runs/`` must equal)."""
     docs = load_corpus()
     chunks = stored_or_split_chunks(docs)
-    golden, _ = load_golden_with_qrels(GOLDEN_PATH, chunks, docs)
+    golden = load_golden(GOLDEN_PATH, chunks, docs).golden
     questions = dict(zip(golden["id"], golden["question"]))
     with tempfile.TemporaryDirectory() as cache:
         return run_registry(registry, chunks, questions, cache_dir=cache, progress=progress)
 
 
+class Inputs(NamedTuple):
+    """The chunks and the golden set an evaluation reads (:func:`load_inputs`)."""
+
+    docs: dict  #: ``{document id: text}``; empty when the corpus is a chunks file
+    chunks: list  #: ``[{"id", "doc", "text"[, "n_tokens"]}]`` in corpus order ("doc" when known)
+    golden: pd.DataFrame  #: the golden set, one row per question
+    qrels: dict  #: ``{question id: {chunk or document id: gain}}``
+    skipped: list  #: ``[(file, reason)]``: what was not read (corpus files, questions left out)
+    level: str  #: "chunk" or "document": what the qrels judge
+    teaching: bool  #: the Polder teaching set with its stored settings
+
+
+def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = None, *, questions: str | Path | None = None,
+                split: str = "test", level: str | None = None, model_name: str | None = None,
+                chunk_size: int = CHUNK_SIZE, progress: bool = False) -> Inputs:
+    """The chunks, the golden set and its qrels at the level scored, whatever their formats (shared by
+    :func:`evaluation_setup` and ``make evaluate-runs``); every parameter is checked before anything is read.
+
+    ``corpus``: a folder of documents (chunked here), a chunks file (``.jsonl``, ``.json``, ``.csv``: used as it
+    is, :func:`~retrieval_eval.formats.load_chunks`) or a BEIR folder; None: the golden set's own corpus (a BEIR
+    folder, a LlamaIndex dataset), else the Polder corpus. ``golden``: any shape :func:`~retrieval_eval.golden.load_golden`
+    reads (with ``questions``: a TREC qrels file); None with no corpus: the Polder golden set. ``level``: see
+    :func:`~retrieval_eval.golden.at_level`.
+    """
+    if golden is None and corpus is not None:
+        raise_problems(["GOLDEN: give the golden set of this CORPUS (evidence strings, relevant ids, a BEIR folder, "
+                        "or a TREC qrels file with QUESTIONS)"])
+    golden = GOLDEN_PATH if golden is None else golden
+    raise_problems([path_problem("GOLDEN", golden, "file or folder"),
+                    corpus is not None and path_problem("CORPUS", corpus, "folder or file"),
+                    questions is not None and path_problem("QUESTIONS", questions, "file"),
+                    level not in (None, *LEVELS) and f"LEVEL must be chunk or document (or unset: detected), got {level!r}",
+                    not (isinstance(split, str) and split.strip()) and f"SPLIT must be the name of a split, got {split!r}",
+                    *model_problems(model_name, chunk_size)])
+    source = Path(corpus) if corpus is not None else own_corpus(golden) or CORPUS_DIR
+    skipped: list = []
+    if source.is_dir() and not (source / "corpus.jsonl").is_file():
+        docs = load_corpus(source, skipped=skipped)
+        chunks = stored_or_split_chunks(docs, source, model_name, chunk_size, progress)
+    else:
+        docs, chunks = {}, load_chunks(source / "corpus.jsonl" if source.is_dir() else source)
+    teaching = (source.resolve() == CORPUS_DIR.resolve() and Path(golden).resolve() == GOLDEN_PATH.resolve()
+                and model_name is None and chunk_size == CHUNK_SIZE)
+    # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
+    counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
+    labelled = load_golden(golden, chunks, docs or None, questions=questions, split=split, level=level, n_tokens=counter,
+                           window=chunk_size, query_prefix=prefix)
+    return Inputs(docs, chunks, labelled.golden, labelled.qrels, skipped + labelled.notes, labelled.level, teaching)
+
+
 class Setup(NamedTuple):
     """What every notebook starts from (returned by :func:`evaluation_setup`)."""
 
-    docs: dict  #: ``{document id: text}``
-    chunks: list  #: ``[{"id", "doc", "text", "n_tokens"}]`` in corpus order
+    docs: dict  #: ``{document id: text}``; empty when the corpus is a chunks file
+    chunks: list  #: ``[{"id", "doc", "text"[, "n_tokens"]}]`` in corpus order ("doc" when known)
     golden: pd.DataFrame  #: the golden set, one row per question
-    qrels: dict  #: ``{question id: {chunk id: gain}}``, computed from the chunks
-    runs: dict  #: ``{retriever name: {question id: ranking}}``, in the registry's order
-    skipped: list  #: ``[(path in the corpus folder, reason)]``: what the corpus loader did not read
+    qrels: dict  #: ``{question id: {chunk or document id: gain}}`` at the level scored
+    runs: dict  #: ``{retriever name: {question id: ranking}}`` at the level scored, in the registry's order
+    skipped: list  #: ``[(file, reason)]``: what was not read (corpus files, questions left out)
     unreadable: dict  #: ``{"chunks": [...], "questions": [...]}`` the embedding model reads as unknown tokens only
+    level: str = "chunk"  #: "document": the labels name documents, and each run ranks documents (best chunk's rank)
 
     @property
     def chunk_ids(self) -> list[str]:
-        return [c["id"] for c in self.chunks]
+        """The ids the runs rank, in corpus order: the chunks', or at the document level the documents'."""
+        return list(dict.fromkeys(c["doc"] if self.level == "document" else c["id"] for c in self.chunks))
 
     @property
     def notes(self) -> list[str]:
@@ -302,37 +355,38 @@ class Setup(NamedTuple):
                 + [f"{name} ranked no chunk for {len(q)} question(s): {', '.join(q)} (they score 0)"
                    for name, q in unranked.items() if q]
                 + [f"the embedding model reads {len(ids)} {kind} as unknown tokens only ({', '.join(ids)}): {what[kind]}"
-                   for kind, ids in self.unreadable.items() if ids])
+                   for kind, ids in self.unreadable.items() if ids]
+                + ["scored at the document level: each retriever's ranking of chunks became a ranking of documents, "
+                   "each document at the rank of its best chunk"] * (self.level == "document"))
 
 
-def evaluation_setup(corpus: str | Path = CORPUS_DIR, golden: str | Path = GOLDEN_PATH, *,
+def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None = None, *,
+                     questions: str | Path | None = None, split: str = "test", level: str | None = None,
                      retrievers: Mapping[str, Stage | Callable] | None = None, reranker=None,
                      model_name: str | None = None, chunk_size: int = CHUNK_SIZE, progress: bool = False,
                      cache_dir: str | Path = CACHE_DIR) -> Setup:
-    """Chunks, golden set and qrels, and every retriever's run over every question.
+    """Chunks, golden set and qrels (:func:`load_inputs`: any corpus and golden-set format, at the chunk or
+    document level), and every retriever's run over every question.
 
     ``retrievers`` adds entries to :func:`default_retrievers` (a name already there replaces it): a
     function ``question -> [chunk ids, best first]`` or a stage. ``reranker`` (a name or a reranker,
     see :func:`~retrieval_eval.rerank.load_reranker`) adds "hybrid + rerank": hybrid's top 10 reranked.
-    Every parameter is checked before anything is read; the golden file before any model loads.
+    Every parameter is checked before anything is read; the golden file before any model loads. At the
+    document level each run ranks documents (:func:`~retrieval_eval.golden.document_run`).
     """
     from .rerank import Rerank, load_reranker
 
-    check_parameters(corpus, golden, model_name, chunk_size)
+    inputs = load_inputs(corpus, golden, questions=questions, split=split, level=level, model_name=model_name,
+                         chunk_size=chunk_size, progress=progress)
+    chunks, golden_set = inputs.chunks, inputs.golden
     registry = default_retrievers(model_name, chunk_size) | dict(retrievers or {})
     if reranker is not None:
         registry["hybrid + rerank"] = Rerank("hybrid", load_reranker(reranker))
-    skipped: list = []
-    docs = load_corpus(corpus, skipped=skipped)
-    chunks = stored_or_split_chunks(docs, corpus, model_name, chunk_size, progress)
-    teaching = (Path(corpus).resolve() == CORPUS_DIR.resolve() and Path(golden).resolve() == GOLDEN_PATH.resolve()
-                and model_name is None and chunk_size == CHUNK_SIZE)
-    # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
-    counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
-    golden_set, qrels = load_golden_with_qrels(golden, chunks, docs, counter, chunk_size, prefix)
-    questions = dict(zip(golden_set["id"], golden_set["question"]))
-    runs = run_registry(registry, chunks, questions, teaching, cache_dir, progress)
-    unreadable = {"chunks": [], "questions": []} if teaching else {
+    asked = dict(zip(golden_set["id"], golden_set["question"]))
+    runs = run_registry(registry, chunks, asked, inputs.teaching, cache_dir, progress)
+    if inputs.level == "document":
+        runs = {name: document_run(run, chunks) for name, run in runs.items()}
+    unreadable = {"chunks": [], "questions": []} if inputs.teaching else {
         "chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
-        "questions": unknown_only(questions, model_name)}
-    return Setup(docs, chunks, golden_set, qrels, runs, skipped, unreadable)
+        "questions": unknown_only(asked, model_name)}
+    return Setup(inputs.docs, chunks, golden_set, inputs.qrels, runs, inputs.skipped, unreadable, inputs.level)

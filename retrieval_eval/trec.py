@@ -42,20 +42,8 @@ from .paths import OUTPUT_DIR
 
 
 def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
-    """Write qrels in TREC format: one line ``question_id 0 chunk_id gain`` per judged chunk.
-
-    Args:
-        qrels: ``{question_id: {chunk_id: gain}}``; gains are written as integers (trec_eval reads
-            integer labels).
-        path: the file to write.
-
-    Raises:
-        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a gain is not a
-            whole number, or an id contains whitespace (names it).
-
-    Taught in: the README's "Trust the numbers" (``make trec`` writes the same lines through export_trec);
-    no notebook calls it (``make bench`` and the tests do).
-    """
+    """Write qrels as a TREC qrels file, one line ``question_id 0 chunk_id gain`` per judgement (whole-number
+    gains, ids without whitespace)."""
     text = _qrels_text(qrels)
     Path(path).write_text(text, encoding="utf-8")
     return Path(path)
@@ -78,25 +66,10 @@ def _qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
 
 
 def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str) -> Path:
-    """Write one retriever's rankings as a TREC run: ``question_id Q0 chunk_id rank score tag``.
+    """Write one run as a TREC run file, ``question_id Q0 chunk_id rank score tag``.
 
-    trec_eval ignores the rank column and re-sorts by score (descending), breaking ties by chunk id
-    (descending). So the score written is ``len(ranking) − rank + 1``: strictly decreasing with
-    rank, it makes trec_eval read exactly our order. A question with an empty ranking gets no line;
-    ``trec_eval -c`` then scores it 0, as our :func:`evaluate` does; without ``-c``, trec_eval up to
-    9.0 leaves it out of its means and trec_eval 10.0 stops with an error.
-
-    Args:
-        run: ``{question_id: ranking}``.
-        path: the file to write.
-        tag: the run name (no whitespace), e.g. "BM25".
-
-    Raises:
-        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`), a ranking repeats
-            an id, or an id or the tag contains whitespace (names the question).
-
-    Taught in: the README's "Trust the numbers" (``make trec`` writes the same lines through export_trec);
-    no notebook calls it (the tests do).
+    trec_eval re-sorts by score (ties by id descending), so the score written is ``len(ranking) − rank + 1``:
+    it reads exactly our order. An empty ranking gets no line: ``trec_eval -c`` scores it 0, as we do.
     """
     text = _run_text(run, tag)
     Path(path).write_text(text, encoding="utf-8")
@@ -126,25 +99,8 @@ def _check_trec_id(name: str) -> None:
 
 
 def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR / "trec") -> list[Path]:
-    """Write ``qrels.txt`` and one ``run.<retriever>.txt`` per retriever to a folder.
-
-    The files are for trec_eval, ranx or ir_measures, e.g. ``trec_eval -m P.3 -m recall.3
-    -m recip_rank -m ndcg_cut.3 qrels.txt run.BM25.txt``.
-
-    Args:
-        runs: ``{retriever name: {question_id: ranking}}``; each name is the run's tag (no whitespace).
-        qrels: ``{question_id: {chunk_id: gain}}``, whole-number gains.
-        folder: where to write (created if missing; existing files of the same names are replaced);
-            ``output/trec/`` by default.
-
-    Returns:
-        The paths written, qrels first.
-
-    Raises:
-        ValueError: as :func:`write_trec_qrels` and :func:`write_trec_run`, before any file is written.
-
-    Taught in: the README's "Trust the numbers" (``make trec`` calls it); no notebook calls it.
-    """
+    """Write ``qrels.txt`` and one ``run.<name>.txt`` per run to a folder (``make trec``), all checked before
+    any is written; e.g. ``trec_eval -m P.3 -m recall.3 -m recip_rank -m ndcg_cut.3 qrels.txt run.BM25.txt``."""
     if not isinstance(runs, Mapping):
         raise ValueError(f"runs must be a mapping {{retriever name: {{question_id: ranking}}}}, got {runs!r:.60}")
     texts = {"qrels.txt": _qrels_text(qrels)}
@@ -169,15 +125,14 @@ _NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u20
 _C_SPACE = re.compile("[ \t\n\r\x0b\x0c]+")
 
 
-class TrecFormatError(ValueError):
-    """A qrels or run file that cannot be read; ``path`` and ``line`` (1-based, or None) say where.
+class FormatError(ValueError):
+    """A file that cannot be read as its format says; ``path`` and ``line`` (1-based, or None) say where,
+    the message what (naming the field), and ``text`` quotes the line when given."""
 
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-    """
-
-    def __init__(self, path: str | os.PathLike, line: int | None, problem: str, text: str | bytes | None = None):
-        self.path, self.line, self.problem = str(path), line, problem
-        message = f"{self.path}:{line}: {problem}" if line is not None else f"{self.path}: {problem}"
+    def __init__(self, path: str | os.PathLike | None, line: int | None, problem: str, text: str | bytes | None = None):
+        self.path, self.line, self.problem = None if path is None else str(path), line, problem
+        where = self.path if line is None else f"{self.path}:{line}"
+        message = f"{where}: {problem}" if self.path is not None else problem
         if text is not None:
             shown = (text.decode("utf-8", "replace") if isinstance(text, bytes) else text).rstrip("\r\n")
             if len(shown) > _QUOTE_LIMIT:
@@ -186,22 +141,15 @@ class TrecFormatError(ValueError):
         super().__init__(message)
 
 
+class TrecFormatError(FormatError):
+    """A TREC qrels or run file that cannot be read."""
+
+
 @dataclass(frozen=True)
 class Run:
-    """One run file, read by :func:`read_run`.
-
-    Attributes:
-        rankings: ``{question_id: [docid, ...]}``, best first in trec_eval's order (score descending,
-            ties by docid descending), questions in the order they first appear in the file.
-        scores: ``{question_id: [score, ...]}`` (floats), aligned with ``rankings``.
-        tag: the run tag of the file's last line (what trec_eval prints as ``runid``).
-        tags: every distinct tag, in order of first appearance.
-        reordered: the questions whose lines were not already in trec_eval's order (the rank column
-            or the line order disagrees with the scores, or tied scores are in another order).
-        path: the file read.
-
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-    """
+    """One run file as :func:`read_run` reads it: ``rankings`` best first in trec_eval's order, ``scores``
+    aligned with them, the ``tag`` of the last line (trec_eval's ``runid``), every distinct tag, and the
+    questions ``reordered`` (lines not already in trec_eval's order)."""
 
     rankings: dict
     scores: dict
@@ -212,10 +160,7 @@ class Run:
 
     @property
     def n_documents(self) -> int:
-        """How many (question, document) lines the run holds.
-
-        Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-        """
+        """How many (question, document) lines the run holds."""
         return sum(map(len, self.rankings.values()))
 
 
@@ -264,25 +209,21 @@ def _raise_first_duplicate(path: str | os.PathLike, verb: str) -> None:
 
 
 def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file: lines ``qid iter docid rel``, whitespace-separated.
+    """Read a TREC qrels file, lines ``qid iter docid rel``: ``{question id: {docid: gain}}`` in file order.
 
-    Args:
-        path: the file (UTF-8; blank lines and ``#`` comment lines are skipped).
-
-    Returns:
-        ``{question_id: {docid: gain}}`` with integer gains as written, 0 and negative labels
-        included (a document is relevant when its gain is >= 1, trec_eval's default relevance
-        level; negative labels are judged, not relevant). Questions and documents in file order.
-
-    Raises:
-        TrecFormatError: the file cannot be read, is not UTF-8, holds no judgement, or a line does
-            not have 4 fields, has a label that is not an integer, or judges a document a second
-            time for the same question (both lines named). The message starts with ``file:line:``.
-
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
+    Gains are integers as written; a document is relevant when its gain is >= 1 (trec_eval's default),
+    0 and negative labels are judged not relevant. A bad line raises :class:`TrecFormatError` naming it.
     """
     qrels: dict[str, dict[str, int]] = {}
-    n_lines = 0
+    for _, qid, docid, gain in judgements(path):
+        qrels.setdefault(qid, {})[docid] = gain
+    return qrels
+
+
+def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
+    """``(line, question id, document id, gain)`` for each judgement of a TREC qrels file, checked as
+    :func:`read_qrels` checks them (a document judged twice for one question is refused, both lines named)."""
+    rows = []
     for number, line, fields in _lines(path):
         if len(fields) != 4:
             hint = " (it looks like a run line: is this a run file?)" if len(fields) == 6 else ""
@@ -291,35 +232,17 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
         gain = _integer(fields[3])
         if gain is None:
             raise TrecFormatError(path, number, f"relevance {fields[3]!r} is not an integer", line)
-        qrels.setdefault(fields[0], {})[fields[2]] = gain
-        n_lines += 1
-    if sum(map(len, qrels.values())) != n_lines:
+        rows.append((number, fields[0], fields[2], gain))
+    if len({(q, d) for _, q, d, _ in rows}) != len(rows):
         _raise_first_duplicate(path, "judged")
-    if not qrels:
+    if not rows:
         raise TrecFormatError(path, None, "holds no judgement (empty, or only blank and comment lines)")
-    return qrels
+    return rows
 
 
 def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
-    """Positions of ``docids`` in trec_eval's order: score descending, then docid descending.
-
-    trec_eval compares docids with ``strcmp`` (bytes); for UTF-8 text that orders as Python
-    compares strings (by code point). Compare :func:`~retrieval_eval.retrievers.rank_by_score`, which
-    breaks ties by id *ascending*.
-
-    Args:
-        docids: the documents of one question (str), in file order.
-        scores: one float per document.
-
-    Returns:
-        The positions, best first.
-
-    Raises:
-        ValueError: ``docids`` or ``scores`` is not a list, an id is not a str
-            (:func:`~retrieval_eval.checks.check_ids`), or the lengths differ.
-
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-    """
+    """Positions of ``docids`` in trec_eval's order: score descending, then docid descending (``strcmp`` on
+    UTF-8 bytes orders as Python compares strings). Compare ``rank_by_score``, which breaks ties ascending."""
     docids, scores = check_list(docids, "docids", "document ids"), check_list(scores, "scores", "scores (one per id)")
     check_ids(docids, "docids holds", "position")
     if len(docids) != len(scores):
@@ -330,25 +253,9 @@ def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
 
 
 def read_run(path: str | os.PathLike) -> Run:
-    """Read a TREC run file: lines ``qid Q0 docid rank score tag``, whitespace-separated.
-
-    Each question's documents are put in trec_eval's order (:func:`trec_order`): score descending,
-    ties by docid descending; the ``Q0`` and ``rank`` columns and fields after the tag are ignored.
-
-    Args:
-        path: the file (UTF-8; blank lines and ``#`` comment lines are skipped).
-
-    Returns:
-        A :class:`Run`: ``rankings`` best first, ``scores``, the ``tag`` trec_eval would print,
-        all ``tags``, and the questions whose lines were ``reordered``.
-
-    Raises:
-        TrecFormatError: the file cannot be read, is not UTF-8 or holds no result, or a line has
-            fewer than 6 fields, a score that is not a number (or is NaN), or lists a document a
-            second time for the same question (both lines named). The message starts with ``file:line:``.
-
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-    """
+    """Read a TREC run file, lines ``qid Q0 docid rank score tag``, as a :class:`Run`: each question's
+    documents in trec_eval's order (:func:`trec_order`); the ``Q0`` and rank columns and fields after the tag
+    are ignored. A bad line (a score that is not a number or NaN, a document listed twice) is named."""
     docs: dict[str, list[str]] = {}
     sims: dict[str, list[float]] = {}
     tags: dict[str, None] = {}
@@ -387,18 +294,7 @@ def read_run(path: str | os.PathLike) -> Run:
 
 
 def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | None:
-    """The line number (1-based) of the first line of a TREC file for this question and document, or None.
-
-    Args:
-        path: a TREC qrels or run file (str or path).
-        question_id: the first field to match.
-        docid: the third field to match (the chunk or document id).
-
-    Raises:
-        TrecFormatError: the file cannot be read or is not UTF-8 text.
-
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-    """
+    """The line number (from 1) of the first line of a TREC file for this question and document, or None."""
     return next((number for number, _, fields in _lines(path) if fields[0] == question_id and fields[2] == docid), None)
 
 
@@ -406,19 +302,10 @@ def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | No
 
 
 class Coverage(NamedTuple):
-    """Which questions of a run and of the qrels meet (:func:`align_run`); each field a tuple of question ids.
-
-    Attributes:
-        scored: the qrels' questions that have a relevant document, in qrels order: a mean is taken over these.
-        run_only: in the run but not in the qrels: ignored (as by trec_eval).
-        missing: scored, but not in the run: scored with an empty ranking, so 0 on every metric
-            (as ``trec_eval -c``; trec_eval 10.0 without ``-c`` stops with an error, older versions and
-            pytrec_eval leave them out of the mean).
-        no_relevant: in the qrels with no document of gain >= 1: not scorable (recall has no
-            denominator) and left out; trec_eval scores them 0 and counts them in its means.
-
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-    """
+    """Which questions of a run and of the qrels meet (:func:`align_run`), each field a tuple of question ids:
+    ``scored`` (a relevant document: the mean is over these), ``run_only`` (ignored, as by trec_eval),
+    ``missing`` (scored 0 with an empty ranking, as ``trec_eval -c``), ``no_relevant`` (not scorable: left
+    out, where trec_eval scores them 0)."""
 
     scored: tuple
     run_only: tuple
@@ -426,10 +313,7 @@ class Coverage(NamedTuple):
     no_relevant: tuple
 
     def summary(self) -> str:
-        """One sentence with the counts and the first five question ids of each group.
-
-        Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-        """
+        """One sentence with the counts and the first five question ids of each group."""
 
         def some(qids):
             return ", ".join(map(repr, qids[:5])) + (f" and {len(qids) - 5} more" if len(qids) > 5 else "")
@@ -446,22 +330,8 @@ class Coverage(NamedTuple):
 
 
 def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> tuple[dict, Coverage]:
-    """Match a run's questions to the qrels' questions, as ``trec_eval -c`` does (see :class:`Coverage`).
-
-    Args:
-        run: a :class:`Run`, or ``{question_id: [docid, ...]}`` best first.
-        qrels: ``{question_id: {docid: gain}}``.
-
-    Returns:
-        ``(rankings, coverage)``: ``{question_id: ranking}`` for every scored question, in qrels
-        order (``[]`` for a missing one), and the :class:`Coverage`.
-
-    Raises:
-        ValueError: an id is not a str (:func:`~retrieval_eval.checks.check_ids`) or a ranking
-            repeats an id (names the question), or judged gains are not numbers.
-
-    Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-    """
+    """Match a run's questions to the qrels' as ``trec_eval -c`` does: ``({question id: ranking}`` for every
+    scored question in qrels order, ``[]`` for a missing one``, coverage)`` (:class:`Coverage`)."""
     rankings = run.rankings if isinstance(run, Run) else run
     check_ids(qrels, "the qrels hold question id")
     check_ids(rankings, "the run holds question id")

@@ -21,9 +21,11 @@ settings.register_profile("repeatable", derandomize=True, database=None)
 settings.load_profile("repeatable")
 
 import helpers as h  # noqa: E402
+from retrieval_eval.corpus import stored_or_split_chunks  # noqa: E402
 from retrieval_eval.models import model_path  # noqa: E402
+from retrieval_eval.paths import ROOT  # noqa: E402
 
-EXAMPLE = h.ROOT / "examples" / "library_hours"  # the second example set: bring your own data
+EXAMPLE = ROOT / "examples" / "library_hours"  # the second example set: bring your own data
 EXAMPLE_CHUNK_SIZE = 128  # small documents: 128 word pieces give 11 chunks
 
 
@@ -68,9 +70,8 @@ def vector(chunks, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def runs(bm25, vector, golden):
-    retrievers = [bm25, vector, h.HybridRetriever(bm25, vector)]
-    return h.run_retrievers(retrievers, golden, progress=False)
+def runs():
+    return h.evaluation_setup().runs  # the committed teaching runs: BM25, vector, hybrid
 
 
 # The second example set (examples/library_hours) ---------------------------------------------
@@ -93,7 +94,7 @@ def example_docs():
 
 @pytest.fixture(scope="session")
 def example_chunks(example_docs):
-    return h.stored_or_split_chunks(example_docs, EXAMPLE / "corpus", chunk_size=EXAMPLE_CHUNK_SIZE, progress=False)
+    return stored_or_split_chunks(example_docs, EXAMPLE / "corpus", chunk_size=EXAMPLE_CHUNK_SIZE, progress=False)
 
 
 @pytest.fixture

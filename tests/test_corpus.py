@@ -14,6 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.corpus import CHUNK_SIZE, chunk_spans, stored_chunks_differ, stored_or_split_chunks
+from retrieval_eval.formats import FormatError
+from retrieval_eval.golden import GoldenSetError
+from retrieval_eval.paths import CORPUS_DIR
 
 
 def test_stored_chunks_equal_a_fresh_rebuild(docs, chunks):
@@ -22,13 +26,13 @@ def test_stored_chunks_equal_a_fresh_rebuild(docs, chunks):
 
 def test_chunk_count_and_size(chunks):
     assert 30 <= len(chunks) <= 40
-    assert max(c["n_tokens"] for c in chunks) <= h.CHUNK_SIZE
+    assert max(c["n_tokens"] for c in chunks) <= CHUNK_SIZE
     assert {c["doc"] for c in chunks} == set(h.load_corpus())
 
 
 def test_polder_uses_the_stored_chunks_and_other_corpora_are_chunked(docs, chunks, example_docs, example_chunks,
                                                                      example_chunk_size):
-    assert h.stored_or_split_chunks(docs, progress=False) == chunks
+    assert stored_or_split_chunks(docs, progress=False) == chunks
     assert example_chunks == h.split_into_chunks(example_docs, h.load_tokenizer(), example_chunk_size)
     assert max(c["n_tokens"] for c in example_chunks) <= example_chunk_size
 
@@ -51,22 +55,33 @@ def test_corpus_with_two_documents_of_one_name(tmp_path):
 
 
 def test_chunks_file_errors_name_the_line(tmp_path):
+    """More malformed chunks files, of every format, in tests/test_formats.py."""
     path = tmp_path / "chunks.jsonl"
     path.write_text('{"id": "d#00", "doc": "d", "text": "ok", "n_tokens": 3}\n{not json}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="chunks.jsonl, line 2: not valid JSON"):
+    with pytest.raises(FormatError, match=f"{path}:2: is not valid JSON"):
         h.load_chunks(path)
 
 
 def test_empty_chunk_is_refused(tmp_path):
     path = tmp_path / "chunks.jsonl"
     path.write_text('{"id": "d#00", "doc": "d", "text": "  ", "n_tokens": 2}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="chunk 'd#00' has empty"):
+    with pytest.raises(FormatError, match=f"{path}:1: chunk 'd#00': the field text is empty"):
         h.load_chunks(path)
+    with pytest.raises(ValueError, match="chunk 'd#00' has empty"):  # chunks made in memory: check_chunks
+        h.BM25Retriever([{"id": "d#00", "text": " "}])
+
+
+def test_the_stored_chunks_file_reads_back_as_written(chunks, tmp_path):
+    from retrieval_eval.corpus import write_chunks
+
+    assert all(list(c) == ["id", "doc", "text", "n_tokens"] for c in chunks)
+    write_chunks(chunks, tmp_path / "chunks.jsonl")
+    assert (tmp_path / "chunks.jsonl").read_bytes() == (CORPUS_DIR.parent / "chunks.jsonl").read_bytes()
 
 
 def test_chunk_size_larger_than_the_model_window_is_refused(example_docs, example_dir):
     with pytest.raises(ValueError, match="chunk_size 1024 is larger than the model's window of 512"):
-        h.stored_or_split_chunks(example_docs, example_dir / "corpus", chunk_size=1024, progress=False)
+        stored_or_split_chunks(example_docs, example_dir / "corpus", chunk_size=1024, progress=False)
 
 
 # --- a corpus folder as users have them ---------------------------------------------------------
@@ -226,6 +241,7 @@ def texts(draw):
     return "".join(p + s for p, s in zip(pieces, seps))
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 @settings(max_examples=120, deadline=None)
 @given(texts(), st.integers(3, 600), st.data())
 def test_every_chunk_fits_the_window_for_random_texts_and_sizes(tokenizer, text, chunk_size, data):
@@ -276,6 +292,7 @@ UNBROKEN = {
 }
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(sorted(UNBROKEN)), st.integers(0, 2**32), st.integers(50, 1500),
        st.sampled_from([64, 100, 128, 256, 384, 512]))
@@ -300,6 +317,7 @@ def test_the_testers_cases_give_chunks_near_512(tokenizer, text, n_chunks):
     assert len(sizes) == n_chunks and max(sizes) <= 512 and min(sizes[:-1]) >= 0.9 * 512, sizes
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 @settings(max_examples=80, deadline=None)
 @given(texts(), st.integers(3, 600))
 def test_the_chunks_are_the_document_in_order(tokenizer, text, chunk_size):
@@ -326,7 +344,7 @@ def test_chunk_spans_place_overlapping_chunks_where_they_are(tokenizer):
     text = paragraph(tokenizer, 600)
     for overlap in (0, 20):
         chunks = h.split_into_chunks({"doc": text}, tokenizer, 128, chunk_overlap=overlap)
-        spans = h.chunk_spans(text, chunks)
+        spans = chunk_spans(text, chunks)
         full = h.normalise(text)
         assert list(spans) == [c["id"] for c in chunks]
         assert all(full[start:end] == h.normalise(c["text"]) for c, (start, end) in zip(chunks, spans.values()))
@@ -339,7 +357,7 @@ def test_chunk_spans_place_overlapping_chunks_where_they_are(tokenizer):
 def test_chunk_spans_refuse_a_chunk_of_another_document(tokenizer):
     chunks = [{"id": "a#00", "text": "first part"}, {"id": "b#00", "text": "not in this document"}]
     with pytest.raises(ValueError, match="chunk 'b#00' is not in its document after the chunk before it"):
-        h.chunk_spans("first part and second part", chunks)
+        chunk_spans("first part and second part", chunks)
 
 
 @pytest.mark.parametrize("chunk_size, chunk_overlap, message", [
@@ -474,21 +492,21 @@ def test_stored_chunks_are_used_only_for_the_documents_they_were_made_from(docs,
     """The tester's case: with data/corpus/11_gift_cards.md added, the 34 stored chunks were used
     although the folder had 11 documents, and a question on the new file said "cut by a chunk
     boundary between chunks []"."""
-    assert h.stored_chunks_differ(docs, chunks) is None
+    assert stored_chunks_differ(docs, chunks) is None
     added = {**docs, "11_gift_cards": "Gift cards are valid for three years from the day of purchase."}
-    assert h.stored_chunks_differ(added, chunks) == "11 documents, the stored chunks name 10; new: 11_gift_cards"
+    assert stored_chunks_differ(added, chunks) == "11 documents, the stored chunks name 10; new: 11_gift_cards"
     with pytest.warns(UserWarning, match=r"chunks.jsonl was not made from the documents of .*corpus \(11 documents, "
                                          r"the stored chunks name 10; new: 11_gift_cards\): they are chunked now"):
-        fresh = h.stored_or_split_chunks(added, h.CORPUS_DIR, progress=False)
+        fresh = stored_or_split_chunks(added, CORPUS_DIR, progress=False)
     assert fresh == h.split_into_chunks(added, h.load_tokenizer())
     assert fresh[-1]["doc"] == "11_gift_cards"
     edited = dict(docs)
     edited["03_battery_care"] = edited["03_battery_care"].replace("battery", "accu", 1)
     removed = {d: t for d, t in docs.items() if d != "10_faq"}
-    assert h.stored_chunks_differ(edited, chunks) == "document '03_battery_care' changed"
-    assert h.stored_chunks_differ(removed, chunks) == "9 documents, the stored chunks name 10; gone: 10_faq"
+    assert stored_chunks_differ(edited, chunks) == "document '03_battery_care' changed"
+    assert stored_chunks_differ(removed, chunks) == "9 documents, the stored chunks name 10; gone: 10_faq"
     spaced = {d: "\n\n" + t + " \n" for d, t in docs.items()}  # whitespace around the chunks only
-    assert h.stored_chunks_differ(spaced, chunks) is None
+    assert stored_chunks_differ(spaced, chunks) is None
 
 
 @settings(max_examples=40, deadline=None)
@@ -500,19 +518,20 @@ def test_any_edit_of_a_document_outside_whitespace_is_seen(docs, chunks, edit, w
     i = spots[where % len(spots)]
     changed = {"insert": text[:i] + char + text[i:], "delete": text[:i] + text[i + 1:],
                "replace": text[:i] + ("q" if text[i] == char else char) + text[i + 1:]}[edit]
-    assert h.stored_chunks_differ({**docs, doc: changed}, chunks) == f"document {doc!r} changed"
+    assert stored_chunks_differ({**docs, doc: changed}, chunks) == f"document {doc!r} changed"
 
 
 def test_evidence_in_a_document_but_in_none_of_its_chunks_says_so(docs, chunks, golden):
     """Never "between chunks []": with chunks of another version of a document, the message says so."""
     new_text = docs["03_battery_care"] + "\n\nGift cards are valid for three years from the day of purchase."
     question = golden.iloc[[0]].assign(evidence="valid for three years from the day of purchase")
-    with pytest.raises(h.GoldenSetError) as err:
+    with pytest.raises(GoldenSetError) as err:
         h.label_chunks(question, chunks, {**docs, "03_battery_care": new_text})
     assert "is in the document '03_battery_care' but in none of its chunks" in str(err.value)
     assert "between chunks []" not in str(err.value)
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 def test_chunking_now_reads_tokenizer_json_and_gives_the_chunks_of_the_transformers_tokenizer():
     """stored_or_split_chunks uses the tokenizers library on the model's tokenizer.json (no torch):
     the chunks are those of split_into_chunks with load_tokenizer's tokenizer, word piece for word piece."""
@@ -521,8 +540,9 @@ def test_chunking_now_reads_tokenizer_json_and_gives_the_chunks_of_the_transform
 
     docs = h.load_corpus()
     for size, overlap in [(128, 19), (256, 0)]:
-        assert h.stored_or_split_chunks(docs, chunk_size=size, chunk_overlap=overlap, progress=False) == \
+        assert stored_or_split_chunks(docs, chunk_size=size, chunk_overlap=overlap, progress=False) == \
             h.split_into_chunks(docs, h.load_tokenizer(), size, overlap)
-    code = ("import sys, helpers as h; h.stored_or_split_chunks(h.load_corpus(), chunk_size=256, progress=False); "
+    code = ("import sys, helpers as h; from retrieval_eval.corpus import stored_or_split_chunks; "
+            "stored_or_split_chunks(h.load_corpus(), chunk_size=256, progress=False); "
             "print('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

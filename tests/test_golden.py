@@ -11,6 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.formats import FormatError
+from retrieval_eval.golden import GOLDEN_COLUMNS, GoldenSetError, graded_labels, load_golden
+from retrieval_eval.models import fast_tokenizer, token_counter
+from retrieval_eval.paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
 
 
 def test_golden_set_shape(golden):
@@ -54,7 +58,7 @@ def test_relevance_shape_46_single_one_multiple(qrels):
 
 
 def test_graded_labels(golden, chunks, qrels):
-    graded = h.graded_labels(golden, chunks)
+    graded = graded_labels(golden, chunks)
     assert {qid: {c for c, g in gains.items() if g == 2} for qid, gains in graded.items()} == {q: set(g) for q, g in qrels.items()}
     partial = [qid for qid, gains in graded.items() if 1 in gains.values()]
     assert len(partial) >= 15
@@ -62,7 +66,7 @@ def test_graded_labels(golden, chunks, qrels):
 
 def test_known_false_negatives_are_each_in_one_chunk_and_not_yet_relevant(chunks, qrels):
     known = h.read_known_false_negatives(chunks, qrels)  # checks every row; raises on any problem
-    listed = pd.read_csv(h.KNOWN_FALSE_NEGATIVES_PATH, dtype=str, keep_default_na=False)
+    listed = pd.read_csv(KNOWN_FALSE_NEGATIVES_PATH, dtype=str, keep_default_na=False)
     assert list(known["id"]) == list(listed["id"]) and known["id"].is_unique
     texts = {c["id"]: h.normalise(c["text"]) for c in chunks}
     for qid, sentence, chunk in zip(known["id"], known["sentence"], known["chunk"]):
@@ -86,22 +90,22 @@ def test_known_false_negatives_are_each_in_one_chunk_and_not_yet_relevant(chunks
 def test_a_bad_false_negative_file_names_the_line(rows, message, tmp_path, chunks, qrels):
     path = tmp_path / "known.csv"
     pd.DataFrame(rows, columns=["id", "sentence", "note"]).to_csv(path, index=False)
-    with pytest.raises(h.GoldenSetError, match=message):
+    with pytest.raises(GoldenSetError, match=message):
         h.read_known_false_negatives(chunks, qrels, path)
     pd.DataFrame(rows, columns=["id", "text", "note"]).to_csv(path, index=False)
-    with pytest.raises(h.GoldenSetError, match=r"missing column\(s\) \['sentence'\]"):
+    with pytest.raises(GoldenSetError, match=r"missing column\(s\) \['sentence'\]"):
         h.read_known_false_negatives(chunks, qrels, path)
 
 
 def test_example_golden_set_is_valid(example_docs, example_chunks, example_dir):
-    golden, qrels = h.load_golden_with_qrels(example_dir / "golden.csv", example_chunks, example_docs)
-    assert 5 <= len(golden) <= 10 and list(qrels) == list(golden["id"])
+    golden, qrels, level, notes = load_golden(example_dir / "golden.csv", example_chunks, example_docs)
+    assert 5 <= len(golden) <= 10 and list(qrels) == list(golden["id"]) and level == "chunk" and notes == []
 
 
 # --- bad input ---------------------------------------------------------------------------------
 
 
-def write_golden(tmp_path, rows, columns=h.GOLDEN_COLUMNS):
+def write_golden(tmp_path, rows, columns=GOLDEN_COLUMNS):
     path = tmp_path / "golden.csv"
     pd.DataFrame(rows, columns=list(columns)).to_csv(path, index=False)
     return path
@@ -110,26 +114,28 @@ def write_golden(tmp_path, rows, columns=h.GOLDEN_COLUMNS):
 GOOD = ("q1", "How long does delivery take?", "a sufficiently long evidence string", "paraphrase")
 
 
-def test_missing_column_is_named(tmp_path):
-    path = write_golden(tmp_path, [GOOD[:3]], columns=h.GOLDEN_COLUMNS[:3])
-    with pytest.raises(h.GoldenSetError, match=r"misses column\(s\) \['slice'\]"):
+def test_missing_column_is_named_and_slice_is_optional(tmp_path):
+    path = write_golden(tmp_path, [GOOD[:2] + GOOD[3:]], columns=("id", "question", "slice"))
+    with pytest.raises(FormatError, match=r"golden.csv:1: misses column\(s\) \['evidence'\]"):
         h.read_golden_csv(path)
+    path = write_golden(tmp_path, [GOOD[:3]], columns=GOLDEN_COLUMNS[:3])
+    assert h.read_golden_csv(path)["slice"].tolist() == [""]
 
 
 def test_all_problems_reported_at_once_with_question_ids(tmp_path):
     rows = [GOOD, ("q2", " ", "another long enough evidence string", "paraphrase"), ("q3", "Why?", "too short", "x"), GOOD]
-    with pytest.raises(h.GoldenSetError) as err:
+    with pytest.raises(GoldenSetError) as err:
         h.read_golden_csv(write_golden(tmp_path, rows))
     message = str(err.value)
-    assert "question 'q2': blank question" in message
-    assert "question 'q3': evidence 'too short' is shorter" in message
-    assert "question 'q1': duplicate id" in message
+    assert "line 3, question 'q2': blank question" in message
+    assert "line 4, question 'q3': evidence 'too short' is shorter" in message
+    assert "line 5, question 'q1': duplicate row: line 2 has the same evidence string" in message
 
 
 def test_wrong_encoding_is_reported_naming_the_byte_and_line(tmp_path):
     path = tmp_path / "golden.csv"
     path.write_bytes("id,question,evidence,slice\nq1,Café?,a long enough evidence string,x\n".encode("latin-1"))
-    with pytest.raises(h.GoldenSetError, match=r"golden.csv is not UTF-8: byte 0xe9 at line 2 \(byte 33 of the file\) "
+    with pytest.raises(FormatError, match=r"golden.csv is not UTF-8: byte 0xe9 at line 2 \(byte 33 of the file\) "
                                                r"does not decode; save it as UTF-8"):
         h.read_golden_csv(path)
 
@@ -137,26 +143,27 @@ def test_wrong_encoding_is_reported_naming_the_byte_and_line(tmp_path):
 def test_golden_file_problems(tmp_path, golden, chunks):
     header_only = tmp_path / "empty.csv"
     header_only.write_text("id,question,evidence,slice\n", encoding="utf-8")
-    with pytest.raises(h.GoldenSetError, match="holds no question"):
+    with pytest.raises(GoldenSetError, match="holds no question"):
         h.read_golden_csv(header_only)
     blank = tmp_path / "blank.csv"
     blank.write_text("", encoding="utf-8")
-    with pytest.raises(h.GoldenSetError, match="blank.csv is empty: it needs a header line id,question,evidence,slice"):
+    with pytest.raises(FormatError, match="blank.csv: is empty: it needs a header line naming the columns id, question, "
+                                          "evidence and one row per question"):
         h.read_golden_csv(blank)
-    with pytest.raises(FileNotFoundError, match="the golden file .*nowhere.csv does not exist"):
+    with pytest.raises(FileNotFoundError, match=".*nowhere.csv does not exist"):
         h.read_golden_csv(tmp_path / "nowhere.csv")
     short_partial = golden.head(1).assign(partial_evidence="the")
     short_partial.to_csv(tmp_path / "partial.csv", index=False)
-    with pytest.raises(h.GoldenSetError, match="partial_evidence 'the' is shorter than"):
+    with pytest.raises(GoldenSetError, match="partial_evidence 'the' is shorter than"):
         h.read_golden_csv(tmp_path / "partial.csv")
-    with pytest.raises(h.GoldenSetError, match="question 'q9': evidence '  ' is shorter than"):
+    with pytest.raises(GoldenSetError, match="question 'q9': evidence '  ' is shorter than"):
         h.label_chunks(pd.DataFrame({"id": ["q9"], "evidence": ["  "]}), chunks)
 
 
 def test_evidence_not_in_corpus_names_the_question(golden, chunks, docs):
     bad = golden.head(2).copy()
     bad.loc[bad.index[1], "evidence"] = "this sentence appears nowhere in the Polder corpus"
-    with pytest.raises(h.GoldenSetError, match=rf"question '{bad.iloc[1]['id']}'.*not in the corpus"):
+    with pytest.raises(GoldenSetError, match=rf"question '{bad.iloc[1]['id']}'.*not in the corpus"):
         h.label_chunks(bad, chunks, docs)
 
 
@@ -166,34 +173,34 @@ def test_evidence_cut_by_chunk_boundary_names_both_chunks(golden, chunks, docs):
     straddling = " ".join(first["text"].split()[-4:] + second["text"].split()[:4])
     bad = golden.head(1).copy()
     bad["evidence"] = straddling
-    with pytest.raises(h.GoldenSetError, match=rf"cut by a chunk boundary between chunks \['{first['id']}', '{second['id']}'\]"):
+    with pytest.raises(GoldenSetError, match=rf"cut by a chunk boundary between chunks \['{first['id']}', '{second['id']}'\]"):
         h.label_chunks(bad, chunks, docs)
 
 
 def test_evidence_cut_between_overlapping_chunks_names_the_two_chunks():
     """With overlap a chunk starts before the previous one ends; the message still names the right two."""
     words = [f"word{i}" for i in range(120)]
-    chunks = h.split_into_chunks({"d": " ".join(words)}, h.load_tokenizer(), 40, chunk_overlap=12)
+    chunks = h.split_into_chunks({"d": " ".join(words)}, fast_tokenizer(None), 40, chunk_overlap=12)
     first, second = chunks[1], chunks[2]
     begin, end = words.index(second["text"].split()[0]), words.index(first["text"].split()[-1])
     assert begin <= end  # the two chunks share words
     evidence = " ".join(words[begin - 1 : end + 2])  # from just before the second chunk to just after the first
-    with pytest.raises(h.GoldenSetError, match=rf"between chunks \['{first['id']}', '{second['id']}'\]"):
+    with pytest.raises(GoldenSetError, match=rf"between chunks \['{first['id']}', '{second['id']}'\]"):
         h.label_chunks(pd.DataFrame({"id": ["q1"], "evidence": [evidence]}), chunks, {"d": " ".join(words)})
 
 
 def test_partial_evidence_that_is_the_evidence_or_in_no_chunk_is_refused(golden, chunks):
     bad = golden.head(2).copy()
     bad["partial_evidence"] = [bad.iloc[0]["evidence"], "a partial answer that is nowhere in the corpus"]
-    with pytest.raises(h.GoldenSetError) as err:
-        h.graded_labels(bad, chunks)
+    with pytest.raises(GoldenSetError) as err:
+        graded_labels(bad, chunks)
     assert f"question '{bad.iloc[0]['id']}': partial evidence {bad.iloc[0]['evidence']!r} is part of the evidence" in str(err.value)
     assert f"question '{bad.iloc[1]['id']}': partial evidence 'a partial answer that is nowhere" in str(err.value)
 
 
 def test_partial_evidence_in_the_evidence_chunk_adds_no_gain_1_chunk(golden, chunks, qrels):
     """Labels follow the chunks: where both spans share a chunk, that chunk keeps gain 2."""
-    graded = h.graded_labels(golden, chunks)
+    graded = graded_labels(golden, chunks)
     for qid, span in zip(golden["id"], golden["partial_evidence"]):
         holders = {c["id"] for c in chunks if span.strip() and h.normalise(span) in h.normalise(c["text"])}
         assert {cid for cid, gain in graded[qid].items() if gain == 1} == holders - set(qrels[qid]), qid
@@ -201,14 +208,14 @@ def test_partial_evidence_in_the_evidence_chunk_adds_no_gain_1_chunk(golden, chu
 
 def test_every_problem_is_listed_at_once_with_question_ids(example_docs, example_chunks, broken_golden):
     path, first, second = broken_golden
-    with pytest.raises(h.GoldenSetError) as err:
-        h.load_golden_with_qrels(path, example_chunks, example_docs)
+    with pytest.raises(GoldenSetError) as err:
+        load_golden(path, example_chunks, example_docs)
     message = str(err.value)
     assert message.startswith("golden.csv has 5 problem(s)")
     for expected in [
         "question 'lh02': blank question",
         "question 'lh03': evidence 'lent for 21 days' is shorter than 20 characters",
-        "question 'lh06': duplicate id",
+        "line 8, question 'lh06': duplicate id: line 7 has it with another question or slice",
         "question 'lh04': evidence 'the library lends bicycles for a week' is in no chunk and not in the corpus",
         "question 'lh05': evidence",
         f"is cut by a chunk boundary between chunks ['{first}', '{second}']",
@@ -226,7 +233,7 @@ ROWS = [
 
 
 def expected_frame():
-    return pd.DataFrame(ROWS, columns=list(h.GOLDEN_COLUMNS))
+    return pd.DataFrame(ROWS, columns=list(GOLDEN_COLUMNS))
 
 
 def test_the_header_the_readme_shows_is_read():
@@ -246,7 +253,7 @@ def read_text(text: str, encoding: str = "utf-8", name: str = "golden.csv"):
         return h.read_golden_csv(path)
 
 
-def csv_text(sep: str, header=h.GOLDEN_COLUMNS, line_end: str = "\n", rows=ROWS) -> str:
+def csv_text(sep: str, header=GOLDEN_COLUMNS, line_end: str = "\n", rows=ROWS) -> str:
     frame = pd.DataFrame(rows, columns=list(header))
     buffer = io.StringIO()
     frame.to_csv(buffer, sep=sep, index=False, lineterminator=line_end)
@@ -279,25 +286,25 @@ def test_a_spreadsheet_file_is_refused_with_how_to_save_it_as_csv(tmp_path, name
             archive.writestr("xl/workbook.xml", "<workbook/>")
     else:
         path.write_bytes(content)
-    with pytest.raises(h.GoldenSetError, match=rf"{name} is a spreadsheet file, not CSV text: save it as CSV UTF-8"):
+    with pytest.raises(FormatError, match=rf"{name}: is a spreadsheet file, not CSV text: save it as CSV UTF-8"):
         h.read_golden_csv(path)
 
 
 def test_a_missing_column_shows_the_header_that_was_found_and_how_to_fix_it():
-    with pytest.raises(h.GoldenSetError) as err:
-        read_text("id,question,evidence\nq1,Why?,a long enough evidence string\n")
+    with pytest.raises(FormatError) as err:
+        read_text("id,question,slice\nq1,Why?,x\n")
     message = str(err.value)
-    assert "misses column(s) ['slice']: its header line is 'id,question,evidence'" in message
-    assert "The first line must name the columns id, question, evidence, slice" in message
-    with pytest.raises(h.GoldenSetError, match=r"misses column\(s\) \['id', 'question', 'evidence', 'slice'\]: its header "
-                                               r"line is 'id\|question\|evidence\|slice', read with the comma as separator"):
+    assert "golden.csv:1: misses column(s) ['evidence']: its header line is 'id,question,slice'" in message
+    assert "The first line must name the columns id, question, evidence (any case; optional: slice, partial_evidence)" in message
+    with pytest.raises(FormatError, match=r"misses column\(s\) \['id', 'question', 'evidence'\]: its header "
+                                          r"line is 'id\|question\|evidence\|slice', read with the comma as separator"):
         read_text("id|question|evidence|slice\nq1|Why?|a long enough evidence string|x\n")
-    with pytest.raises(h.GoldenSetError, match=r"names the column\(s\) \['id'\] twice"):
+    with pytest.raises(FormatError, match=r"names the column\(s\) \['id'\] twice"):
         read_text("id,ID,question,evidence,slice\nq1,q1,Why?,a long enough evidence string,x\n")
 
 
 def test_a_row_with_an_unquoted_separator_names_the_line():
-    with pytest.raises(h.GoldenSetError, match=r"row 3 \(line 3, starting 'q2'\) has 5 cells, the header 4\. .*must be in "
+    with pytest.raises(FormatError, match=r"row 3 \(line 3, starting 'q2'\) has 5 cells, the header 4\. .*must be in "
                                                r"double quotes"):
         read_text("id,question,evidence,slice\nq1,Why?,a long enough evidence string,x\nq2,Why, not?,another long "
                   "evidence string,x\n")
@@ -315,7 +322,7 @@ def test_a_row_with_an_unquoted_separator_names_the_line():
      "row 3 (line 4, starting 'q2') has 5 cells, the header 4"),  # a quoted line break: row 3 starts on line 4
 ])
 def test_rows_with_more_cells_than_the_header_are_named(rows, expected):
-    with pytest.raises(h.GoldenSetError) as err:
+    with pytest.raises(FormatError) as err:
         read_text("\n".join(["id,question,evidence,slice", *rows]) + "\n")
     assert f"golden.csv: {expected}. The header has 4 cells ('id,question,evidence,slice')" in str(err.value)
 
@@ -333,7 +340,7 @@ def test_any_row_longer_than_the_header_is_named_and_nothing_else_is_read(kinds,
     if not bad:
         assert list(read_text(text)["id"]) == [f"q{i}" for i in range(len(kinds))]
         return
-    with pytest.raises(h.GoldenSetError) as err:
+    with pytest.raises(FormatError) as err:
         read_text(text)
     for i in bad[:5]:
         assert f"row {i + 2} (line {i + 2 + hint}, starting 'q{i}') has 5 cells, the header 4" in str(err.value)
@@ -347,7 +354,7 @@ def test_any_row_longer_than_the_header_is_named_and_nothing_else_is_read(kinds,
 ])
 def test_a_table_with_another_separator_shows_its_header_and_the_accepted_separators(text, kind):
     """The tester's case: a pipe-separated or Markdown-table golden file gave a misleading message."""
-    with pytest.raises(h.GoldenSetError) as err:
+    with pytest.raises(FormatError) as err:
         read_text(text)
     message = str(err.value)
     assert f"its header line is {text.splitlines()[0]!r}" in message
@@ -366,7 +373,7 @@ def golden_files(draw):
     n = draw(st.integers(1, 5))
     ids = [f"q{i}" for i in range(n)]
     rows = [(qid, draw(CELLS), "Evidence long enough: " + draw(CELLS), draw(CELLS)) for qid in ids]
-    header = [draw(st.sampled_from([c, c.upper(), c.title(), f" {c} "])) for c in h.GOLDEN_COLUMNS]
+    header = [draw(st.sampled_from([c, c.upper(), c.title(), f" {c} "])) for c in GOLDEN_COLUMNS]
     sep = draw(st.sampled_from([",", ";", "\t"]))
     return rows, csv_text(sep, header, draw(st.sampled_from(["\n", "\r\n"])), rows), draw(
         st.sampled_from(["utf-8", "utf-8-sig", "utf-16-bom"]))
@@ -384,6 +391,7 @@ def test_random_golden_files_read_back_as_written(case):
 # --- questions longer than the model's window, found before any model loads ---------------------
 
 
+@pytest.mark.slow  # over 5 s on the 2-core machine
 def test_a_question_longer_than_the_window_is_named_with_the_golden_file_checks(tmp_path, example_docs, example_chunks,
                                                                                  example_dir):
     golden = pd.read_csv(example_dir / "golden.csv", dtype=str, keep_default_na=False)
@@ -391,9 +399,9 @@ def test_a_question_longer_than_the_window_is_named_with_the_golden_file_checks(
     golden.loc[4, "evidence"] = "this sentence is nowhere in the library corpus"
     path = tmp_path / "golden.csv"
     golden.to_csv(path, index=False)
-    tokenizer, n_tokens = h.load_tokenizer(), h.token_counter()
-    with pytest.raises(h.GoldenSetError) as err:
-        h.load_golden_with_qrels(path, example_chunks, example_docs, n_tokens, 128)
+    tokenizer, n_tokens = h.load_tokenizer(), token_counter()
+    with pytest.raises(GoldenSetError) as err:
+        load_golden(path, example_chunks, example_docs, n_tokens=n_tokens, window=128)
     message = str(err.value)
     assert message.startswith("golden.csv has 2 problem(s)")
     n = len(tokenizer.encode(golden.loc[2, "question"]))
@@ -401,5 +409,53 @@ def test_a_question_longer_than_the_window_is_named_with_the_golden_file_checks(
     assert f"question '{golden.loc[2, 'id']}': the question is {n} word pieces long, more than the model's window of 128" in message
     assert f"question '{golden.loc[4, 'id']}': evidence" in message
     n = len(tokenizer.encode("query: " + golden.loc[2, "question"]))
-    with pytest.raises(h.GoldenSetError, match=rf"is {n} word pieces long with the model's query prompt 'query: '"):
-        h.load_golden_with_qrels(path, example_chunks, example_docs, n_tokens, 128, query_prefix="query: ")
+    with pytest.raises(GoldenSetError, match=rf"is {n} word pieces long with the model's query prompt 'query: '"):
+        load_golden(path, example_chunks, example_docs, n_tokens=n_tokens, window=128, query_prefix="query: ")
+
+
+# --- several evidence strings per question -------------------------------------------------------
+
+
+def test_a_question_with_several_evidence_strings_takes_one_row_per_string(tmp_path, golden, chunks, docs, qrels):
+    """Each string is relevant on its own: the question's relevant chunks are those of either string."""
+    first = golden.iloc[0]
+    second = next(row for _, row in golden.iterrows() if not set(qrels[row["id"]]) & set(qrels[first["id"]]))
+    rows = [tuple(first[c] for c in GOLDEN_COLUMNS), (first["id"], first["question"], second["evidence"], first["slice"])]
+    path = write_golden(tmp_path, rows)
+    read = h.read_golden_csv(path)
+    assert list(read.columns) == [*GOLDEN_COLUMNS, "evidence_strings"] and len(read) == 1
+    assert read.loc[0, "evidence_strings"] == (first["evidence"], second["evidence"]) and read.loc[0, "evidence"] == first["evidence"]
+    labelled = load_golden(path, chunks, docs).qrels
+    both = set(qrels[first["id"]]) | set(qrels[second["id"]])
+    assert labelled == {first["id"]: {c["id"]: 1 for c in chunks if c["id"] in both}} and len(both) == 2
+    assert "evidence_strings" not in h.read_golden_csv(write_golden(tmp_path, rows[:1])).columns  # one string: no column
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([GOOD, ("q1", "Another question?", "another long enough evidence string", "paraphrase")],
+     "line 3, question 'q1': duplicate id: line 2 has it with another question or slice"),
+    ([GOOD, ("q1", GOOD[1], "another long enough evidence string", "exact_term")],
+     "line 3, question 'q1': duplicate id: line 2 has it with another question or slice"),
+    ([GOOD + ("a partial answer of some length",), GOOD[:2] + ("another long enough evidence string", GOOD[3], "another partial answer here")],
+     "line 3, question 'q1': another partial_evidence than line 2: give it once"),
+])
+def test_repeated_rows_that_disagree_are_refused(tmp_path, rows, message):
+    columns = GOLDEN_COLUMNS + (("partial_evidence",) if len(rows[0]) == 5 else ())
+    with pytest.raises(GoldenSetError, match=message):
+        h.read_golden_csv(write_golden(tmp_path, rows, columns))
+
+
+def test_every_missing_evidence_string_is_named(tmp_path, golden, chunks, docs):
+    first = golden.iloc[0]
+    rows = [tuple(first[c] for c in GOLDEN_COLUMNS), (first["id"], first["question"], "a sentence that is in no chunk at all", "x")]
+    rows[1] = rows[1][:3] + (first["slice"],)
+    with pytest.raises(GoldenSetError) as err:
+        load_golden(write_golden(tmp_path, rows), chunks, docs)
+    assert f"question {first['id']!r}: evidence 'a sentence that is in no chunk at all' is in no chunk and not in the corpus" in str(err.value)
+    assert str(err.value).startswith("golden.csv has 1 problem(s)")
+
+
+def test_evidence_labels_scored_by_document(chunks, docs, qrels):
+    labelled = load_golden(GOLDEN_PATH, chunks, docs, level="document")
+    assert labelled.level == "document"
+    assert labelled.qrels == {q: {c.split("#")[0]: 1 for c in gains} for q, gains in qrels.items()}

@@ -3,6 +3,7 @@
 import pytest
 
 import helpers as h
+from retrieval_eval.text import read_text
 
 
 def test_normalise_handles_typography():
@@ -29,11 +30,11 @@ def test_read_text_reads_utf8_and_byte_order_marked_unicode_and_refuses_the_rest
     for raw in ["a\r\nb\rc\n".encode("utf-8"), "\ufeffa\nb\nc\n".encode("utf-8"), "a\r\nb\nc\n".encode("utf-16"),
                 "a\nb\nc\n".encode("utf-32")]:
         path.write_bytes(raw)
-        assert h.read_text(path) == "a\nb\nc\n"
+        assert read_text(path) == "a\nb\nc\n"
     path.write_bytes("a\nb\nna\xefve".encode("latin-1"))
     with pytest.raises(ValueError, match=r"f.txt is not UTF-8: byte 0xef at line 3 \(byte 6 of the file\) does not "
                                          r"decode; save it as UTF-8"):
-        h.read_text(path)
+        read_text(path)
     path.write_bytes("abc".encode("utf-16-le"))  # UTF-16 without its byte-order mark
     with pytest.raises(ValueError, match="f.txt holds NUL bytes: it is not a text file, or UTF-16 without a byte-order mark"):
-        h.read_text(path)
+        read_text(path)

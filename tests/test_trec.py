@@ -6,6 +6,10 @@ import pytest
 import pytrec_eval
 
 import helpers as h
+from retrieval_eval.paths import ROOT
+from retrieval_eval.trec import (
+    Coverage, FormatError, TrecFormatError, align_run, find_line, judgements, trec_order, write_trec_qrels, write_trec_run,
+)
 
 
 def test_trec_files_reproduce_the_evaluation_table(runs, qrels, tmp_path):
@@ -39,7 +43,7 @@ def test_the_default_bm25_reaches_0_70_recall_at_3_by_trec_eval(runs, qrels, tmp
 
 
 def test_run_file_scores_strictly_decrease(tmp_path):
-    path = h.write_trec_run({"q1": ["c", "a", "b"]}, tmp_path / "run.txt", "t")
+    path = write_trec_run({"q1": ["c", "a", "b"]}, tmp_path / "run.txt", "t")
     lines = [line.split() for line in path.read_text().splitlines()]
     assert [line[2] for line in lines] == ["c", "a", "b"]
     scores = [float(line[4]) for line in lines]
@@ -49,13 +53,13 @@ def test_run_file_scores_strictly_decrease(tmp_path):
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda p: h.write_trec_run({"q1": ["a", "a"]}, p, "t"), "duplicate id 'a'"),
-        (lambda p: h.write_trec_run({"q 1": ["a"]}, p, "t"), "'q 1' cannot be written"),
-        (lambda p: h.write_trec_qrels({"q1": {"a": 0.5}}, p), "chunk 'a': gain 0.5 is not a whole number"),
-        (lambda p: h.write_trec_run({"q1": ["a", 2]}, p, "t"), r"question 'q1': the ranking holds 2 \(int\) at rank 2"),
-        (lambda p: h.write_trec_run({1: ["a"]}, p, "t"), r"the run holds question id 1 \(int\)"),
-        (lambda p: h.write_trec_qrels({"q1": {None: 1}}, p), r"question 'q1': the gains hold id None \(NoneType\)"),
-        (lambda p: h.write_trec_qrels({("q", 1): {"a": 1}}, p), r"the qrels hold question id \('q', 1\) \(tuple\)"),
+        (lambda p: write_trec_run({"q1": ["a", "a"]}, p, "t"), "duplicate id 'a'"),
+        (lambda p: write_trec_run({"q 1": ["a"]}, p, "t"), "'q 1' cannot be written"),
+        (lambda p: write_trec_qrels({"q1": {"a": 0.5}}, p), "chunk 'a': gain 0.5 is not a whole number"),
+        (lambda p: write_trec_run({"q1": ["a", 2]}, p, "t"), r"question 'q1': the ranking holds 2 \(int\) at rank 2"),
+        (lambda p: write_trec_run({1: ["a"]}, p, "t"), r"the run holds question id 1 \(int\)"),
+        (lambda p: write_trec_qrels({"q1": {None: 1}}, p), r"question 'q1': the gains hold id None \(NoneType\)"),
+        (lambda p: write_trec_qrels({("q", 1): {"a": 1}}, p), r"the qrels hold question id \('q', 1\) \(tuple\)"),
     ],
 )
 def test_bad_trec_input_is_refused(call, message, tmp_path):
@@ -65,7 +69,7 @@ def test_bad_trec_input_is_refused(call, message, tmp_path):
 
 # --- reading: trec_eval's own test files, at full precision against pytrec_eval ----------------
 
-DATA = h.ROOT / "tests" / "data" / "trec_eval"  # copied from trec_eval 10.0, see its README.md
+DATA = ROOT / "tests" / "data" / "trec_eval"  # copied from trec_eval 10.0, see its README.md
 
 
 def write(tmp_path, name, data):
@@ -77,8 +81,8 @@ def write(tmp_path, name, data):
 def our_measures(ranked, gains, ks=(1, 5, 10, 15, 20, 30, 100, 200, 500, 1000)):
     """trec_eval's names for the values of our metric functions (0 for a question without a relevant document)."""
     relevant = h.relevant_ids(gains)
-    out = {"recip_rank": h.reciprocal_rank(ranked, relevant), "Rprec": h.r_precision(ranked, relevant),
-           "map": h.average_precision(ranked, relevant)}
+    out = {"recip_rank": h.reciprocal_rank(ranked, relevant), "Rprec": h.r_precision(ranked, gains),
+           "map": h.average_precision(ranked, gains)}
     for k in ks:
         out |= {f"P_{k}": h.precision_at_k(ranked, relevant, k), f"recall_{k}": h.recall_at_k(ranked, relevant, k),
                 f"ndcg_cut_{k}": h.ndcg_at_k(ranked, gains, k), f"success_{k}": h.success_at_k(ranked, relevant, k)}
@@ -129,7 +133,7 @@ def test_comment_lines_and_a_docid_with_a_hash():
 
 def test_our_run_files_read_back_in_our_order(runs, tmp_path):
     for name, run in runs.items():
-        path = h.write_trec_run(run, tmp_path / f"{name}.txt", name)
+        path = write_trec_run(run, tmp_path / f"{name}.txt", name)
         read = h.read_run(path)
         assert read.rankings == {q: r for q, r in run.items() if r} and read.reordered == () and read.tag == name
 
@@ -171,7 +175,7 @@ def test_cr_only_line_ends(tmp_path):
 def test_non_ascii_ids_tie_as_utf8_bytes(tmp_path):
     # strcmp on UTF-8 bytes orders as Python orders strings (code points)
     ids = ["a", "é", "z", "日本", "Z", "éa"]
-    assert [ids[i] for i in h.trec_order(ids, [1.0] * len(ids))] == sorted(ids, key=lambda s: s.encode(), reverse=True)
+    assert [ids[i] for i in trec_order(ids, [1.0] * len(ids))] == sorted(ids, key=lambda s: s.encode(), reverse=True)
     run = h.read_run(write(tmp_path, "run", "".join(f"q Q0 {d} 1 0 t\n" for d in ids)))
     assert run.rankings["q"] == sorted(ids, reverse=True)
 
@@ -205,7 +209,7 @@ def test_the_tag_is_the_last_lines_and_the_rank_column_is_ignored(tmp_path):
 ])
 def test_bad_qrels_lines(tmp_path, text, line, words):
     path = write(tmp_path, "my qrels é.txt", text)
-    with pytest.raises(h.TrecFormatError) as info:
+    with pytest.raises(TrecFormatError) as info:
         h.read_qrels(path)
     assert info.value.line == line and info.value.path == str(path)
     assert str(info.value).startswith(f"{path}:{line}: ") and words in str(info.value)
@@ -222,7 +226,7 @@ def test_bad_qrels_lines(tmp_path, text, line, words):
 ])
 def test_bad_run_lines(tmp_path, text, line, words):
     path = write(tmp_path, "run.txt", text)
-    with pytest.raises(h.TrecFormatError) as info:
+    with pytest.raises(TrecFormatError) as info:
         h.read_run(path)
     assert info.value.line == line and str(info.value).startswith(f"{path}:{line}: ") and words in str(info.value)
 
@@ -230,23 +234,23 @@ def test_bad_run_lines(tmp_path, text, line, words):
 @pytest.mark.parametrize("reader", [h.read_qrels, h.read_run])
 @pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
 def test_empty_files(tmp_path, reader, text):
-    with pytest.raises(h.TrecFormatError, match="holds no"):
+    with pytest.raises(TrecFormatError, match="holds no"):
         reader(write(tmp_path, "f.txt", text))
 
 
 def test_missing_file_bad_utf8_and_a_long_line(tmp_path):
-    with pytest.raises(h.TrecFormatError, match="nope.txt: cannot be read"):
+    with pytest.raises(TrecFormatError, match="nope.txt: cannot be read"):
         h.read_run(tmp_path / "nope.txt")
-    with pytest.raises(h.TrecFormatError, match=r"q:2: is not valid UTF-8 \(byte 0xff\)"):
+    with pytest.raises(TrecFormatError, match=r"q:2: is not valid UTF-8 \(byte 0xff\)"):
         h.read_qrels(write(tmp_path, "q", b"q 0 a 1\nq 0 \xff 1\n"))
-    with pytest.raises(h.TrecFormatError) as info:
+    with pytest.raises(TrecFormatError) as info:
         h.read_run(write(tmp_path, "r", "q " + "x" * 500 + "\n"))
     assert "…" in str(info.value) and len(str(info.value)) < 400
 
 
 def test_find_line(tmp_path):
     path = write(tmp_path, "run", "# header\nq1 Q0 a 1 2 t\n\nq2 Q0 a 1 2 t\n")
-    assert h.find_line(path, "q2", "a") == 4 and h.find_line(path, "q1", "a") == 2 and h.find_line(path, "q3", "a") is None
+    assert find_line(path, "q2", "a") == 4 and find_line(path, "q1", "a") == 2 and find_line(path, "q3", "a") is None
 
 
 # --- which questions meet ---------------------------------------------------------------------------
@@ -254,12 +258,20 @@ def test_find_line(tmp_path):
 
 def test_align_run_as_trec_eval_c():
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 0, "d": -1}}
-    rankings, coverage = h.align_run({"q1": ["a"], "q9": ["z"], "q3": ["c"]}, qrels)
-    assert coverage == h.Coverage(scored=("q1", "q2"), run_only=("q9",), missing=("q2",), no_relevant=("q3",))
+    rankings, coverage = align_run({"q1": ["a"], "q9": ["z"], "q3": ["c"]}, qrels)
+    assert coverage == Coverage(scored=("q1", "q2"), run_only=("q9",), missing=("q2",), no_relevant=("q3",))
     assert rankings == {"q1": ["a"], "q2": []}
     text = coverage.summary()
     assert text.startswith("2 questions scored") and "1 in the run but not in the qrels, ignored ('q9')" in text
     assert "1 in the qrels but not in the run, scored 0 ('q2')" in text
     assert "1 with no relevant document in the qrels, left out ('q3')" in text
-    many = h.align_run({}, {f"q{i}": {"a": 1} for i in range(7)})[1].summary()
+    many = align_run({}, {f"q{i}": {"a": 1} for i in range(7)})[1].summary()
     assert "7 in the qrels but not in the run, scored 0 ('q0', 'q1', 'q2', 'q3', 'q4' and 2 more)" in many
+
+
+def test_judgements_keep_the_line_of_each_label(tmp_path):
+    """What the golden-set readers use to name the line of a label that no chunk has."""
+    path = write(tmp_path, "qrels", "# a comment\nq1 0 a 1\n\nq1 0 b 0\nq2 0 a -1\n")
+    assert judgements(path) == [(2, "q1", "a", 1), (4, "q1", "b", 0), (5, "q2", "a", -1)]
+    assert h.read_qrels(path) == {"q1": {"a": 1, "b": 0}, "q2": {"a": -1}}
+    assert issubclass(TrecFormatError, FormatError)  # one kind of error for every file format
