@@ -8,12 +8,12 @@ CHROMIUM := /usr/bin/chromium
 .PHONY: lab test notebooks trec chunks evaluate evaluate-runs bench clean
 
 # (Re)install only when a requirements file or the project file changes.
-$(STAMP): requirements.txt requirements-test.txt pyproject.toml
+$(STAMP): requirements.txt requirements-model.txt requirements-test.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# torch first, by exact version: the CPU wheel (an unpinned torch pulls a multi-GB CUDA build).
-	$(PY) -m pip install --quiet "$$(grep -E '^torch==' requirements.txt)"
-	$(PY) -m pip install --quiet -r requirements.txt -r requirements-test.txt
+	# torch first, alone, by its exact version (see requirements-model.txt).
+	$(PY) -m pip install --quiet "$$(grep -E '^torch==' requirements-model.txt)"
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-model.txt -r requirements-test.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
