@@ -14,7 +14,7 @@ from retrieval_eval.comparisons import (
 )
 from retrieval_eval.conventions import (
     average_precision, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean, micro_recall,
-    ndcg_retrieved_ideal, precision_of_returned, published_metrics, r_precision, share_of_ceiling, switchboard,
+    ndcg_retrieved_ideal, precision_of_returned, published_metrics, published_summary, r_precision, share_of_ceiling, switchboard,
     trec_eval_means,
 )
 from retrieval_eval.corpus import load_corpus, split_into_chunks
@@ -76,7 +76,7 @@ __all__ = [
     # conventions of other tools (deep dive)
     "switchboard", "trec_eval_means", "hit_rate", "capped_recall", "precision_of_returned", "f1_at_k", "r_precision",
     "average_precision", "context_precision", "exponential_gains", "ndcg_retrieved_ideal", "macro_mean",
-    "micro_recall", "share_of_ceiling", "published_metrics",
+    "micro_recall", "share_of_ceiling", "published_metrics", "published_summary",
     # what the baseline is made of, chunking, the audit (deep dives)
     "bm25_table", "BM25_STEPS", "BM25_VARIANTS", "tie_effect", "chunking_experiment", "CHUNK_SIZES", "BUDGET",
     "golden_set_audit",

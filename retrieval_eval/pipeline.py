@@ -33,7 +33,7 @@ from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
 from .formats import load_chunks, own_corpus
 from .fusion import fuse_runs
 from .golden import LEVELS, document_run, load_golden
-from .models import fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter, unknown_only
+from .models import document_prefix, fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter, unknown_only
 from .parameters import model_problems, path_problem, raise_problems
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, RUNS_DIR, write_atomically
 from .retrievers import BM25Retriever, VectorRetriever, unindexable_chunks
@@ -336,7 +336,7 @@ class Setup(NamedTuple):
     qrels: dict  #: ``{question id: {chunk or document id: gain}}`` at the level scored
     runs: dict  #: ``{retriever name: {question id: ranking}}`` at the level scored, in the registry's order
     skipped: list  #: ``[(file, reason)]``: what was not read (corpus files, questions left out)
-    unreadable: dict  #: ``{"chunks": [...], "questions": [...]}`` the embedding model reads as unknown tokens only
+    unreadable: dict  #: ``{"chunks", "questions"}`` the embedding model reads as unknown tokens only; ``"cut"``: chunks past its window
     level: str = "chunk"  #: "document": the labels name documents, and each run ranks documents (best chunk's rank)
 
     @property
@@ -350,12 +350,15 @@ class Setup(NamedTuple):
         unindexable = unindexable_chunks(self.chunks)
         unranked = {name: [q for q, r in run.items() if not r] for name, run in self.runs.items()}
         what = {"chunks": "vector search places them by accident", "questions": "vector search ranks for them by accident"}
+        cut = self.unreadable.get("cut", [])
         return ([f"not read: {path}: {reason}" for path, reason in self.skipped]
                 + [f"chunk {c!r} has no word BM25 can index: BM25 can never find it" for c in unindexable]
                 + [f"{name} ranked no chunk for {len(q)} question(s): {', '.join(q)} (they score 0)"
                    for name, q in unranked.items() if q]
                 + [f"the embedding model reads {len(ids)} {kind} as unknown tokens only ({', '.join(ids)}): {what[kind]}"
-                   for kind, ids in self.unreadable.items() if ids]
+                   for kind, ids in self.unreadable.items() if ids and kind != "cut"]
+                + [f"{len(cut)} chunks are longer than the embedding model's window: vector search reads only their start "
+                   f"({', '.join(cut[:3])}{f' and {len(cut) - 3} more' if len(cut) > 3 else ''})"] * bool(cut)
                 + ["scored at the document level: each retriever's ranking of chunks became a ranking of documents, "
                    "each document at the rank of its best chunk"] * (self.level == "document"))
 
@@ -386,7 +389,10 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
     runs = run_registry(registry, chunks, asked, inputs.teaching, cache_dir, progress)
     if inputs.level == "document":
         runs = {name: document_run(run, chunks) for name, run in runs.items()}
-    unreadable = {"chunks": [], "questions": []} if inputs.teaching else {
-        "chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
-        "questions": unknown_only(asked, model_name)}
+    unreadable = {"chunks": [], "questions": [], "cut": []}
+    if not inputs.teaching:
+        count, prefix = token_counter(model_name), document_prefix(model_name)
+        unreadable = {"chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
+                      "questions": unknown_only(asked, model_name),
+                      "cut": [c["id"] for c in chunks if count(prefix + c["text"]) > chunk_size]}
     return Setup(inputs.docs, chunks, golden_set, inputs.qrels, runs, inputs.skipped, unreadable, inputs.level)
