@@ -83,7 +83,7 @@ def test_a_tie_is_named_and_no_relevant_chunk_within_the_depth_is_said():
 def test_hidden_the_candidates_come_in_input_order_without_terms():
     result = rrf_explanation({"A": ["c1", "x", "y"], "B": ["z", "x", "w", "v", "c1"]}, {"c1": 1})
     hidden, shown = (rrf_table_html(result, ["A", "B"], 60, 10, s) for s in (False, True))
-    order = lambda html: re.findall(r"<td class=rw-left>([^ <]+)", html)  # noqa: E731
+    order = lambda html: re.findall(r"<td class=rw-left style=white-space:nowrap>([^ <]+)", html)  # noqa: E731
     assert order(shown) == result["fused"] and order(hidden) == ["c1", "z", "x", "w", "y", "v"]
     assert f"{1 / 61:.4f}" in shown and f"{1 / 61:.4f}" not in hidden and "rw-relevant" in hidden
 

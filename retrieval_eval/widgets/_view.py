@@ -60,7 +60,7 @@ STYLE = """
   background: #0b4f9c; color: #fff; font-weight: bold; box-shadow: none; }
 .rw-widget .jupyter-button { flex: 0 0 auto; }
 .rw-widget img.rw-picture { width: 100%; height: auto; object-fit: contain; object-position: left top;
-  max-height: calc(100vh - 330px); }
+  max-height: calc(100vh - 290px); }
 .rw-widget .rw-clamp { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden;
   overflow-wrap: break-word; }
 .rw-widget.rw-full .rw-clamp { display: block; }
@@ -82,8 +82,7 @@ FALLBACK_STYLE = """<style>
 </style>"""
 KERNEL_NOTE = ("<div class='rw-kernel-note' style='border-left:4px solid #d9822b;padding:4px 8px;background:#fff4e5;"
                "color:#000'>&#9888; <b>Not live:</b> the {label} needs a running kernel. Run this cell; after a "
-               "kernel restart use <i>Kernel &#9656; Restart Kernel and Run All Cells</i>. Below: a static copy "
-               "at the starting values.</div>")
+               "kernel restart use <i>Kernel &#9656; Restart Kernel and Run All Cells</i>.{more}</div>")
 
 # JupyterLab's notebook shortcuts listen for keydown on the document and match the focused element, so
 # the event is stopped at the widget's root. ToggleButtons get the arrow keys of a radio group.
@@ -209,7 +208,7 @@ def slot_marks(ax, xs, y: float = 0.5) -> list:
 
 def image_widget(width_px: int) -> w.Image:
     """An Image for a :class:`FastFigure` PNG: as wide as its column (not less than ``width_px`` when room)."""
-    image = w.Image(format="png", layout=w.Layout(width="100%", height="auto"))
+    image = w.Image(format="png", layout=w.Layout(width="100%", height="auto", margin="0"))
     image.add_class("rw-picture")
     return image
 
@@ -241,7 +240,7 @@ class WidgetView:
         self.reset_control.on_click(lambda _button: self.reset())
         guard = KeyGuard()
         guard.add_class("rw-key-guard")
-        note = w.HTML(KERNEL_NOTE.format(label=escape(self.label)))
+        note = w.HTML(KERNEL_NOTE.format(label=escape(self.label), more=""))
         note.add_class("rw-kernel-note")
         self.ui = w.VBox([*rows, note, guard], layout=w.Layout(width="100%"))
         for cls in ("rw-widget", "rw-live", name):
@@ -329,7 +328,8 @@ class WidgetView:
         live = self.ui._repr_mimebundle_()
         display({WIDGET_MIME: live[WIDGET_MIME], "text/plain": ""}, raw=True)
         label = escape(self.label)
-        display({"text/html": f"<style>{STYLE}</style>{FALLBACK_STYLE}<div class='rw-fallback'>{KERNEL_NOTE.format(label=label)}"
+        display({"text/html": f"<style>{STYLE}</style>{FALLBACK_STYLE}<div class='rw-fallback'>"
+                              f"{KERNEL_NOTE.format(label=label, more=' Below: a static copy at the starting values.')}"
                               f"<p><i>Static copy of the {label}:</i></p><div class='rw-widget rw-full'>{self.static_html()}</div></div>",
                  "text/plain": f"[{self.label}: a live widget when the notebook runs with a kernel]"}, raw=True)
 

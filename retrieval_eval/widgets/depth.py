@@ -53,7 +53,7 @@ class DepthWidget(WidgetView):
         for widget, cls in ((self.stage, "depth-stage"), (self.n, "depth-n"), (self.numbers, "depth-numbers"),
                             (self.sentence, "depth-sentence"), (self.questions, "depth-questions"), (self.plot, "depth-plot")):
             widget.add_class(cls)
-        controls = w.VBox([self.stage, self.n, self.numbers, self.questions], layout=w.Layout(flex="0 1 27em", min_width="19em"))
+        controls = w.VBox([self.stage, self.n, self.numbers, self.questions], layout=w.Layout(flex="0 1 25em", min_width="19em"))
         body = w.HBox([controls, w.Box([self.plot], layout=w.Layout(flex="1 1 24em", min_width="0"))],
                       layout=w.Layout(flex_flow="row wrap", width="100%", align_items="flex-start"))
         self._build("depth-widget", [self.reveal_row(), body, self.sentence], [self.stage, self.n])

@@ -18,7 +18,7 @@ GAIN_NAMES = {0: "not relevant", 1: "partly relevant", 2: "fully relevant"}
 GAIN_LOOK = {0: ("#e9ecef", "#000"), 1: ("#a6dba0", "#000"), 2: ("#1b7837", "#fff")}  # as teaching.plot_rankings
 TOP_K_FRAME = "3px solid #111"
 FORMULAS = {"recall": "relevant in the top k / all relevant", "precision": "relevant in the top k / k",
-            "MRR": "1 / rank of the first relevant result (0 if none in the top k)", "nDCG": "DCG@k / IDCG@k"}
+            "MRR": "1 / rank of the first relevant result in the top k", "nDCG": "DCG@k / IDCG@k"}
 
 
 def short_name(metric: str) -> str:
@@ -58,7 +58,7 @@ def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) 
     arithmetic = {
         "recall": f"{hits} / {len(judged)} = {scores['recall']:.3f}",
         "precision": f"{hits} / {k} = {scores['precision']:.3f}",
-        "MRR": f"1 / {first} = {scores['MRR']:.3f}" if first else f"none in the top {k}: 0.000",
+        "MRR": f"1 / {first} = {scores['MRR']:.3f}" if first else f"none in the top {k}, so 0.000",
         "nDCG": (f"({terms(gains)}) / ({terms(ideal)}) = {dcg_at_k(gains, k):.3f} / {dcg_at_k(ideal, k):.3f} "
                  f"= {scores['nDCG']:.3f}"),
     }
@@ -66,14 +66,14 @@ def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) 
 
 
 def scores_html(result: dict, k: int, metrics: Sequence[str], shown: bool, changed=()) -> str:
-    """The metrics table: name at k, formula, value and arithmetic; values "?" until shown."""
+    """The metrics table: name at k, value, formula = arithmetic; values and arithmetic "?" until shown."""
     rows = "".join(
         f"<tr{' class=rw-changed' if shown and short_name(m) in changed else ''}>"
-        f"<td class='rw-left'><b>{escape(short_name(m))}@{k}</b></td><td class='rw-left'>{escape(FORMULAS.get(m, ''))}</td>"
-        f"<td>{shown_or_mask(format(result['scores'][m], '.3f'), shown)}</td>"
-        f"<td class='rw-left'>{shown_or_mask(escape(result['arithmetic'].get(m, '')), shown)}</td></tr>"
+        f"<td class='rw-left'><b>{escape(short_name(m))}@{k}</b></td>"
+        f"<td>{shown_or_mask(format(result['scores'][m], '.3f'), shown)}</td><td class='rw-left'>"
+        f"{escape(FORMULAS.get(m, ''))} = {shown_or_mask(escape(result['arithmetic'].get(m, '')), shown)}</td></tr>"
         for m in metrics)
-    return f"<table class='rw-table'><tr><th>metric</th><th>formula</th><th>value</th><th>worked out</th></tr>{rows}</table>"
+    return f"<table class='rw-table'><tr><th>metric</th><th>value</th><th>formula = worked out</th></tr>{rows}</table>"
 
 
 def gain_look(gain: int, max_gain: int) -> tuple[str, str]:

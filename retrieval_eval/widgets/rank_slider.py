@@ -63,7 +63,7 @@ class RankSliderWidget(WidgetView):
         check_start(k, "k", range(1, n + 1))
         self.n = n
         self.rank = w.IntSlider(value=rank, min=1, max=n, description="relevant result at rank",
-                                style={"description_width": "11em"}, layout=w.Layout(width="29em"))
+                                style={"description_width": "12.5em"}, layout=w.Layout(width="30em"))
         self.k = w.IntSlider(value=k, min=1, max=n, description="cut-off k", style={"description_width": "5em"},
                              layout=w.Layout(width="21em"))
         self.ranking, self.bars, self.readout = w.HTML(), w.HTML(), w.HTML()

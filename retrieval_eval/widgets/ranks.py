@@ -22,7 +22,7 @@ ALL_SLICES = "all slices"
 HEATMAP_COLUMNS, NARROW_COLUMNS = 24, 16  # questions per block: 24 fit 1366 px, 16 fit 125% zoom
 FRAME = "3px solid #d00000"  # the picked question
 BELOW_K, NOT_FOUND, HIDDEN = "#f1e4c8", "#ffffff", "#eeeeee"
-SNIPPET_CHARS, BEFORE_CHARS = 600, 40  # text sent per chunk (two lines show until "full texts"); context before the evidence
+SNIPPET_CHARS = 600  # text sent per chunk: two lines show until "full texts"
 
 
 def filter_questions(ranks: pd.DataFrame, text: str = "", slice_name: str | None = None,
@@ -60,14 +60,14 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
 
 
 def snippet_html(text: str, evidence: str | None = None) -> str:
-    """A chunk's text as one paragraph, escaped; with ``evidence``, from just before it, the evidence marked."""
+    """A chunk's text as one paragraph, escaped; with ``evidence``, from the evidence on, marked."""
     span = locate_evidence(text, evidence) if evidence else None
     flat = lambda part: re.sub(r"\s+", " ", part)  # noqa: E731
     if span is None:
         return escape(flat(text)[:SNIPPET_CHARS])
     before, after = flat(text[:span[0]]), flat(text[span[1]:])
-    before = "…" + before[-BEFORE_CHARS:] if len(before) > BEFORE_CHARS else before
-    return f"{escape(before)}<mark>{escape(flat(text[span[0]:span[1]]))}</mark>{escape(after[:SNIPPET_CHARS])}"
+    before = "… " if before.strip() else ""
+    return f"{before}<mark>{escape(flat(text[span[0]:span[1]]))}</mark>{escape(after[:SNIPPET_CHARS])}"
 
 
 def _rank_phrase(rank: int | None, k: int, shown: bool) -> str:
@@ -87,7 +87,7 @@ def question_html(view: Mapping, shown: bool) -> tuple[str, str]:
     columns = []
     for name, rows in view["top"].items():
         items = "".join(
-            f"<div class='rw-clamp'><b>{r['rank']}. {escape(r['chunk_id'])}</b>"
+            f"<div class='rw-clamp'><b>{r['rank']}. {escape(r['chunk_id']).replace('_', '_<wbr>')}</b>"
             f"{' <span class=rw-relevant>relevant</span>' if shown and r['relevant'] else ''} "
             f"{snippet_html(r['text'], view['evidence'] if shown and r['relevant'] else None)}</div>" for r in rows)
         columns.append(f"<div style='min-width:0'><b>{escape(name)}</b>: {_rank_phrase(view['ranks'][name], view['k'], shown)}"

@@ -145,13 +145,13 @@ def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: i
                       shown_or_mask(f"{row[f'{n} term']:.4f}", shown)]
         cells.append(f"<b>{shown_or_mask(format(row['fused score'], '.4f'), shown)}</b>")
         more = " class='rw-more'" if limit and i > ROWS and row["gain"] <= 0 else ""
-        rows.append(f"<tr{more}>" + "".join(f"<td{' class=rw-left' if j == 1 else ''}>{c}</td>" for j, c in enumerate(cells))
-                    + "</tr>")
+        rows.append(f"<tr{more}>" + "".join(f"<td{' class=rw-left style=white-space:nowrap' if j == 1 else ''}>{c}</td>"
+                                            for j, c in enumerate(cells)) + "</tr>")
     header = "".join(f"<th>{escape(h)}</th>" for h in head)
-    hidden_rows = sum(1 for r in rows if "rw-more" in r)
-    foot = f"<tr class='rw-fewer'><td colspan='{len(head)}'>… {hidden_rows} more: “all candidates”</td></tr>" if hidden_rows else ""
+    more = sum("rw-more" in r for r in rows)
+    more = f"<span class='rw-fewer'> · {more} more candidates: “all candidates”</span>" if more else ""
     return (f"<table class='rw-table rrf-table'><caption style='caption-side:bottom;text-align:left'>term = 1 / "
-            f"({rrf_k:g} + rank); ↓ below the depth {depth}: adds 0</caption><tr>{header}</tr>{''.join(rows)}{foot}</table>")
+            f"({rrf_k:g} + rank); ↓ below the depth {depth}: adds 0{more}</caption><tr>{header}</tr>{''.join(rows)}</table>")
 
 
 class RRFWidget(WidgetView):
