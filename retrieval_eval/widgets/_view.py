@@ -206,8 +206,8 @@ def slot_marks(ax, xs, y: float = 0.5) -> list:
     return marks + [ax.text(x, y, MASK, ha="center", va="center", color="0.45", fontsize=FONT_PT + 2) for x in xs]
 
 
-def image_widget(width_px: int) -> w.Image:
-    """An Image for a :class:`FastFigure` PNG: as wide as its column (not less than ``width_px`` when room)."""
+def image_widget() -> w.Image:
+    """An Image for a :class:`FastFigure` PNG: as wide as its column, never taller than the window (CSS)."""
     image = w.Image(format="png", layout=w.Layout(width="100%", height="auto", margin="0"))
     image.add_class("rw-picture")
     return image

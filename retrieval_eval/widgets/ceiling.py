@@ -143,7 +143,7 @@ class CeilingWidget(WidgetView):
                                          description="what if n =", continuous_update=False,
                                          style={"description_width": "6em"}, layout=w.Layout(width="22em"))
         self.numbers, self.sentence = w.HTML(), w.HTML()
-        self.plot = image_widget(self.figure.width_px)
+        self.plot = image_widget()
         for widget, cls in ((self.k, "ceiling-k"), (self.retriever, "ceiling-retriever"), (self.what_if, "ceiling-what-if"),
                             (self.sentence, "ceiling-sentence"), (self.numbers, "ceiling-numbers"), (self.plot, "ceiling-plot")):
             widget.add_class(cls)

@@ -14,7 +14,7 @@ from ..metrics import METRICS
 from ..plots import plot_two_stage
 from ..rerank import DEPTHS, two_stage_table
 from ..text import escape
-from ._view import MASK, FastFigure, WidgetView, details, image_widget, png_html, shown_or_mask, slot_marks, table_html
+from ._view import FastFigure, WidgetView, details, image_widget, png_html, shown_or_mask, slot_marks, table_html
 
 
 def fixable(ranks: pd.Series, n: int, k: int) -> dict[str, list[str]]:
@@ -49,7 +49,7 @@ class DepthWidget(WidgetView):
                                    description="N reranked", continuous_update=False,
                                    style={"description_width": "6em"}, layout=w.Layout(width="22em"))
         self.numbers, self.sentence, self.questions = w.HTML(), w.HTML(), w.HTML()
-        self.plot = image_widget(640)
+        self.plot = image_widget()
         for widget, cls in ((self.stage, "depth-stage"), (self.n, "depth-n"), (self.numbers, "depth-numbers"),
                             (self.sentence, "depth-sentence"), (self.questions, "depth-questions"), (self.plot, "depth-plot")):
             widget.add_class(cls)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import ipywidgets as w
-import pandas as pd
 
 from ..checks import check_k, check_list
 from ..metrics import METRICS, dcg_at_k

@@ -218,9 +218,8 @@ class RanksWidget(WidgetView):
         self._refilter(select=self.first_question, quiet=True)
 
     def _compute(self) -> dict:
-        if self.disagree.value and self.k.value != getattr(self, "_filtered_k", self.k.value):
-            self._refilter(quiet=True)  # disagreement depends on k
-        self._filtered_k = self.k.value
+        if self.disagree.value:
+            self._refilter(quiet=True)  # disagreement at k depends on k
         qid = self.question.value
         view = None if qid is None else question_view(qid, self.runs, self.qrels, self.golden, self.chunks, self.k.value,
                                                       self.ranks)
