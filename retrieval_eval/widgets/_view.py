@@ -147,7 +147,7 @@ def shown_or_mask(text: str, shown: bool) -> str:
 
 
 def table_html(table: pd.DataFrame, shown: bool, formats: Mapping[str, Callable] | None = None,
-               highlight: Collection = (), changed: Collection = ()) -> str:
+               highlight: Collection = ()) -> str:
     """A small DataFrame as an HTML table, the index as the first column; cell values "?" until ``shown``."""
     formats = formats or {}
     head = "".join(f"<th>{escape(c)}</th>" for c in [table.index.name or "", *table.columns])
@@ -160,7 +160,7 @@ def table_html(table: pd.DataFrame, shown: bool, formats: Mapping[str, Callable]
             else:
                 text = formats[column](value) if column in formats else f"{value:.3f}" if isinstance(value, float) else escape(value)
             cells.append(f"<td>{shown_or_mask(text, shown) if text else ''}</td>")
-        marker = " class='rw-chosen'" if index in highlight else " class='rw-changed'" if shown and index in changed else ""
+        marker = " class='rw-chosen'" if index in highlight else ""
         rows.append(f"<tr{marker}>{''.join(cells)}</tr>")
     return f"<table class='rw-table'><tr>{head}</tr>{''.join(rows)}</table>"
 
