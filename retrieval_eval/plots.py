@@ -132,23 +132,27 @@ def plot_intervals(intervals: pd.DataFrame, title: str | None = None):
     return fig
 
 
-def plot_two_stage(table: pd.DataFrame, first_stage: str, k: int = 3):
-    """Recall@k against the candidate pool N for one first stage: the ceiling recall@N, the first stage
-    alone, the oracle reranker and a real one (a :func:`~retrieval_eval.rerank.two_stage_table`)."""
+def plot_two_stage(table: pd.DataFrame, first_stage: str, k: int = 3, n: int | None = None):
+    """Recall@k against the candidate pool N for one first stage (a :func:`~retrieval_eval.rerank.two_stage_table`):
+    the ceiling recall@N (above it shaded: out of reach for any reranker), the first stage alone, the oracle
+    reranker and a real one; ``n`` marks one N. Text at 12 pt, the legend under the axes."""
     part = table.xs(first_stage, level="first stage")
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    ax.fill_between(part.index, part["recall@N (ceiling)"], 1.05, color="grey", alpha=0.18, lw=0,
-                    label="out of reach for any reranker")
-    ax.plot(part.index, part["recall@N (ceiling)"], "-", color="#444444", lw=4, alpha=0.6, label="ceiling: recall@N of the first stage")
-    for column, style in ((f"recall@{k}, oracle", "k--"), (f"recall@{k}, reranker", "o-"), (f"recall@{k}, first stage", "s:")):
-        if column in part:
-            ax.plot(part.index, part[column], style, label=column.replace(f"recall@{k}, ", f"recall@{k} after: "))
-    ax.set_xticks(part.index)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("candidates the reranker reads (N)")
-    ax.set_ylabel("mean over questions")
-    ax.set_title(f"{first_stage}: top N reranked, top {k} to the LLM", fontsize=11.5)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=10, loc="lower right")
-    fig.tight_layout()
+    ns = list(part.index)
+    with plt.rc_context({"font.size": 12, "axes.titlesize": 12, "legend.fontsize": 12}):
+        fig, ax = plt.subplots(figsize=(6.4, 3.9), layout="constrained")
+        if n is not None:
+            ax.axvspan(n - 0.6, n + 0.6, color="0.55", alpha=0.3, lw=0, gid="chosen N")
+        ceiling = part["recall@N (ceiling)"]
+        ax.fill_between(ns, ceiling, 1.05, color="0.92", lw=0)
+        ax.plot(ns, ceiling, "-", color="#444444", lw=6, alpha=0.45, label="ceiling: recall@N of the first stage")
+        for column, style, colour, label in ((f"recall@{k}, oracle", "o--", "k", "oracle reranker (reads the labels)"),
+                                             (f"recall@{k}, reranker", "D-", "tab:green", "reranker"),
+                                             (f"recall@{k}, first stage", "s:", "tab:orange", "first stage alone")):
+            if column in part:
+                ax.plot(ns, part[column], style, color=colour, lw=2, ms=7, label=label)
+        ax.set(xticks=ns, ylim=(0, 1.05), xlim=(min(ns) - 1, max(ns) + 1), xlabel="candidates the reranker reads (N)",
+               ylabel=f"recall@{k}")
+        ax.set_title(f"{first_stage}: top N reranked, top {k} to the LLM")
+        ax.grid(alpha=0.3)
+        fig.legend(loc="outside lower center", ncols=2, frameon=False)
     return fig

@@ -4,8 +4,9 @@
 :func:`jupyterlab` copies notebooks into a temporary folder (nothing is written into the repository) and
 starts JupyterLab there on a free 127.0.0.1 port with a random token, its settings and state in that
 folder; :func:`chromium` opens Debian's Chromium through Playwright (its own browser download does not
-work here); :func:`open_and_run` opens a notebook and runs all its cells. Every wait has a timeout, and
-the server, its kernels and the browser are stopped when the ``with`` blocks end.
+work here) with real scrollbars (Playwright hides them by default); :func:`open_and_run` opens a notebook
+and runs all its cells. Every wait has a timeout, and the server, its kernels and the browser are
+stopped when the ``with`` blocks end.
 """
 
 from __future__ import annotations
@@ -35,6 +36,19 @@ SERVER_START_S = 90
 RUN_ALL_S = 300  # loading the embedding model and ranking 47 questions on a busy 2-core machine
 STEP_MS = 60_000  # any single page step
 KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
+
+
+def execute(notebook: Path, folder: Path) -> Path:
+    """Run a notebook with nbclient as ``make notebooks`` does (no widget state saved); write it into ``folder``."""
+    import nbclient
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    nbclient.NotebookClient(nb, timeout=RUN_ALL_S, kernel_name="python3", store_widget_state=False,
+                            resources={"metadata": {"path": str(ROOT)}}).execute()
+    path = folder / notebook.name
+    nbformat.write(nb, path)
+    return path
 
 
 def free_port() -> int:
@@ -114,7 +128,8 @@ def chromium():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=STEP_MS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=STEP_MS,
+                                             ignore_default_args=["--hide-scrollbars"])
         try:
             yield browser
         finally:
@@ -122,8 +137,8 @@ def chromium():
 
 
 def new_page(browser, width: int = 1366, height: int = 768, scale: float = 1.0):
-    """A page of ``width`` × ``height`` CSS px; ``scale`` = device pixels per CSS px (150% browser zoom on
-    a 1366×768 screen lays out as a 911×512 page at scale 1.5)."""
+    """A page of ``width`` × ``height`` CSS px; ``scale`` = device pixels per CSS px (125% browser zoom on
+    a 1366×768 screen lays out as a 1093×614 page at scale 1.25)."""
     page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
     page.set_default_timeout(STEP_MS)
     return page

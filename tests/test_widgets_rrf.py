@@ -1,8 +1,8 @@
-"""retrieval_eval/widgets/rrf.py: the RRF explainer, checked against reciprocal_rank_fusion and the metric functions.
+"""retrieval_eval/widgets/rrf.py: the RRF explainer, checked against reciprocal_rank_fusion and the registry.
 
-Every term, score and fused position it shows is recomputed here from the definition (1 / (k + rank),
-summed over the rankings that hold the chunk in their top depth); the fused order is the one
-reciprocal_rank_fusion gives, and at the defaults it is the notebooks' hybrid run.
+Every term, score and fused position is recomputed here from the definition (1 / (k + rank), summed
+over the rankings that hold the chunk in their top depth); at the defaults the fused ranking is the
+teaching set's hybrid run. Hidden, the candidates are in the order of their best input rank.
 """
 
 import math
@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 
 import helpers as h
+from retrieval_eval.metrics import METRICS
+from retrieval_eval.widgets.rrf import FUSED, fusion_cases, rrf_explanation, rrf_table_html
 
 
 def text(html: str) -> str:
@@ -19,17 +21,15 @@ def text(html: str) -> str:
 
 
 @pytest.mark.parametrize("rrf_k, depth", [(60, 10), (0, 10), (5, 3), (100, 20)])
-def test_terms_scores_and_order_follow_the_definition(runs, qrels, rrf_k, depth):
+def test_terms_scores_and_order_follow_the_definition(setup, rrf_k, depth):
+    runs, qrels = setup.runs, setup.qrels
     for qid in list(qrels)[::5]:
         inputs = {"BM25": runs["BM25"][qid], "vector": runs["vector"][qid]}
-        result = h.rrf_explanation(inputs, qrels[qid], rrf_k, depth, k=3)
+        result = rrf_explanation(inputs, qrels[qid], rrf_k, depth, k=3)
         fused = h.reciprocal_rank_fusion(list(inputs.values()), k=rrf_k, depth=depth)
-        assert result["fused"] == fused
-        table = result["table"]
-        assert list(table["chunk"]) == fused and list(table.index) == list(range(1, len(fused) + 1))
-        in_a_top = {c for r in inputs.values() for c in r[:depth]}
-        assert set(fused) == in_a_top  # every chunk in either top depth, and no other
-        for _, row in table.iterrows():
+        assert result["fused"] == fused and list(result["table"]["chunk"]) == fused
+        assert set(fused) == {c for r in inputs.values() for c in r[:depth]}
+        for _, row in result["table"].iterrows():
             total = 0.0
             for name, ranking in inputs.items():
                 rank = ranking.index(row["chunk"]) + 1 if row["chunk"] in ranking else None
@@ -38,111 +38,94 @@ def test_terms_scores_and_order_follow_the_definition(runs, qrels, rrf_k, depth)
                 assert row[f"{name} term"] == term
                 total += term
             assert math.isclose(row["fused score"], total, rel_tol=1e-12)
-            assert row["gain"] == qrels[qid].get(row["chunk"], 0)
-        scores = list(table["fused score"])
-        assert scores == sorted(scores, reverse=True)
 
 
-def test_at_the_defaults_the_fused_ranking_is_the_hybrid_run(runs, qrels):
+def test_at_the_defaults_the_fused_ranking_is_the_hybrid_run_and_the_metrics_the_registry_s(setup):
+    runs, qrels = setup.runs, setup.qrels
     for qid in qrels:
-        result = h.rrf_explanation({"BM25": runs["BM25"][qid], "vector": runs["vector"][qid]}, qrels[qid])
+        result = rrf_explanation({"BM25": runs["BM25"][qid], "vector": runs["vector"][qid]}, qrels[qid], k=3)
         assert result["fused"] == runs["hybrid"][qid]
+        for name, ranking in (("BM25", runs["BM25"][qid]), (FUSED, runs["hybrid"][qid])):
+            for metric in METRICS.values():
+                assert result["metrics"].loc[name, metric.at(3)] == metric.score(ranking, qrels[qid], 3)
 
 
-def test_metrics_equal_the_metric_functions(runs, qrels):
-    for qid in ("q02", "q04", "q13"):
-        relevant = h.relevant_ids(qrels[qid])
-        for k in (1, 3, 5):
-            metrics = h.rrf_explanation({"BM25": runs["BM25"][qid], "vector": runs["vector"][qid]}, qrels[qid], k=k)["metrics"]
-            for name in runs:
-                ranking = runs[name][qid]
-                assert metrics.loc[name, f"recall@{k}"] == h.recall_at_k(ranking, relevant, k)
-                assert metrics.loc[name, f"precision@{k}"] == h.precision_at_k(ranking, relevant, k)
-                assert metrics.loc[name, f"RR@{k}"] == h.reciprocal_rank(ranking, relevant, k)
-                assert metrics.loc[name, f"nDCG@{k}"] == h.ndcg_at_k(ranking, qrels[qid], k)
-
-
-def test_the_verdict_compares_the_first_relevant_ranks(runs, qrels, golden):
-    cases = h.fusion_cases(runs, qrels)
-    ranks = h.first_relevant_ranks(runs, qrels, golden)
+def test_the_verdict_compares_the_first_relevant_ranks(setup):
+    cases = fusion_cases(setup.runs, setup.qrels)
+    ranks = h.first_relevant_ranks(setup.runs, setup.qrels)
     for qid, row in cases.iterrows():
-        for name in runs:
-            assert pd.isna(row[name]) == pd.isna(ranks.loc[qid, name]), (qid, name)
-            assert pd.isna(row[name]) or row[name] == ranks.loc[qid, name], (qid, name)
+        assert [None if pd.isna(row[n]) else row[n] for n in ("BM25", "vector")] == [
+            None if pd.isna(ranks.loc[qid, n]) else ranks.loc[qid, n] for n in ("BM25", "vector")]
         best = min((r for r in (row["BM25"], row["vector"]) if not pd.isna(r)), default=math.inf)
-        fused = math.inf if pd.isna(row["hybrid"]) else row["hybrid"]
+        fused = math.inf if pd.isna(row[FUSED]) else row[FUSED]
         assert row["verdict"] == ("helps" if fused < best else "same" if fused == best else "hurts"), qid
 
 
 def test_the_sentence_names_what_outscored_the_relevant_chunk():
-    # c1 is relevant: BM25 rank 1, vector rank 5; x is rank 2 in both and outscores it at RRF constant 60.
     inputs = {"BM25": ["c1", "x", "y"], "vector": ["z", "x", "w", "v", "c1"]}
-    result = h.rrf_explanation(inputs, {"c1": 1}, rrf_k=60, depth=10, k=3)
-    assert result["fused"][:2] == ["x", "c1"] and result["verdict"] == "hurts"
+    result = rrf_explanation(inputs, {"c1": 1}, rrf_k=60, depth=10, k=3)
     shown = text(result["sentence"])
-    assert "Fusion hurts: hybrid puts the first relevant chunk at rank 2, below BM25's rank 1." in shown
+    assert result["fused"][:2] == ["x", "c1"] and result["verdict"] == "hurts"
+    assert "Fusion hurts: fusion puts the first relevant chunk at rank 2, below BM25's rank 1." in shown
     assert f"c1 (BM25 rank 1, vector rank 5) scores {1 / 61:.4f} + {1 / 65:.4f} = {1 / 61 + 1 / 65:.4f}" in shown
     assert f"Above it: x (BM25 rank 2, vector rank 2) {2 / 62:.4f}, which gets a term from every list." in shown
-    # With RRF constant 0 rank 1 weighs 1/1: c1 comes first, as in BM25.
-    result = h.rrf_explanation(inputs, {"c1": 1}, rrf_k=0, depth=10, k=3)
-    assert result["fused"][0] == "c1" and result["verdict"] == "same"
-    # With depth 4, vector's rank 5 no longer counts for c1.
-    result = h.rrf_explanation(inputs, {"c1": 1}, rrf_k=60, depth=4, k=3)
-    assert result["table"].set_index("chunk").loc["c1", "vector term"] == 0.0
+    assert rrf_explanation(inputs, {"c1": 1}, rrf_k=0)["verdict"] == "same"
+    assert rrf_explanation(inputs, {"c1": 1}, depth=4)["table"].set_index("chunk").loc["c1", "vector term"] == 0.0
 
 
-def test_a_tie_is_named_and_broken_by_chunk_id():
-    inputs = {"BM25": ["a", "b"], "vector": ["b", "a"]}
-    result = h.rrf_explanation(inputs, {"b": 1}, rrf_k=60, depth=10, k=3)
-    assert result["fused"] == ["a", "b"] and result["tied"] == ["a"]
-    assert "ties with it on score; ties go by chunk id" in result["sentence"]
+def test_a_tie_is_named_and_no_relevant_chunk_within_the_depth_is_said():
+    result = rrf_explanation({"BM25": ["a", "b"], "vector": ["b", "a"]}, {"b": 1})
+    assert result["fused"] == ["a", "b"] and result["tied"] == ["a"] and "ties go by chunk id" in result["sentence"]
+    result = rrf_explanation({"BM25": ["a", "b", "c", "r"], "vector": ["b", "a", "c"]}, {"r": 1}, depth=3)
+    assert "r" not in result["fused"] and "A greater depth would bring in BM25's rank 4." in result["sentence"]
 
 
-def test_no_relevant_chunk_in_either_top_depth():
-    inputs = {"BM25": ["a", "b", "c", "r"], "vector": ["b", "a", "c"]}
-    result = h.rrf_explanation(inputs, {"r": 1}, rrf_k=60, depth=3, k=3)
-    assert "r" not in result["fused"] and result["verdict"] == "hurts"
-    assert "No relevant chunk is in the top 3 of any input" in result["sentence"]
-    assert "A greater depth would bring in BM25's rank 4." in result["sentence"]
+def test_hidden_the_candidates_come_in_input_order_without_terms():
+    result = rrf_explanation({"A": ["c1", "x", "y"], "B": ["z", "x", "w", "v", "c1"]}, {"c1": 1})
+    hidden, shown = (rrf_table_html(result, ["A", "B"], 60, 10, s) for s in (False, True))
+    order = lambda html: re.findall(r"<td class=rw-left style=white-space:nowrap>([^ <]+)", html)  # noqa: E731
+    assert order(shown) == result["fused"] and order(hidden) == ["c1", "z", "x", "w", "y", "v"]
+    assert f"{1 / 61:.4f}" in shown and f"{1 / 61:.4f}" not in hidden and "rw-relevant" in hidden
 
 
-def test_the_widget_shows_the_explanation_and_marks_changes(runs, qrels, golden):
-    widget = h.rrf_widget(runs, qrels, golden, k=3)
+def test_the_widget_starts_where_fusion_hurts_and_the_change_line_follows(setup):
+    widget = h.rrf_widget(setup.runs, setup.qrels, setup.golden, k=3)
+    assert widget.inputs == ["BM25", "vector"]  # the first two runs unless named
     qid = widget.question.value
-    cases = h.fusion_cases(runs, qrels)
-    assert cases.loc[qid, "verdict"] == "hurts" and not cases.loc[qid, "tie"]  # a question where fusion loses
-    expected = h.rrf_explanation({"BM25": runs["BM25"][qid], "vector": runs["vector"][qid]}, qrels[qid], 60, 10, 3)
-    assert widget.result["fused"] == expected["fused"] and widget.result["sentence"] in widget.sentence.value
-    for chunk in expected["fused"]:
-        assert f"<code>{chunk}</code>" in widget.fused_html.value
-    before = widget.result["metrics"].loc["hybrid", "RR@3"]
+    cases = fusion_cases(setup.runs, setup.qrels)
+    assert cases.loc[qid, "verdict"] == "hurts" and not cases.loc[qid, "tie"]
+    assert "Fusion hurts" not in widget.sentence.value and "Predict" in widget.sentence.value
     widget.rrf_k.value = 0
-    after = widget.result["metrics"].loc["hybrid", "RR@3"]
-    assert widget.result["fused"] == h.reciprocal_rank_fusion([runs["BM25"][qid], runs["vector"][qid]], k=0, depth=10)
-    if f"{before:.3f}" != f"{after:.3f}":
-        assert f"hybrid RR@3 <span class='rw-num'>{before:.3f} → {after:.3f}</span>" in widget.sentence.value
-    widget.question.value = "q13"  # another question: nothing to compare with
-    assert "Changed" not in widget.sentence.value
+    widget.reveal.value = True
+    before = rrf_explanation({n: setup.runs[n][qid] for n in ("BM25", "vector")}, setup.qrels[qid], 60, 10, 3)["metrics"]
+    after = widget.state["metrics"]
+    for name, metric in METRICS.items():
+        old, new = before.loc[FUSED, metric.at(3)], after.loc[FUSED, metric.at(3)]
+        assert (f"{old:.3f} → {new:.3f}" in widget.change.value) == (f"{old:.3f}" != f"{new:.3f}"), name
+    widget.question.value = "q13"  # another question: a new round
+    assert "this question was picked" in widget.change.value and "→" not in widget.change.value
     widget.reset()
     assert (widget.question.value, widget.rrf_k.value, widget.depth.value, widget.k.value) == (qid, 60, 10, 3)
 
 
-def test_rrf_explanation_refuses_bad_input():
+def test_rrf_refuses_bad_input(setup):
     with pytest.raises(ValueError, match="at least two rankings"):
-        h.rrf_explanation({"BM25": ["a"]}, {"a": 1})
-    with pytest.raises(ValueError, match="'hybrid' names the fused ranking"):
-        h.rrf_explanation({"BM25": ["a"], "hybrid": ["a"]}, {"a": 1})
+        rrf_explanation({"A": ["a"]}, {"a": 1})
+    with pytest.raises(ValueError, match="names the fused ranking"):
+        rrf_explanation({FUSED: ["a"], "B": ["a"]}, {"a": 1})
     with pytest.raises(ValueError, match="no relevant chunk"):
-        h.rrf_explanation({"BM25": ["a"], "vector": ["a"]}, {"a": 0})
+        rrf_explanation({"A": ["a"], "B": ["a"]}, {"a": 0})
     with pytest.raises(ValueError, match="k must be a finite number >= 0"):
-        h.rrf_explanation({"BM25": ["a"], "vector": ["a"]}, {"a": 1}, rrf_k=-1)
+        rrf_explanation({"A": ["a"], "B": ["a"]}, {"a": 1}, rrf_k=-1)
     with pytest.raises(ValueError, match="depth must be >= 1"):
-        h.rrf_explanation({"BM25": ["a"], "vector": ["a"]}, {"a": 1}, depth=0)
-    with pytest.raises(ValueError, match="duplicate id 'a'"):
-        h.rrf_explanation({"BM25": ["a", "a"], "vector": ["a"]}, {"a": 1})
+        rrf_explanation({"A": ["a"], "B": ["a"]}, {"a": 1}, depth=0)
+    with pytest.raises(ValueError, match=r"inputs \['splade'\] are not runs"):
+        h.rrf_widget(setup.runs, setup.qrels, setup.golden, inputs=["BM25", "splade"])
+    with pytest.raises(ValueError, match="question 'q99' is not in the qrels"):
+        h.rrf_widget(setup.runs, setup.qrels, setup.golden, question="q99")
 
 
-@pytest.mark.parametrize("argument, value", [("k", 11), ("k", 0), ("depth", 0), ("rrf_k", -1), ("rrf_k", 10_000)])
-def test_a_starting_value_outside_its_slider_is_refused_not_moved(runs, qrels, golden, argument, value):
+@pytest.mark.parametrize("argument, value", [("k", 11), ("rrf_k", 101), ("depth", 0), ("depth", 21)])
+def test_a_starting_value_outside_its_slider_is_refused_not_moved(setup, argument, value):
     with pytest.raises(ValueError, match=rf"{argument} = {value} is outside the slider.s range"):
-        h.rrf_widget(runs, qrels, golden, **{argument: value})
+        h.rrf_widget(setup.runs, setup.qrels, setup.golden, **{argument: value})

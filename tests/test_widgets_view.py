@@ -1,36 +1,54 @@
-"""retrieval_eval/widgets/_view.py: one display per widget with its static copy inside, and the shared cues.
+"""retrieval_eval/widgets/_view.py: what every widget shares, checked on every widget.
 
-Every widget is displayed as ONE output whose bundle holds the live widget and its static copy, followed
-by the "not live" note; numbers are hidden until revealed; changes are marked; the busy class is
-cleared after an update; search waits for a pause in typing. The committed notebook 07 keeps no
-widget state and shows the static copies.
+Predict-then-reveal holds in the kernel: while hidden, no output widget holds a value the change line
+follows; the change line lists everything that moved since the start (or since the numbers were last
+hidden); reset puts the start back. Each widget is two outputs: the live widget, and its static copy
+with the note. User text (run names, questions, slices, chunk ids) reaches HTML only escaped.
 """
 
 import asyncio
-import json
 import re
-from pathlib import Path
 
+import ipywidgets as w
+import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import helpers as h
-from retrieval_eval.widgets._view import STYLE, Debounce, KeyGuard, WidgetView, changes, table_html
+from retrieval_eval.metrics import METRICS
+from retrieval_eval.widgets._view import WIDGET_MIME, Debounce, KeyGuard, changes, table_html
+from retrieval_eval.widgets.depth import depth_widget
 
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "07_widgets.ipynb"
+PAYLOAD = "<img src=x onerror=alert(1)>"
+
+
+def build_all(s, runs=None, qrels=None, golden=None, chunks=None):
+    runs, qrels = runs or s.runs, qrels or s.qrels
+    golden, chunks = s.golden if golden is None else golden, chunks or s.chunks
+    first, second = list(runs)[:2]
+    return [h.playground_widget(), h.rank_slider_widget(rank=3), h.ceiling_widget(qrels, runs),
+            h.ranks_widget(runs, qrels, golden, chunks), h.rrf_widget(runs, qrels, golden, inputs=[first, second]),
+            depth_widget(runs, qrels, first_stage=first)]
 
 
 @pytest.fixture(scope="module")
-def widgets(ceiling, runs, qrels, golden, chunks):
-    return [h.playground_widget(), h.rank_slider_widget(), ceiling, h.ranks_widget(runs, qrels, golden, chunks),
-            h.rrf_widget(runs, qrels, golden)]
+def widgets(setup):
+    return build_all(setup)
 
 
-def displayed(widget) -> list:
-    """What displaying the widget sends to the front end: the list of (data, metadata) bundles."""
-    shell = InteractiveShell.instance()
-    sent = []
+def html_shown(widget) -> str:
+    """Every HTML value under the widget's root (what the front end receives), joined."""
+    found, stack = [], [widget.ui]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, w.HTML):
+            found.append(node.value)
+        stack.extend(getattr(node, "children", ()))
+    return "\n".join(found)
+
+
+def displayed(widget) -> list[dict]:
+    shell, sent = InteractiveShell.instance(), []
     original = shell.display_pub.publish
     shell.display_pub.publish = lambda data, metadata=None, **kw: sent.append(data)
     try:
@@ -40,58 +58,117 @@ def displayed(widget) -> list:
     return sent
 
 
-def test_each_widget_is_one_output_with_the_note_and_its_static_copy(widgets):
+def numbers_of(widget) -> list[str]:
+    """The values the change line follows, as the widget writes them."""
+    return [f"{v:.3f}" if isinstance(v, float) else str(v) for v in widget.state["values"].values()]
+
+
+def test_each_widget_is_the_live_widget_then_its_static_copy_with_the_note(widgets):
     for widget in widgets:
-        (bundle,) = displayed(widget)
-        assert set(bundle) == {WIDGET_MIME, "text/html", "text/plain"}, widget.label
-        assert bundle[WIDGET_MIME]["model_id"] == widget.ui.model_id
-        assert "Static copy of the" in bundle["text/html"] and "rw-live" not in bundle["text/html"]
-        assert "rw-kernel-note" in bundle["text/html"] and "Not live" in bundle["text/html"]
-        assert widget.label in bundle["text/plain"] and "not live" in bundle["text/plain"]
+        live, static = displayed(widget)
+        assert live == {WIDGET_MIME: widget.ui._repr_mimebundle_()[WIDGET_MIME], "text/plain": ""}, widget.label
+        html = static["text/html"]
+        assert "rw-fallback" in html and "Not live" in html and f"Static copy of the {widget.label}" in html
+        assert ".jp-OutputArea-child:has(.rw-live) + .jp-OutputArea-child:has(.rw-fallback)" in html
+        assert "rw-live" not in html.replace(".rw-live", "")  # the copy is never taken for the live widget
 
 
-def test_static_copy_shows_the_numbers_folded(widgets):
-    for widget in widgets[:3] + widgets[4:]:  # the ranks widget has no numbers to predict
-        assert "<details><summary>" in widget.static_html(), widget.label
-
-
-def test_every_widget_has_the_shared_root(widgets):
+def test_every_widget_has_the_shared_root_and_keeps_arrow_keys_inside(widgets):
     for widget in widgets:
-        classes = widget.ui._dom_classes
-        assert "rw-widget" in classes and "rw-live" in classes and "rw-busy" not in classes, widget.label
+        assert {"rw-widget", "rw-live"} <= set(widget.ui._dom_classes) and "rw-busy" not in widget.ui._dom_classes
         assert any(isinstance(child, KeyGuard) for child in widget.ui.children)
+        notes = [c for c in widget.ui.children if "rw-kernel-note" in c._dom_classes]
+        assert len(notes) == 1 and widget.label in notes[0].value
 
 
-def test_reveal_toggle_shows_and_hides_the_numbers():
-    widget = h.playground_widget()
-    assert "rw-concealed" in widget.ui._dom_classes
-    widget.reveal.value = True
-    assert "rw-concealed" not in widget.ui._dom_classes and widget.reveal.description == "hide the numbers"
-    widget.reveal.value = False
-    assert "rw-concealed" in widget.ui._dom_classes
+def test_while_hidden_no_value_reaches_the_screen_and_the_static_copy_folds_them(widgets):
+    for widget in widgets:
+        widget.reset()
+        values = [v for v in numbers_of(widget) if "." in v]  # decimals: a count such as 7 is in any id
+        assert values or widget.label == "per-question ranks widget"
+        hidden = html_shown(widget)
+        assert not [v for v in values if v in hidden], widget.label
+        static = widget.static_html()
+        before, _, folded = static.partition("<details>")
+        assert folded and not [v for v in values if v in before], widget.label
+        widget.reveal.value = True
+        assert all(v in html_shown(widget) or v in widget.change.value for v in values[:2]), widget.label
+        widget.reset()
 
 
-def test_changes_marks_only_what_moved_at_the_shown_precision():
+def test_the_change_line_lists_everything_that_moved_since_the_start():
+    """The 07 notebook's first step: click rank 1 twice and rank 2 once, then show the numbers."""
+    playground = h.playground_widget()
+    before = {m: METRICS[m].score([f"r{i}" for i in range(1, 11)], {"r2": 2, "r4": 1, "r7": 1}, 5) for m in METRICS}
+    for rank in (1, 1, 2):
+        playground.rank_buttons[rank - 1].click()
+        assert "→" not in playground.change.value and "rw-changed" not in playground.scores.value  # hidden: no hint
+    after = {m: METRICS[m].score([f"r{i}" for i in range(1, 11)], {"r1": 2, "r4": 1, "r7": 1}, 5) for m in METRICS}
+    playground.reveal.value = True
+    moved = {("RR" if m == "MRR" else m): f"{before[m]:.3f} → {after[m]:.3f}" for m in METRICS
+             if f"{before[m]:.3f}" != f"{after[m]:.3f}"}
+    assert moved == {"RR": "0.500 → 1.000", "nDCG": "0.541 → 0.776"}
+    assert playground.moved() == moved and "Since the start: <b>RR</b> 0.500 → 1.000, <b>nDCG</b> 0.541 → 0.776" in playground.change.value
+    assert playground.scores.value.count("rw-changed") == 2
+    playground.reveal.value = False  # a new round starts from what the class saw
+    playground.rank_buttons[1].click()  # rank 2: 0 → 1
+    playground.reveal.value = True
+    assert "Since the numbers were hidden" in playground.change.value and "RR" not in playground.moved()
+    playground.reset()
+    assert playground.gains == list(h.playground_widget().gains) and not playground.shown and not playground.moved()
+
+
+def test_reset_puts_every_control_back(widgets):
+    for widget in widgets:
+        start = {control: control.value for control in widget.start}
+        for control in widget.start:
+            if hasattr(control, "index"):
+                control.index = len(control.options) - 1
+            else:
+                control.value = control.max
+        widget.reveal.value = True
+        widget.reset()
+        assert {control: control.value for control in widget.start} == start and not widget.reveal.value, widget.label
+        assert "rw-changed" not in widget.change.value
+
+
+def test_user_text_reaches_html_only_escaped(setup):
+    """A run name, a question, a slice and a chunk id that are HTML show as typed, in the live and static views."""
+    s = setup
+    target = next(iter(h.relevant_ids(s.qrels["q02"])))
+    rename = {target: PAYLOAD}
+    chunks = [dict(c, id=rename.get(c["id"], c["id"])) for c in s.chunks]
+    qrels = {q: {rename.get(c, c): g for c, g in gains.items()} for q, gains in s.qrels.items()}
+    runs = {(PAYLOAD if name == "BM25" else name): {q: [rename.get(c, c) for c in r] for q, r in run.items()}
+            for name, run in s.runs.items()}
+    golden = s.golden.copy()
+    golden.loc[golden["id"] == "q02", ["question", "slice"]] = [PAYLOAD, PAYLOAD]
+    for widget in build_all(s, runs, qrels, golden, chunks)[2:]:
+        widget.reveal.value = True
+        for html in (html_shown(widget), widget.static_html()):
+            assert PAYLOAD not in html and "onerror=alert" not in html.replace("onerror=alert(1)&gt;", ""), widget.label
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html_shown(widget) + widget.static_html(), widget.label
+
+
+def test_changes_marks_what_moved_at_the_shown_precision():
     assert changes(None, {"RR": 1.0}) == {}
-    assert changes({"RR": 0.5, "nDCG": 0.6309, "P": 0.2}, {"RR": 1.0, "nDCG": 0.63091, "P": 0.2, "new": 1}) == {
+    assert changes({"RR": 0.5, "nDCG": 0.6309, "P": 0.2}, {"RR": 1.0, "nDCG": 0.63091, "P": 0.2, "new": 1.0}) == {
         "RR": "0.500 → 1.000"}
-    assert changes({"x": 0.12344}, {"x": 0.12351}, digits=4) == {"x": "0.1234 → 0.1235"}
+    assert changes({"could fix": 7}, {"could fix": 5}) == {"could fix": "7 → 5"}
 
 
-def test_table_html_hides_values_and_marks_the_chosen_row():
-    import pandas as pd
-
+def test_table_html_shows_question_marks_until_shown_and_escapes():
     table = pd.DataFrame({"recall@3": [0.5, float("nan")], "name": ["a<b", "c"]}, index=["BM25", "vector"])
-    shown = table_html(table, highlight=["vector"])
-    assert "<span class='rw-num'>0.500</span>" in shown and "a&lt;b" in shown
-    assert shown.count("rw-chosen") == 1 and re.search(r"<tr class='rw-chosen'><td class='rw-left'><b>vector", shown)
-    assert "rw-num" not in table_html(table, hide=False)
+    hidden, shown = table_html(table, False, highlight=["vector"]), table_html(table, True)
+    assert "0.500" not in hidden and "a&lt;b" not in hidden and hidden.count(">?<") == 3
+    assert "0.500" in shown and "a&lt;b" in shown and "a<b" not in shown
+    assert re.search(r"<tr class='rw-chosen'><td class='rw-left'><b>vector", hidden)
 
 
 def test_debounce_calls_once_after_a_pause_and_at_once_without_a_loop():
     calls = []
     debounced = Debounce(calls.append, wait=0.05)
-    debounced({"new": "fro"})  # no running loop (a test, a script): at once
+    debounced({"new": "fro"})
     assert calls == ["fro"]
 
     async def typing():
@@ -102,30 +179,3 @@ def test_debounce_calls_once_after_a_pause_and_at_once_without_a_loop():
 
     asyncio.run(typing())
     assert calls == ["fro", "batt"]
-
-
-def test_the_live_widget_holds_the_note_hidden_while_connected(widgets):
-    assert ".rw-widget:not(.jupyter-widgets-disconnected) > .rw-kernel-note { display: none; }" in STYLE
-    for widget in widgets:
-        notes = [c for c in widget.ui.children if "rw-kernel-note" in c._dom_classes]
-        assert len(notes) == 1 and "Not live" in notes[0].value and widget.label in notes[0].value
-
-
-def test_widget_view_subclasses_define_their_copy_and_reset(widgets):
-    for widget in widgets:
-        assert type(widget).static_html is not WidgetView.static_html
-        # each says what its start is (WidgetView.reset puts it back), or resets its own way (ranks)
-        assert type(widget)._restore_start is not WidgetView._restore_start or type(widget).reset is not WidgetView.reset
-
-
-def test_committed_widget_notebook_has_no_widget_state_and_shows_static_copies():
-    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    assert "widgets" not in nb["metadata"], "saved widget state breaks rendering on GitHub: run `make notebooks`"
-    widget_cells = [c for c in nb["cells"] if c["cell_type"] == "code" and "_widget(" in "".join(c["source"])]
-    assert len(widget_cells) == 4
-    for cell in widget_cells:
-        bundles = [o.get("data", {}) for o in cell["outputs"]]
-        assert len(bundles) == 1, "".join(cell["source"])  # the widget, its note and static copy in one bundle
-        assert set(bundles[0]) == {WIDGET_MIME, "text/html", "text/plain"}
-        assert "Static copy of the" in "".join(bundles[0]["text/html"])
-        assert "rw-kernel-note" in "".join(bundles[0]["text/html"])

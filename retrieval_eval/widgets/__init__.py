@@ -1,3 +1,2 @@
 """The classroom widgets, one module each: pure functions that tests call without a browser, and a thin
-ipywidgets view over them. :mod:`._view` holds what the views share (one display with its static copy,
-big type, the keyboard guard, busy state, predict-then-reveal, change marks)."""
+ipywidgets view over them; :mod:`._view` holds what the views share."""

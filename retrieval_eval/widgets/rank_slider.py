@@ -1,165 +1,95 @@
-"""The 1/rank slider: one relevant result, moved down a ranking; reciprocal rank with and without a cut-off."""
+"""The 1/rank slider: one relevant result moved down a ranking; reciprocal rank with and without a cut-off."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import ipywidgets as w
 
 from ..checks import check_k
-from ..metrics import reciprocal_rank
-from ._view import WidgetView, change_line, changes, check_start, hidden, num, reveal_details
+from ..metrics import METRICS
+from ._view import MASK, WidgetView, check_start, details, shown_or_mask
 from .playground import ranking_html
 
-BAR_PX = 150  # the height of the 1/rank bar at rank 1
+BAR_PX = 150  # the 1/rank bar at rank 1
 
 
 def rank_slider_scores(rank: int, k: int, n: int = 10) -> dict:
-    """Reciprocal rank of a ranking of ``n`` results whose only relevant one sits at ``rank``.
-
-    The values come from :func:`reciprocal_rank` on that ranking (ids ``c1`` .. ``cn``, the relevant
-    one called ``r``), without a cut-off and at cut-off k.
-
-    Args:
-        rank: where the relevant result is, 1 .. n.
-        k: the cut-off of RR@k, an integer >= 1.
-        n: the length of the ranking, an integer >= 1.
-
-    Returns:
-        A dict: ``gains`` (1 at ``rank``, 0 elsewhere), ``scores`` (``{"RR": float, "RR@k": float}``)
-        and ``arithmetic`` (the same keys → one line each).
-
-    Raises:
-        ValueError: n or k is not an integer >= 1, or rank is not 1 .. n.
-
-    Taught in: notebook 03_mrr (through rank_slider_widget).
-    """
+    """RR and RR@k (the registry's "MRR" of one question) of ``n`` results whose only relevant one is at ``rank``."""
     n, k = check_k(n, "n"), check_k(k)
     if isinstance(rank, bool) or rank not in range(1, n + 1):
         raise ValueError(f"rank must be an integer from 1 to n = {n}, got {rank!r}")
     ranking = [("r" if i == rank else f"c{i}") for i in range(1, n + 1)]
-    rr, rr_k = reciprocal_rank(ranking, {"r"}), reciprocal_rank(ranking, {"r"}, k)
+    rr, rr_k = METRICS["MRR"].score(ranking, {"r": 1}, n), METRICS["MRR"].score(ranking, {"r": 1}, k)
     return {
         "gains": [int(i == rank) for i in range(1, n + 1)],
         "scores": {"RR": rr, f"RR@{k}": rr_k},
-        "arithmetic": {
-            "RR": f"1 / rank = 1 / {rank} = {rr:.3f}",
-            f"RR@{k}": (f"rank {rank} ≤ k = {k}: 1 / {rank} = {rr_k:.3f}" if rank <= k
-                        else f"rank {rank} > k = {k}: the model never sees it, so 0"),
-        },
+        "arithmetic": {"RR": f"1 / {rank} = {rr:.3f}",
+                       f"RR@{k}": f"rank {rank} ≤ k = {k}: 1 / {rank} = {rr_k:.3f}" if rank <= k
+                       else f"rank {rank} > k = {k}: the LLM never sees it, so 0.000"},
     }
 
 
-def rank_bars_html(rank: int, k: int, n: int = 10) -> str:
-    """Bars of 1/r for r = 1 .. n, the relevant result's rank highlighted, ranks past k hatched: the shape of 1/rank.
-
-    Args:
-        rank: the relevant result's rank, 1 .. n.
-        k: the cut-off: bars past it are hatched.
-        n: how many bars (ranks).
-
-    Not taught; used by rank_slider_widget (notebook 03_mrr).
-    """
+def rank_bars_html(rank: int, k: int, n: int, shown: bool) -> str:
+    """Bars of 1/r for r = 1 .. n (ranks past k hatched), the relevant result's rank in dark blue;
+    hidden: empty slots of one height."""
     bars = []
     for r in range(1, n + 1):
         colour = "#0b4f9c" if r == rank else "#9ecae1"
-        past_k = (";background-image:repeating-linear-gradient(45deg,transparent 0 4px,rgba(255,255,255,.7) 4px 8px)"
-                  if r > k else "")
-        bars.append(
-            "<div style='display:flex;flex-direction:column;justify-content:flex-end;align-items:center;width:56px'>"
-            f"<div>1/{r}</div>"
-            f"<div style='width:40px;height:{BAR_PX / r:.0f}px;background:{colour}{past_k}'></div>"
-            f"<div{' style=font-weight:bold' if r == rank else ''}>{r}</div></div>"
-        )
-    return (f"<div style='display:flex;align-items:flex-end;height:{BAR_PX + 50}px'>{''.join(bars)}</div>"
-            f"<div>rank → · bar height = 1/rank · hatched = below the cut-off k = {k} (RR@{k} counts them 0)</div>")
+        if shown:
+            hatch = (";background-image:repeating-linear-gradient(45deg,transparent 0 4px,rgba(255,255,255,.7) 4px 8px)"
+                     if r > k else "")
+            bar = f"<div>1/{r}</div><div style='width:40px;height:{BAR_PX / r:.0f}px;background:{colour}{hatch}'></div>"
+        else:
+            bar = (f"<div style='width:36px;height:{BAR_PX}px;border:2px dashed {colour};display:flex;"
+                   f"align-items:center;justify-content:center;color:#555'>{MASK}</div>")
+        bars.append("<div style='display:flex;flex-direction:column;justify-content:flex-end;align-items:center;"
+                    f"width:52px'>{bar}<div{' style=font-weight:bold' if r == rank else ''}>{r}</div></div>")
+    caption = (f"bar height = 1/rank · hatched = below the cut-off k = {k} (RR@{k} counts them 0)" if shown
+               else "Predict the height of each bar: what does the relevant result add at each rank?")
+    return f"<div style='display:flex;align-items:flex-end;height:{BAR_PX + 50}px'>{''.join(bars)}</div><div>{caption}</div>"
 
 
-def rank_slider_html(result: Mapping, before: Mapping | None = None) -> str:
-    """The readout of :func:`rank_slider_scores`: both values with their arithmetic, changes marked, numbers hidden until revealed.
-
-    Args:
-        result: a :func:`rank_slider_scores` result.
-        before: the previous ``result["scores"]``, or ``None`` (nothing marked).
-
-    Not taught; used by rank_slider_widget (notebook 03_mrr).
-    """
-    lines = "".join(f"<div><b>{name}</b> = {num(value)} &nbsp; {hidden(result['arithmetic'][name])}</div>"
-                    for name, value in result["scores"].items())
-    return change_line(changes(before, result["scores"])) + lines
+def readout_html(result: dict, shown: bool) -> str:
+    return "".join(f"<div><b>{name}</b> = {shown_or_mask(f'{value:.3f}', shown)} &nbsp; "
+                   f"{shown_or_mask(result['arithmetic'][name], shown)}</div>" for name, value in result["scores"].items())
 
 
 class RankSliderWidget(WidgetView):
-    """The 1/rank slider; build it with :func:`rank_slider_widget`.
-
-    Controls: ``rank`` and ``k`` (IntSliders), ``reveal``, ``reset_control``. Shown: ``ranking``,
-    ``bars`` and ``readout`` (HTML). ``result`` holds the current :func:`rank_slider_scores`.
-
-    Taught in: notebook 03_mrr (through rank_slider_widget).
-    """
+    """The 1/rank slider; build it with :func:`rank_slider_widget`."""
 
     label = "1/rank slider"
 
     def __init__(self, rank: int = 1, k: int = 3, n: int = 10):
         rank_slider_scores(rank, k, n)  # refuse a bad start early
         check_start(k, "k", range(1, n + 1))
-        self.start, self.n, self.previous = (rank, k), n, None
+        self.n = n
         self.rank = w.IntSlider(value=rank, min=1, max=n, description="relevant result at rank",
-                                style={"description_width": "190px"}, layout=w.Layout(width="480px"))
-        self.k = w.IntSlider(value=k, min=1, max=n, description="cut-off k", style={"description_width": "80px"},
-                             layout=w.Layout(width="330px"))
-        self.reveal, self.reset_control = self.reveal_toggle(), self.reset_button()
+                                style={"description_width": "12.5em"}, layout=w.Layout(width="30em"))
+        self.k = w.IntSlider(value=k, min=1, max=n, description="cut-off k", style={"description_width": "5em"},
+                             layout=w.Layout(width="21em"))
         self.ranking, self.bars, self.readout = w.HTML(), w.HTML(), w.HTML()
-        for widget, name in ((self.rank, "rank-slider-rank"), (self.k, "rank-slider-k"),
-                             (self.readout, "rank-slider-readout"), (self.bars, "rank-slider-bars")):
-            widget.add_class(name)
-        self.readout.add_class("rw-sentence")
-        for control in (self.rank, self.k):
-            control.observe(self._update, names="value")
-        self.ui = self._root([w.HBox([self.rank, self.k], layout=w.Layout(flex_flow="row wrap")),
-                              w.HBox([self.reveal, self.reset_control]), self.ranking,
-                              w.HBox([self.bars, self.readout], layout=w.Layout(flex_flow="row wrap", align_items="flex-end"))],
-                             "rank-slider-widget")
-        self._update()
+        for widget, cls in ((self.rank, "rank-slider-rank"), (self.k, "rank-slider-k"),
+                            (self.readout, "rank-slider-readout"), (self.bars, "rank-slider-bars")):
+            widget.add_class(cls)
+        rows = [w.HBox([self.rank, self.k], layout=w.Layout(flex_flow="row wrap")), self.reveal_row(), self.ranking,
+                w.HBox([self.bars, self.readout], layout=w.Layout(flex_flow="row wrap", align_items="flex-end"))]
+        self._build("rank-slider-widget", rows, [self.rank, self.k])
 
-    def _restore_start(self) -> None:
-        """The starting rank and k; numbers hidden."""
-        (self.rank.value, self.k.value), self.reveal.value = self.start, False
+    def _compute(self) -> dict:
+        result = rank_slider_scores(self.rank.value, self.k.value, self.n)
+        return {**result, "values": {"RR": result["scores"]["RR"], "RR@k": list(result["scores"].values())[1]}}
 
-    def _update(self, change=None) -> None:
-        if self._resetting:
-            return
-        self.result = rank_slider_scores(self.rank.value, self.k.value, self.n)
+    def _draw(self, shown: bool) -> None:
         self.ranking.value = ("<div>The ranking (green = the relevant result, framed = in the top k):</div>"
-                              + ranking_html(self.result["gains"], self.k.value, max_gain=1))
-        self.bars.value = rank_bars_html(self.rank.value, self.k.value, self.n)
-        self.readout.value = rank_slider_html(self.result, self.previous)
-        self.previous = self.result["scores"]
+                              + ranking_html(self.state["gains"], self.k.value, max_gain=1))
+        self.bars.value = rank_bars_html(self.rank.value, self.k.value, self.n, shown)
+        self.readout.value = readout_html(self.state, shown)
 
     def static_html(self) -> str:
-        """The static copy: the ranking, the 1/rank bars, then the values folded until clicked.
-
-        Not taught; used by rank_slider_widget (notebook 03_mrr).
-        """
-        return (ranking_html(self.result["gains"], self.k.value, max_gain=1)
-                + rank_bars_html(self.rank.value, self.k.value, self.n)
-                + reveal_details(rank_slider_html(self.result)))
+        return (ranking_html(self.state["gains"], self.k.value, max_gain=1)
+                + rank_bars_html(self.rank.value, self.k.value, self.n, False) + readout_html(self.state, False)
+                + details(rank_bars_html(self.rank.value, self.k.value, self.n, True) + readout_html(self.state, True)))
 
 
 def rank_slider_widget(rank: int = 1, k: int = 3, n: int = 10) -> RankSliderWidget:
-    """A slider for the rank of the one relevant result: reciprocal rank 1/rank, and RR@k that drops to 0 past k.
-
-    Args:
-        rank: the starting rank, 1 .. n.
-        k: the starting cut-off.
-        n: how many results the ranking has.
-
-    Returns:
-        A :class:`RankSliderWidget`; display it to show the widget, with its static copy in the same output.
-
-    Raises:
-        ValueError: as :func:`rank_slider_scores`.
-
-    Taught in: notebook 03_mrr.
-    """
+    """A slider for the rank of the one relevant result: RR = 1/rank, and RR@k, which drops to 0 past k."""
     return RankSliderWidget(rank, k, n)

@@ -1,417 +1,257 @@
-"""The per-question ranks widget: pure functions (filter, view, heat map), then the ipywidgets view."""
+"""The per-question ranks widget: every question's first relevant rank per run (a heat map), and one
+question's top k chunks from each run side by side."""
 
 from __future__ import annotations
 
-import html
+import re
+import secrets
 from collections.abc import Collection, Mapping, Sequence
 
 import ipywidgets as w
 import matplotlib as mpl
 import pandas as pd
 
-from ..checks import check_ids, check_k
+from ..checks import check_k, check_runs
 from ..corpus import check_chunks
-from ..evaluation import disagree_at_k, first_relevant_ranks
+from ..evaluation import disagree_at_k, first_relevant_ranks, run_columns
 from ..metrics import relevant_ids
-from ..teaching import evidence_html
-from ._view import Debounce, WidgetView, busy_sign, check_start, scroll_panel
+from ..text import escape, locate_evidence
+from ._view import MASK, Debounce, WidgetView, check_start
 
-ALL_SLICES = "all slices"  # the slice filter's "no filter" choice
-HEATMAP_COLUMNS = 24  # questions per block of the heat map: 47 questions make two blocks that fit 930 px
-NARROW_COLUMNS = 16  # per block where the widget is narrower than a 24-column block (e.g. at 150% zoom)
-FRAME = "3px solid #d00000"  # the picked question's frame in the heat map
-BELOW_K, NOT_FOUND = "#f1e4c8", "#ffffff"  # heat map cells: first relevant chunk below k, none ranked
-RELEVANT_BADGE = " <span style='background:#1b7837;color:#fff;padding:0 4px'>relevant</span>"
+ALL_SLICES = "all slices"
+HEATMAP_COLUMNS, NARROW_COLUMNS = 24, 16  # questions per block: 24 fit 1366 px, 16 fit 125% zoom
+FRAME = "3px solid #d00000"  # the picked question
+BELOW_K, NOT_FOUND, HIDDEN = "#f1e4c8", "#ffffff", "#eeeeee"
+SNIPPET_CHARS = 600  # text sent per chunk: two lines show until "full texts"
 
 
-def filter_questions(ranks: pd.DataFrame, retrievers: Sequence[str], text: str = "", slice_name: str | None = None,
+def filter_questions(ranks: pd.DataFrame, text: str = "", slice_name: str | None = None,
                      disagree_k: int | None = None) -> list[str]:
-    """The question ids that match a search, a slice and (optionally) disagreement at k.
-
-    Args:
-        ranks: the output of :func:`first_relevant_ranks`.
-        retrievers: its retriever columns.
-        text: matched case-insensitively against the question id and the question text ("" matches all).
-        slice_name: a slice of the golden set, or ``None`` for every slice.
-        disagree_k: a cut-off k to keep only the questions where :func:`disagree_at_k` holds, or ``None``.
-
-    Returns:
-        Matching question ids, in golden-set order.
-
-    Raises:
-        ValueError: ``slice_name`` is not a slice of the golden set.
-
-    Taught in: notebook 07_widgets (through ranks_widget).
-    """
+    """The question ids (in order) whose id or text holds ``text``, in ``slice_name``, and (with ``disagree_k``)
+    where the runs disagree about a relevant chunk in the top k."""
     keep = pd.Series(True, index=ranks.index)
     needle = text.strip().lower()
     if needle:
-        in_id = ranks.index.str.lower().str.contains(needle, regex=False)
-        keep &= in_id | ranks["question"].str.lower().str.contains(needle, regex=False)
+        keep &= ranks.index.str.lower().str.contains(needle, regex=False) | ranks["question"].str.lower().str.contains(
+            needle, regex=False)
     if slice_name is not None:
         if slice_name not in set(ranks["slice"]):
             raise ValueError(f"slice {slice_name!r} is not in the golden set (it has {sorted(set(ranks['slice']))})")
         keep &= ranks["slice"] == slice_name
     if disagree_k is not None:
-        keep &= disagree_at_k(ranks[[*ranks.columns[:3], *retrievers]], disagree_k)
+        keep &= disagree_at_k(ranks, disagree_k)
     return list(ranks.index[keep])
 
 
 def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping],
-                  k: int, ranks: pd.DataFrame | None = None) -> dict:
-    """Everything the per-question widget shows for one question.
-
-    Args:
-        question_id: a question of the golden set.
-        runs: ``{retriever name: {question_id: ranking}}``.
-        qrels: ``{question_id: {chunk_id: gain}}``.
-        golden: the golden set.
-        chunks: the chunks (for their text).
-        k: the cut-off: how many chunks of each ranking to show, an integer >= 1.
-        ranks: the output of :func:`first_relevant_ranks` (computed when ``None``).
-
-    Returns:
-        A dict: ``id``, ``question``, ``evidence``, ``slice``, ``n_relevant``, ``k``, ``ranks``
-        (``{retriever: rank of the first relevant chunk, or None}``), ``rank_table`` (a DataFrame
-        indexed by retriever: first relevant rank, and whether it is in the top k) and ``top``
-        (``{retriever: [{"rank", "chunk_id", "relevant", "html"}]}`` for the top k, the evidence
-        string marked in relevant chunks with :func:`evidence_html`).
-
-    Raises:
-        ValueError: the question id is not in the golden set, k is not an integer >= 1, the chunks
-            fail :func:`~retrieval_eval.corpus.check_chunks`, or as :func:`first_relevant_ranks`.
-
-    Taught in: notebook 07_widgets (through ranks_widget).
-    """
+                  k: int, ranks: pd.DataFrame) -> dict:
+    """One question: its text, evidence and slice, each run's first relevant rank (``None``: none ranked),
+    and each run's top k chunks (``{run: [{"rank", "chunk_id", "relevant", "text"}]}``)."""
     k = check_k(k)
-    chunks = check_chunks(chunks)
-    check_ids([question_id], "question_id is")
-    if ranks is None:
-        ranks = first_relevant_ranks(runs, qrels, golden)
-    row = golden.loc[golden["id"] == question_id]
-    if row.empty:
+    if question_id not in ranks.index:
         raise ValueError(f"question {question_id!r} is not in the golden set")
-    row = row.iloc[0]
-    texts = {c["id"]: c["text"] for c in chunks}
-    relevant = relevant_ids(qrels[question_id])
+    row = golden.set_index("id").loc[question_id]
+    texts, relevant = {c["id"]: c["text"] for c in chunks}, relevant_ids(qrels[question_id])
+    top = {name: [{"rank": rank, "chunk_id": c, "relevant": c in relevant, "text": texts[c]}
+                  for rank, c in enumerate(run[question_id][:k], start=1)] for name, run in runs.items()}
     first = {name: None if pd.isna(r) else int(r) for name, r in ranks.loc[question_id, list(runs)].items()}
-    rank_table = pd.DataFrame(
-        {
-            "rank of the first relevant chunk": [("not found" if r is None else r) for r in first.values()],
-            f"in the top {k}?": ["yes" if r is not None and r <= k else "no" for r in first.values()],
-        },
-        index=pd.Index(list(runs), name=question_id),
-    )
-    top = {}
-    for name, run in runs.items():
-        top[name] = []
-        for rank, chunk_id in enumerate(run[question_id][:k], start=1):
-            hit = chunk_id in relevant
-            text = texts[chunk_id]
-            if hit:
-                shown = evidence_html(text, row["evidence"], max_chars=320)
-            else:
-                shown = f"<pre>{html.escape(text[:200])}{'…' * (len(text) > 200)}</pre>"
-            top[name].append({"rank": rank, "chunk_id": chunk_id, "relevant": hit, "html": shown})
-    return {
-        "id": question_id, "question": row["question"], "evidence": row["evidence"], "slice": row["slice"],
-        "n_relevant": len(relevant), "k": k, "ranks": first, "rank_table": rank_table, "top": top,
-    }
+    return {"id": question_id, "question": row["question"], "evidence": row["evidence"], "slice": ranks.loc[question_id, "slice"],
+            "n_relevant": len(relevant), "k": k, "ranks": first, "top": top}
 
 
-def _rank_phrase(rank: int | None, k: int) -> str:
+def snippet_html(text: str, evidence: str | None = None) -> str:
+    """A chunk's text as one paragraph, escaped; with ``evidence``, from the evidence on, marked."""
+    span = locate_evidence(text, evidence) if evidence else None
+    flat = lambda part: re.sub(r"\s+", " ", part)  # noqa: E731
+    if span is None:
+        return escape(flat(text)[:SNIPPET_CHARS])
+    before, after = flat(text[:span[0]]), flat(text[span[1]:])
+    before = "… " if before.strip() else ""
+    return f"{before}<mark>{escape(flat(text[span[0]:span[1]]))}</mark>{escape(after[:SNIPPET_CHARS])}"
+
+
+def _rank_phrase(rank: int | None, k: int, shown: bool) -> str:
+    if not shown:
+        return f"first relevant at rank {MASK}"
     if rank is None:
         return "no relevant chunk ranked"
     return f"first relevant at rank {rank}" + (" ✔" if rank <= k else f" (below k = {k})")
 
 
-def question_html(view: Mapping) -> tuple[str, str]:
-    """HTML of a :func:`question_view`: (the question and its evidence string, the top-k chunks side by side).
-
-    Each retriever's column is headed by the rank of its first relevant chunk.
-
-    Args:
-        view: a :func:`question_view` result.
-
-    Not taught; used by ranks_widget (notebook 07_widgets).
-    """
-    head = (
-        f"<b>{html.escape(view['id'])}</b> ({html.escape(view['slice'])}): <i>{html.escape(view['question'])}</i><br>"
-        f"Evidence string: “{html.escape(view['evidence'])}” · {view['n_relevant']} relevant "
-        f"chunk{'s' if view['n_relevant'] > 1 else ''}"
-    )
-    cells = []
+def question_html(view: Mapping, shown: bool) -> tuple[str, str]:
+    """(the question's evidence string and slice, each run's top k chunks side by side, two lines each).
+    Hidden: no rank, no relevant mark, no evidence marked: the class judges the chunks first."""
+    n = view["n_relevant"]
+    head = (f"<b>{escape(view['id'])}</b> · evidence string “{escape(view['evidence'])}” · {n} relevant "
+            f"chunk{'s' if n > 1 else ''} · slice {escape(view['slice'])}")
+    columns = []
     for name, rows in view["top"].items():
         items = "".join(
-            f"<div style='margin:4px 0 0 0'><b>{r['rank']}. {html.escape(r['chunk_id'])}</b>"
-            f"{RELEVANT_BADGE if r['relevant'] else ''}"
-            f"</div>{r['html']}"
-            for r in rows
-        )
-        cells.append(f"<td style='vertical-align:top;text-align:left;width:33%'>"
-                     f"<b>{html.escape(name)}</b>: {_rank_phrase(view['ranks'][name], view['k'])}{items}</td>")
-    return head, ("<table class='question-chunks' style='width:100%;table-layout:fixed'><tr>"
-                  + "".join(cells) + "</tr></table>")
+            f"<div class='rw-clamp'><b>{r['rank']}. {escape(r['chunk_id']).replace('_', '_<wbr>')}</b>"
+            f"{' <span class=rw-relevant>relevant</span>' if shown and r['relevant'] else ''} "
+            f"{snippet_html(r['text'], view['evidence'] if shown and r['relevant'] else None)}</div>" for r in rows)
+        columns.append(f"<div style='min-width:0'><b>{escape(name)}</b>: {_rank_phrase(view['ranks'][name], view['k'], shown)}"
+                       f"{items}</div>")
+    return head, ("<div class='question-chunks' style='display:grid;gap:2px 16px;"
+                  f"grid-template-columns:repeat(auto-fit,minmax(260px,1fr))'>{''.join(columns)}</div>")
 
 
-def _cell_colours(rank: float, k: int) -> tuple[str, str]:
-    """(background, text colour) of a heat-map cell: blue in the top k (darker = higher), sand below, white none."""
+def _cell_colours(rank, k: int) -> tuple[str, str]:
     if pd.isna(rank):
         return NOT_FOUND, "#000"
     if rank <= k:
-        background = mpl.colors.to_hex(mpl.colormaps["Blues"](0.95 - 0.35 * (rank - 1) / max(k - 1, 1)))
-        return background, "#fff"
+        return mpl.colors.to_hex(mpl.colormaps["Blues"](0.95 - 0.35 * (rank - 1) / max(k - 1, 1))), "#fff"
     return BELOW_K, "#000"
 
 
-def rank_heatmap_html(ranks: pd.DataFrame, retrievers: Sequence[str], k: int, selected: str | None = None,
+def rank_heatmap_html(ranks: pd.DataFrame, k: int, shown: bool, selected: str | None = None,
                       matches: Collection[str] | None = None, columns: int = HEATMAP_COLUMNS) -> str:
-    """Heat map of the first relevant rank, retrievers × questions, as an HTML table in blocks of ``columns`` questions.
-
-    Each cell shows the rank and carries ``data-q="<question id>"``. Blue cells are in the top k
-    (darker = higher up), sand cells below k, white cells ("–") have no relevant chunk in the
-    ranking. Text is HTML, so it is as large as the page's text and crisp at any zoom.
-
-    Args:
-        ranks: the output of :func:`first_relevant_ranks`.
-        retrievers: its retriever columns, one row each.
-        k: the cut-off that colours the cells, an integer >= 1.
-        selected: a question id to frame (the static copy; the live widget frames with :func:`heatmap_frame_css`).
-        matches: question ids to show at full strength, the others faded; ``None`` for all.
-        columns: questions per block, an integer >= 1.
-
-    Raises:
-        ValueError: k or columns is not an integer >= 1, or ``selected`` is not a question.
-
-    Not taught; used by ranks_widget (notebook 07_widgets).
-    """
+    """The first relevant rank, runs × questions, as HTML tables of ``columns`` questions: blue in the top k
+    (darker = higher), sand below k, white "–" none ranked; hidden, every cell "?". Cells carry ``data-q``."""
     k, columns = check_k(k), check_k(columns, "columns")
-    ids = list(ranks.index)
-    if selected is not None and selected not in ids:
-        raise ValueError(f"question {selected!r} is not in the ranks table")
+    ids, runs = list(ranks.index), run_columns(ranks)
     faded = set() if matches is None else set(ids) - set(matches)
     blocks = []
     for start in range(0, len(ids), columns):
         block = ids[start:start + columns]
 
-        def style(qid: str, extra: str = "") -> str:
-            frame = f"outline:{FRAME};outline-offset:-3px;" if qid == selected else ""
-            fade = "opacity:0.25;" if qid in faded else ""
-            return f" data-q='{html.escape(qid)}' style='{extra}{frame}{fade}'"
+        def cell(tag: str, qid: str, style: str, text: str) -> str:
+            extra = (f"outline:{FRAME};outline-offset:-3px;" if qid == selected else "") + ("opacity:0.25;" if qid in faded else "")
+            return f"<{tag} data-q='{escape(qid)}' style='text-align:center;{style}{extra}'>{text}</{tag}>"
 
-        head = "".join(f"<th{style(q, 'text-align:center;font-weight:normal;')}>{html.escape(q)}</th>" for q in block)
-        rows = [f"<tr><th></th>{head}</tr>"]
-        for name in retrievers:
+        rows = ["<tr><th></th>" + "".join(cell("th", q, "font-weight:normal;", escape(q)) for q in block) + "</tr>"]
+        for name in runs:
             cells = []
             for qid in block:
                 rank = ranks.loc[qid, name]
-                background, colour = _cell_colours(rank, k)
-                text = "–" if pd.isna(rank) else str(int(rank))
-                cells.append(f"<td{style(qid, f'background:{background};color:{colour};text-align:center;')}>{text}</td>")
-            rows.append(f"<tr><th style='text-align:right'>{html.escape(name)}</th>{''.join(cells)}</tr>")
-        blocks.append("<table class='rw-heatmap' style='border-collapse:collapse;margin-bottom:4px'>" + "".join(rows) + "</table>")
+                background, colour = _cell_colours(rank, k) if shown else (HIDDEN, "#555")
+                text = MASK if not shown else "–" if pd.isna(rank) else str(int(rank))
+                cells.append(cell("td", qid, f"background:{background};color:{colour};", text))
+            rows.append(f"<tr><th style='text-align:right'>{escape(name)}</th>{''.join(cells)}</tr>")
+        blocks.append(f"<table class='rw-heatmap' style='margin-bottom:4px'>{''.join(rows)}</table>")
     return "".join(blocks)
 
 
-def heatmap_legend(k: int) -> str:
-    """The heat map's legend line.
-
-    Args:
-        k: the cut-off that colours the cells, an integer >= 1.
-
-    Not taught; used by ranks_widget (notebook 07_widgets).
-    """
-    top, _ = _cell_colours(1, k)
+def heatmap_legend(k: int, shown: bool) -> str:
     swatch = "padding:0 6px;border:1px solid #999"
-    return (f"Rank of the first relevant chunk: <span style='background:{top};color:#fff;{swatch}'>in the top {k}</span> "
-            f"(darker = higher) · <span style='background:{BELOW_K};{swatch}'>below k</span> · "
-            f"<span style='{swatch}'>–</span> none ranked · <span style='outline:{FRAME};padding:0 6px'>picked</span> · "
-            "faded = filtered out")
+    picked = f"<span style='outline:{FRAME};padding:0 6px'>picked</span> · faded = filtered out"
+    if not shown:
+        return f"Rank of the first relevant chunk: {MASK} until you show the numbers · {picked}"
+    return (f"Rank of the first relevant chunk: <span style='background:{_cell_colours(1, k)[0]};color:#fff;{swatch}'>"
+            f"in the top {k}</span> (darker = higher) · <span style='background:{BELOW_K};{swatch}'>below k</span> · "
+            f"<span style='{swatch}'>–</span> none ranked · {picked}")
 
 
 def heatmap_frame_css(scope: str, selected: str | None, faded: Collection[str] = ()) -> str:
-    """A ``<style>`` that frames one question's column and fades others in the heat map under ``.scope``:
-    what moves in the live widget, a few hundred bytes, while the heat map itself stays.
-
-    Args:
-        scope: the CSS class of the heat map's container (without the dot).
-        selected: the question id to frame, or ``None``.
-        faded: question ids to fade.
-
-    Not taught; used by ranks_widget (notebook 07_widgets).
-    """
-    rules = []
-    if selected is not None:
-        rules.append(f".{scope} [data-q='{html.escape(selected)}'] {{ outline: {FRAME}; outline-offset: -3px; }}")
+    """A small ``<style>`` that frames the picked question and fades the filtered ones in the heat map under ``.scope``."""
+    rules = [f".{scope} [data-q='{escape(selected)}'] {{ outline: {FRAME}; outline-offset: -3px; }}"] if selected else []
     if faded:
-        rules.append(", ".join(f".{scope} [data-q='{html.escape(q)}']" for q in sorted(faded)) + " { opacity: 0.25; }")
+        rules.append(", ".join(f".{scope} [data-q='{escape(q)}']" for q in sorted(faded)) + " { opacity: 0.25; }")
     return "<style>" + "\n".join(rules) + "</style>"
 
 
 class RanksWidget(WidgetView):
-    """The per-question ranks widget; build it with :func:`ranks_widget`.
-
-    Controls: ``search`` (Text; updates on a pause in typing), ``slice`` (Dropdown), ``disagree``
-    (Checkbox), ``question`` (Dropdown of the matching questions), ``k`` (IntSlider) and
-    ``reset_control``. Shown: ``heatmap`` (HTML, redrawn only when k changes), ``frame`` (the
-    picked question's frame, a small style), ``head`` and ``top_chunks`` (HTML). ``view`` holds the
-    current :func:`question_view`.
-
-    Taught in: notebook 07_widgets (through ranks_widget).
-    """
+    """The per-question ranks widget; build it with :func:`ranks_widget`."""
 
     label = "per-question ranks widget"
 
     def __init__(self, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
                  question: str | None = None):
         check_start(k, "k", range(1, 11))
-        self.runs, self.qrels, self.golden, self.chunks = runs, qrels, golden, check_chunks(chunks)
-        self.retrievers = list(runs)
-        self.ranks = first_relevant_ranks(runs, qrels, golden)
+        self.runs, self.qrels = check_runs(runs, qrels, {c["id"] for c in check_chunks(chunks)})
+        self.golden, self.chunks = golden, chunks
+        self.ranks = first_relevant_ranks(self.runs, self.qrels, golden)
         if question is not None and question not in self.ranks.index:
             raise ValueError(f"question {question!r} is not in the golden set (e.g. {self.ranks.index[0]!r})")
-        if question is None:
-            disagreeing = filter_questions(self.ranks, self.retrievers, disagree_k=k)
-            question = (disagreeing or list(self.ranks.index))[0]
-        self.start = (k, question)
+        question = question or (filter_questions(self.ranks, disagree_k=k) or list(self.ranks.index))[0]
         self._heatmaps = {}
-        self.search = w.Text(description="search", placeholder="id or words: q13, battery",
-                             continuous_update=True, style={"description_width": "60px"},
-                             layout=w.Layout(width="260px"))
+        self.search = w.Text(description="search", placeholder="id or words", style={"description_width": "3.5em"},
+                             layout=w.Layout(width="13em"))
         self.slice = w.Dropdown(options=[ALL_SLICES, *sorted(set(self.ranks["slice"]))], description="slice",
-                                style={"description_width": "45px"}, layout=w.Layout(width="210px"))
+                                style={"description_width": "2.5em"}, layout=w.Layout(width="12.5em"))
         self.k = w.IntSlider(value=k, min=1, max=10, description="cut-off k", continuous_update=False,
-                             style={"description_width": "75px"}, layout=w.Layout(width="270px"))
-        self.disagree = w.Checkbox(description="disagree at k", indent=False, layout=w.Layout(width="max-content"),
-                                   tooltip="only the questions where the retrievers disagree about a relevant chunk in the top k")
-        self.question = w.Dropdown(description="question", style={"description_width": "75px"})
+                             style={"description_width": "4.5em"}, layout=w.Layout(width="16em"))
+        self.disagree = w.Checkbox(description="disagree at k", indent=False, layout=w.Layout(width="max-content"))
+        self.question = w.Dropdown(layout=w.Layout(flex="1 1 18em", width="auto", min_width="0"))
+        self.full = w.ToggleButton(description="full texts", layout=w.Layout(width="max-content"))
         self.matches, self.heatmap, self.frame, self.head, self.top_chunks = (w.HTML() for _ in range(5))
-        self.reset_control = self.reset_button()
-        for widget, name in ((self.search, "ranks-search"), (self.slice, "ranks-slice"), (self.k, "ranks-k"),
-                             (self.disagree, "ranks-disagree"), (self.question, "ranks-question"),
-                             (self.heatmap, "ranks-heatmap"), (self.head, "ranks-head"),
-                             (self.top_chunks, "ranks-chunks"), (self.matches, "ranks-matches")):
-            widget.add_class(name)  # CSS classes: handles for the browser test and the benchmark
-        self.head.layout.min_height = "4.1em"  # three lines reserved: the chunks below do not jump between questions
+        for widget, cls in ((self.search, "ranks-search"), (self.slice, "ranks-slice"), (self.k, "ranks-k"),
+                            (self.disagree, "ranks-disagree"), (self.question, "ranks-question"), (self.full, "ranks-full"),
+                            (self.heatmap, "ranks-heatmap"), (self.head, "ranks-head"), (self.top_chunks, "ranks-chunks"),
+                            (self.matches, "ranks-matches")):
+            widget.add_class(cls)
         self.frame.layout.display = "none"
-        self._quiet = False
-        self.question.layout = w.Layout(flex="1 1 auto", width="auto", min_width="0")
-        self.ui = self._root([
-            w.HBox([self.search, self.slice, self.k, self.disagree, busy_sign()],
-                   layout=w.Layout(flex_flow="row wrap", align_items="center")),
-            w.HBox([self.question, self.reset_control], layout=w.Layout(width="100%")),
-            self.heatmap, self.frame, w.HBox([self.matches]), self.head, scroll_panel(self.top_chunks, 180),
-        ], "ranks-widget", concealed=False)
-        self.scope = f"rw-heat-{self.ui.model_id[:12]}"
+        self.full.observe(lambda change: (self.ui.add_class if change["new"] else self.ui.remove_class)("rw-full"), "value")
+        self._refilter(select=question, quiet=True)
+        rows = [w.HBox([self.search, self.slice, self.disagree, self.k, self.matches],
+                       layout=w.Layout(flex_flow="row wrap", align_items="center")),
+                self.reveal_row(self.full, self.question), self.heatmap, self.frame, self.head, self.top_chunks]
+        self.new_round, self.first_question = (self.question,), question
+        self.scope = f"rw-heat-{secrets.token_hex(6)}"
         self.heatmap.add_class(self.scope)
-        self._refilter(select=question)
+        self._build("ranks-widget", rows, [self.k, self.question])
+        self.change.layout.display = "none"  # nothing to follow: the ranks do not move
+        del self.start[self.question]  # put back by _restore, once the filters are
         self.search.observe(Debounce(lambda _text: self._refilter()), names="value")
         for control in (self.slice, self.disagree):
             control.observe(self._refilter, names="value")
-        self.k.observe(self._on_k, names="value")
-        self.question.observe(self._on_question, names="value")
-
-    def _heatmap_html(self, k: int) -> str:
-        """The heat map at cut-off k (drawn once per k), with its legend: blocks of HEATMAP_COLUMNS
-        questions, or of NARROW_COLUMNS where the widget is narrower (150% zoom; a CSS container query)."""
-        if k not in self._heatmaps:
-            self._heatmaps[k] = (
-                "<div class='rw-heat-box'>"
-                f"<div class='rw-heat-wide'>{rank_heatmap_html(self.ranks, self.retrievers, k)}</div>"
-                f"<div class='rw-heat-narrow'>{rank_heatmap_html(self.ranks, self.retrievers, k, columns=NARROW_COLUMNS)}</div>"
-                f"</div><div>{heatmap_legend(k)}</div>"
-            )
-        return self._heatmaps[k]
 
     def _found(self) -> list[str]:
-        return filter_questions(self.ranks, self.retrievers, self.search.value,
-                                None if self.slice.value == ALL_SLICES else self.slice.value,
+        return filter_questions(self.ranks, self.search.value, None if self.slice.value == ALL_SLICES else self.slice.value,
                                 self.k.value if self.disagree.value else None)
 
-    def _refilter(self, change=None, select: str | None = None) -> None:
-        if self._quiet:
-            return
-        with self.busy():
-            found = self._found()
-            select = select or self.question.value
-            self._quiet = True
-            try:
-                self.question.options = [(f"{qid} · {self.ranks.loc[qid, 'question']}", qid) for qid in found]
-                self.question.value = select if select in found else (found[0] if found else None)
-            finally:
-                self._quiet = False
-            self.matches.value = f"{len(found)} of {len(self.ranks)} questions match"
-            self._show(found)
-
-    def _on_k(self, change) -> None:
-        if self.disagree.value:
-            self._refilter()
-        else:
-            with self.busy():
-                self._show(self._found())
-
-    def _on_question(self, change) -> None:
-        if not self._quiet:
-            with self.busy():
-                self._show(self._found())
-
-    def _show(self, found: list[str]) -> None:
-        qid = self.question.value
-        self.heatmap.value = self._heatmap_html(self.k.value)
-        self.frame.value = heatmap_frame_css(self.scope, qid, set(self.ranks.index) - set(found))
-        if qid is None:
-            self.view = None
-            self.head.value, self.top_chunks.value = "<b>No question matches.</b>", ""
-        else:
-            self.view = question_view(qid, self.runs, self.qrels, self.golden, self.chunks, self.k.value, self.ranks)
-            self.head.value, self.top_chunks.value = question_html(self.view)
-
-    def reset(self) -> None:
-        """Back to the starting question and k, no search, every slice, no disagreement filter.
-
-        Taught in: notebook 07_widgets.
-        """
-        self._quiet = True
+    def _refilter(self, change=None, select: str | None = None, quiet: bool = False) -> None:
+        """Refill the question list from the filters, keeping the picked question when it still matches."""
+        found, select = self._found(), select or self.question.value
+        was, self._quiet = self._quiet, True
         try:
-            self.search.value, self.slice.value, self.disagree.value = "", ALL_SLICES, False
-            self.k.value = self.start[0]
+            self.question.options = [(f"{qid} · {self.ranks.loc[qid, 'question']}", qid) for qid in found]
+            self.question.value = select if select in found else (found[0] if found else None)
         finally:
-            self._quiet = False
-        self._refilter(select=self.start[1])
+            self._quiet = was
+        self.matches.value = f"{len(found)} of {len(self.ranks)} match"
+        if not quiet:
+            self._update()
+
+    def _restore(self) -> None:
+        self.search.value, self.slice.value, self.disagree.value, self.full.value = "", ALL_SLICES, False, False
+        self._refilter(select=self.first_question, quiet=True)
+
+    def _compute(self) -> dict:
+        if self.disagree.value:
+            self._refilter(quiet=True)  # disagreement at k depends on k
+        qid = self.question.value
+        view = None if qid is None else question_view(qid, self.runs, self.qrels, self.golden, self.chunks, self.k.value,
+                                                      self.ranks)
+        return {"view": view, "found": self._found(), "values": {}}
+
+    def _draw(self, shown: bool) -> None:
+        key = (self.k.value if shown else None)
+        if key not in self._heatmaps:
+            self._heatmaps[key] = (
+                f"<div class='rw-heat-wide'>{rank_heatmap_html(self.ranks, self.k.value, shown)}</div>"
+                f"<div class='rw-heat-narrow'>{rank_heatmap_html(self.ranks, self.k.value, shown, columns=NARROW_COLUMNS)}</div>"
+                f"<div>{heatmap_legend(self.k.value, shown)}</div>")
+        self.heatmap.value = self._heatmaps[key]
+        self.frame.value = heatmap_frame_css(self.scope, self.question.value, set(self.ranks.index) - set(self.state["found"]))
+        view = self.state["view"]
+        self.head.value, self.top_chunks.value = ("<b>No question matches.</b>", "") if view is None else question_html(view, shown)
 
     def static_html(self) -> str:
-        """The static copy: the heat map (picked question framed, filtered ones faded), its legend, and
-        the picked question with each retriever's top k.
-
-        Not taught; used by ranks_widget (notebook 07_widgets).
-        """
-        found = self._found()
-        picture = rank_heatmap_html(self.ranks, self.retrievers, self.k.value, self.question.value, found)
-        if self.view is None:
-            return picture + heatmap_legend(self.k.value)
-        head, top = question_html(self.view)
-        return picture + f"<p>{heatmap_legend(self.k.value)}</p><p>{head}</p>" + top
+        view, found = self.state["view"], self.state["found"]
+        picture = rank_heatmap_html(self.ranks, self.k.value, False, self.question.value, found)
+        shown = rank_heatmap_html(self.ranks, self.k.value, True, self.question.value, found)
+        if view is None:
+            return picture
+        head, top = question_html(view, False)
+        return (picture + f"<p>{head}</p>{top}"
+                + f"<details><summary>Predict first, then click to show the ranks</summary>{shown}"
+                f"<p>{heatmap_legend(self.k.value, True)}</p>{question_html(view, True)[1]}</details>")
 
 
 def ranks_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
                  question: str | None = None) -> RanksWidget:
-    """The per-question ranks widget: search and filter questions, see each retriever's top k.
-
-    Ranks come from :func:`first_relevant_ranks`; the overview is :func:`rank_heatmap_html`.
-
-    Args:
-        runs, qrels, golden, chunks: as for :func:`question_view`.
-        k: the starting cut-off, 1–10.
-        question: the question shown first; ``None`` for the first one where the retrievers disagree at k.
-
-    Raises:
-        ValueError: k is not an integer from 1 to 10 (the slider's range) or ``question`` is not in
-            the golden set: a starting value the controls cannot show is refused, never replaced.
-
-    Returns:
-        A :class:`RanksWidget`; display it to show the widget, with its static copy (the heat map
-        and the starting question's top-k chunks) in the same output.
-
-    Taught in: notebook 07_widgets.
-    """
+    """The per-question ranks widget: search and filter the questions, see where each run puts the first
+    relevant chunk (all questions) and its top k chunks (the picked one); starts on the first question
+    where the runs disagree at k, unless ``question`` is given."""
     return RanksWidget(runs, qrels, golden, chunks, k, question)

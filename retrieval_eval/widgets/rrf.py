@@ -1,62 +1,35 @@
-"""The RRF explainer: why hybrid search wins or loses on one question. Pure functions, then the view."""
+"""The RRF explainer: why fusion wins or loses on one question, term by term."""
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 
 import ipywidgets as w
 import pandas as pd
 
-from ..checks import check_ids, check_list, check_k, naming_question
+from ..checks import check_k, check_list, check_runs, naming_question
 from ..fusion import reciprocal_rank_fusion
-from ..metrics import ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank, relevant_ids
-from ._view import (
-    WidgetView, busy_sign, change_line, changes, check_start, num, reveal_details, scroll_panel, table_html,
-)
+from ..metrics import METRICS, first_relevant_rank, relevant_ids
+from ..text import escape
+from ._view import WidgetView, check_start, details, shown_or_mask, table_html
+from .playground import short_name
 
-FUSED = "hybrid"  # the name of the fused ranking, as in the notebooks' runs
+FUSED = "fused (RRF)"  # the fused ranking's row
 RRF_K_MAX, DEPTH_MAX = 100, 20  # the sliders' ranges
-
-
-def _first_relevant(ranking: Sequence[str], relevant: set) -> int | None:
-    return next((rank for rank, chunk in enumerate(ranking, start=1) if chunk in relevant), None)
+ROWS = 4  # candidate rows shown before "all candidates" (relevant ones always show)
 
 
 def rrf_explanation(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, float], rrf_k: float = 60,
                     depth: int = 10, k: int = 3) -> dict:
-    """Reciprocal rank fusion of two or more rankings of one question, term by term, with the metrics before and after.
+    """Reciprocal rank fusion of two or more rankings of one question, term by term, with every registered
+    metric at k before and after.
 
-    The fused ranking is :func:`reciprocal_rank_fusion` of the rankings (constant ``rrf_k``, top
-    ``depth`` of each). For each chunk in it, the table gives its rank in each input (``None`` when
-    the input does not rank it), the term 1 / (rrf_k + rank) that input adds (0 below ``depth``),
-    their sum (the fused score) and its gain. Then recall@k, precision@k, RR@k and nDCG@k of each
-    input and of the fused ranking, and a sentence on whether and why fusion helped: the rank of the
-    first relevant chunk in the fused ranking against the best input's, and the chunks that
-    outscored it, with their terms.
-
-    Args:
-        rankings: ``{retriever name: ranking}`` (at least two; rankings are lists of chunk ids, best first).
-        gains: the question's judgements ``{chunk_id: gain}``; at least one gain above 0.
-        rrf_k: the RRF constant, a number >= 0 (60 in Cormack et al.).
-        depth: how many chunks from the top of each ranking take part, an integer >= 1.
-        k: the cut-off of the metrics, an integer >= 1.
-
-    Returns:
-        A dict: ``fused`` (the fused ranking), ``table`` (a DataFrame indexed by fused rank: ``chunk``,
-        ``<name> rank``, ``<name> term`` for each input, ``fused score``, ``gain``), ``metrics`` (a
-        DataFrame indexed by the inputs and ``"hybrid"``: ``first relevant rank`` (no cut-off; ``<NA>``
-        when none is ranked) and the four metrics at k), ``verdict`` (``"helps"``, ``"same"`` or
-        ``"hurts"``: the fused first relevant rank against the best input's), ``tied`` (chunks fused above
-        the first relevant one with an equal score, placed first by the tie rule: chunk id) and
-        ``sentence`` (HTML).
-
-    Raises:
-        ValueError: fewer than two rankings, a name equal to ``"hybrid"``, no relevant chunk in
-            ``gains``, or as :func:`reciprocal_rank_fusion` and the metric functions.
-
-    Taught in: notebook 07_widgets (through rrf_widget).
+    Returns ``fused`` (the ranking), ``table`` (one row per chunk of the fused ranking: its rank and term
+    1 / (rrf_k + rank) in each input, 0 below ``depth``, the fused score and the gain), ``metrics``
+    (inputs and :data:`FUSED`: first relevant rank, then each metric at k), ``verdict`` ("helps", "same"
+    or "hurts": the fused first relevant rank against the best input's), ``tied`` (chunks fused above the
+    first relevant one on an equal score, placed first by chunk id) and ``sentence`` (HTML).
     """
     names = list(rankings)
     if len(names) < 2:
@@ -74,287 +47,190 @@ def rrf_explanation(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, f
         row = {"chunk": chunk}
         for n in names:
             rank = positions[n].get(chunk)
-            row[f"{n} rank"] = rank
-            row[f"{n} term"] = 1.0 / (rrf_k + rank) if rank is not None and rank <= depth else 0.0
-        row["fused score"] = sum(row[f"{n} term"] for n in names)
-        row["gain"] = gains.get(chunk, 0)
-        rows.append(row)
-    columns = ["chunk", *[f"{n} {c}" for n in names for c in ("rank", "term")], "fused score", "gain"]
-    table = pd.DataFrame(rows, columns=columns, index=pd.RangeIndex(1, len(fused) + 1, name="fused rank"))
+            row[f"{n} rank"], row[f"{n} term"] = rank, 1.0 / (rrf_k + rank) if rank is not None and rank <= depth else 0.0
+        rows.append(row | {"fused score": sum(row[f"{n} term"] for n in names), "gain": gains.get(chunk, 0)})
+    table = pd.DataFrame(rows, index=pd.RangeIndex(1, len(fused) + 1, name="fused rank"))
     table = table.astype({f"{n} rank": "Int64" for n in names})
-
     everything = {**{n: list(rankings[n]) for n in names}, FUSED: fused}
-    metrics = pd.DataFrame(
-        {
-            "first relevant rank": [_first_relevant(r, relevant) for r in everything.values()],
-            f"recall@{k}": [recall_at_k(r, relevant, k) for r in everything.values()],
-            f"precision@{k}": [precision_at_k(r, relevant, k) for r in everything.values()],
-            f"RR@{k}": [reciprocal_rank(r, relevant, k) for r in everything.values()],
-            f"nDCG@{k}": [ndcg_at_k(r, gains, k) for r in everything.values()],
-        },
-        index=pd.Index(list(everything), name="ranking"),
-    ).astype({"first relevant rank": "Int64"})
+    metrics = pd.DataFrame({"first relevant rank": [first_relevant_rank(r, relevant) for r in everything.values()]}
+                           | {m.at(k): [m.score(r, gains, k) for r in everything.values()] for m in METRICS.values()},
+                           index=pd.Index(list(everything), name="ranking")).astype({"first relevant rank": "Int64"})
     verdict, sentence, tied = _explain(names, table, metrics, depth, positions)
     return {"fused": fused, "table": table, "metrics": metrics, "verdict": verdict, "tied": tied, "sentence": sentence}
 
 
-def _rank_text(rank: int | None) -> str:
+def _rank_text(rank) -> str:
     return "not ranked" if rank is None or pd.isna(rank) else f"rank {int(rank)}"
 
 
 def _explain(names, table, metrics, depth, positions) -> tuple[str, str, list]:
     """The verdict, the sentence and the tied chunks of :func:`rrf_explanation`."""
     first = {n: None if pd.isna(r) else int(r) for n, r in metrics["first relevant rank"].items()}
-    inputs = {n: first[n] for n in names}
-    found = {n: r for n, r in inputs.items() if r is not None}
-    fused_rank = first[FUSED]
+    found = {n: first[n] for n in names if first[n] is not None}
     best = min(found, key=found.get) if found else None
-    best_rank = found.get(best)
+    fused_rank, best_rank, shown_best = first[FUSED], found.get(best), escape(best)
     if fused_rank is None:
-        verdict = "same" if best_rank is None else "hurts"
-        where = ", ".join(f"{n}: {_rank_text(r)}" for n, r in inputs.items())
-        return verdict, (
-            f"No relevant chunk is in the top {depth} of any input ({where}), so the fused ranking, "
-            f"built from the top {depth} of each, has none: fusion cannot find what no input found"
-            + (f" that high. A greater depth would bring in {best}'s rank {best_rank}." if best is not None else ".")
-        ), []
+        where = ", ".join(f"{escape(n)}: {_rank_text(first[n])}" for n in names)
+        return ("same" if best is None else "hurts"), (
+            f"No relevant chunk is in the top {depth} of any input ({where}), so the fused ranking, built from the "
+            f"top {depth} of each, has none: fusion cannot find what no input found"
+            + (f" that high. A greater depth would bring in {shown_best}'s rank {best_rank}." if best else ".")), []
     verdict = "helps" if fused_rank < best_rank else "same" if fused_rank == best_rank else "hurts"
-    chunk = table.loc[fused_rank, "chunk"]
-    terms = " + ".join(num(table.loc[fused_rank, f"{n} term"], 4) for n in names)
-    parts = ", ".join(f"{n} {_rank_text(positions[n].get(chunk))}" for n in names)
-    placed = f"hybrid puts the first relevant chunk at rank {fused_rank}"
-    head = {
-        "helps": f"<b>Fusion helps</b>: {placed}, above the best input ({best}, rank {best_rank}).",
-        "same": f"<b>Fusion keeps</b> the best input's place: rank {fused_rank}, as {best}.",
-        "hurts": f"<b>Fusion hurts</b>: {placed}, below {best}'s rank {best_rank}.",
-    }[verdict]
-    why = (f" <code>{html.escape(chunk)}</code> ({parts}) scores {terms} = "
-           f"<b>{num(table.loc[fused_rank, 'fused score'], 4)}</b>.")
+    chunk, score = table.loc[fused_rank, "chunk"], table.loc[fused_rank, "fused score"]
+    placed = f"fusion puts the first relevant chunk at rank {fused_rank}"
+    sentence = {"helps": f"<b>Fusion helps</b>: {placed}, above the best input ({shown_best}, rank {best_rank}).",
+                "same": f"<b>Fusion keeps</b> the best input's place: rank {fused_rank}, as {shown_best}.",
+                "hurts": f"<b>Fusion hurts</b>: {placed}, below {shown_best}'s rank {best_rank}."}[verdict]
+    terms = " + ".join(f"{table.loc[fused_rank, f'{n} term']:.4f}" for n in names)
+    sentence += (f" <code>{escape(chunk)}</code> ({', '.join(f'{escape(n)} {_rank_text(positions[n].get(chunk))}' for n in names)}) "
+                 f"scores {terms} = <b>{score:.4f}</b>.")
     above = table.loc[: fused_rank - 1]
-    score = table.loc[fused_rank, "fused score"]
     tied = [row["chunk"] for _, row in above.iterrows() if math.isclose(row["fused score"], score, rel_tol=1e-12)]
     if len(above):
-        shown = above.head(2)
-        beaten = "; ".join(
-            f"<code>{html.escape(row['chunk'])}</code> ("
-            + ", ".join(f"{n} {_rank_text(row[f'{n} rank'])}" for n in names)
-            + f") {num(row['fused score'], 4)}"
-            for _, row in shown.iterrows()
-        )
-        more = f" and {len(above) - len(shown)} more" if len(above) > len(shown) else ""
+        beaten = "; ".join(f"<code>{escape(row['chunk'])}</code> ("
+                           + ", ".join(f"{escape(n)} {_rank_text(row[f'{n} rank'])}" for n in names)
+                           + f") {row['fused score']:.4f}" for _, row in above.head(2).iterrows())
+        more = f" and {len(above) - 2} more" if len(above) > 2 else ""
         both = sum(all(row[f"{n} term"] > 0 for n in names) for _, row in above.iterrows())
-        why += f" Above it: {beaten}{more}"
+        sentence += f" Above it: {beaten}{more}"
         if len(above) == 1:
-            why += ", which gets a term from every list." if both else ", which gets a term from one list only."
+            sentence += ", which gets a term from every list." if both else ", which gets a term from one list only."
         else:
-            why += f": {both} of these {len(above)} get a term from every list, {len(above) - both} from one only."
+            sentence += f": {both} of these {len(above)} get a term from every list, {len(above) - both} from one only."
         if tied:
-            why += (f" {', '.join(f'<code>{html.escape(c)}</code>' for c in tied)} ties with it on score; "
-                    "ties go by chunk id, so it comes first.")
-    return verdict, head + why, tied
+            sentence += (f" {', '.join(f'<code>{escape(c)}</code>' for c in tied)} ties with it on score; ties go by "
+                         "chunk id, so it comes first.")
+    return verdict, sentence, tied
 
 
-def fusion_cases(runs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping, inputs: Sequence[str] = ("BM25", "vector"),
-                 rrf_k: float = 60, depth: int = 10) -> pd.DataFrame:
-    """For every question: the first relevant rank in each input and after fusion, and whether fusion helped.
+def _check_inputs(runs: Mapping, inputs: Sequence[str] | None) -> list[str]:
+    inputs = list(runs)[:2] if inputs is None else check_list(inputs, "inputs", "run names (keys of runs)")
+    unknown = [name for name in inputs if name not in runs]
+    if unknown:
+        raise ValueError(f"inputs {unknown} are not runs (the runs are {list(runs)})")
+    return inputs
 
-    Args:
-        runs: ``{retriever name: {question_id: ranking}}`` holding the inputs.
-        qrels: ``{question_id: {chunk_id: gain}}``; every question in it is fused.
-        inputs: the names of the runs to fuse (two or more).
-        rrf_k, depth: as for :func:`rrf_explanation`.
 
-    Returns:
-        A DataFrame indexed by question id: one column per input and ``"hybrid"`` (first relevant
-        rank, ``<NA>`` when none is ranked), ``verdict`` and ``tie`` (a tied chunk is fused above the
-        first relevant one), as :func:`rrf_explanation`.
-
-    Raises:
-        ValueError: ``inputs`` is not a list of names of ``runs``, a question id is not a str, or as
-            :func:`rrf_explanation`, naming the question.
-
-    Taught in: notebook 07_widgets.
-    """
-    inputs = _check_inputs(runs, qrels, inputs)
+def fusion_cases(runs: Mapping, qrels: Mapping, inputs: Sequence[str] | None = None, rrf_k: float = 60,
+                 depth: int = 10) -> pd.DataFrame:
+    """Per question: the first relevant rank in each input (the first two runs unless named) and after fusion,
+    the ``verdict`` and whether a ``tie`` decides it."""
+    runs, qrels = check_runs(runs, qrels)
+    inputs = _check_inputs(runs, inputs)
     rows = {}
     for qid, gains in qrels.items():
         with naming_question(qid):
             result = rrf_explanation({n: runs[n][qid] for n in inputs}, gains, rrf_k, depth, k=1)
-        rows[qid] = {**result["metrics"]["first relevant rank"].to_dict(), "verdict": result["verdict"],
-                     "tie": bool(result["tied"])}
+        rows[qid] = result["metrics"]["first relevant rank"].to_dict() | {"verdict": result["verdict"], "tie": bool(result["tied"])}
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("question")
     return table.astype({name: "Int64" for name in [*inputs, FUSED]})
 
 
-def _check_inputs(runs: Mapping, qrels: Mapping, inputs: Sequence[str]) -> list[str]:
-    """``inputs`` as a list of names of ``runs``, after the str-id check of the qrels and those runs."""
-    inputs = check_list(inputs, "inputs", "retriever names (keys of runs)")
-    unknown = [name for name in inputs if name not in runs]
-    if unknown:
-        raise ValueError(f"inputs {unknown} are not runs (the runs are {list(runs)})")
-    check_ids(qrels, "the qrels hold question id")
-    for name in inputs:
-        check_ids(runs[name], f"{name} holds question id")
-    return inputs
-
-
-def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: int) -> str:
-    """The fused table of an :func:`rrf_explanation` as HTML: relevant chunks marked, terms and scores hidden until revealed.
-
-    Args:
-        result: an :func:`rrf_explanation` result.
-        names: the inputs' names, in the order of its table's columns.
-        rrf_k: the RRF constant, for the column heads.
-        depth: the depth, to mark ranks below it.
-
-    Not taught; used by rrf_widget (notebook 07_widgets).
-    """
+def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: int, shown: bool, limit: bool = True) -> str:
+    """The candidates: their rank and term in each input and the fused score, in fused order; hidden, in the
+    order of their best input rank with terms and scores "?". Rows past :data:`ROWS` show with "all
+    candidates" (the rw-more class), except relevant ones."""
     table = result["table"]
-    head = ["fused rank", "chunk"]
-    for n in names:
-        head += [f"{n} rank", f"{n} 1/({rrf_k:g} + rank)"]
-    head.append("fused score")
+    if not shown:
+        best = table[[f"{n} rank" for n in names]].min(axis=1).fillna(10 ** 9)
+        table = table.assign(best=best.values).sort_values(["best", "chunk"])
+    head = ["fused", "chunk", *[h for n in names for h in (f"{n} rank", f"{n} term")], "score"]
     rows = []
-    for fused_rank, row in table.iterrows():
-        cells = [f"<td>{fused_rank}</td>", f"<td class='rw-left'><code>{html.escape(row['chunk'])}</code>"
-                 + (" <span style='background:#1b7837;color:#fff;padding:0 4px'>relevant</span>" if row["gain"] > 0 else "")
-                 + "</td>"]
+    for i, (fused_rank, row) in enumerate(table.iterrows(), start=1):
+        cells = [shown_or_mask(str(fused_rank), shown),
+                 escape(row["chunk"]) + (" <span class=rw-relevant>relevant</span>" if row["gain"] > 0 else "")]
         for n in names:
             rank = row[f"{n} rank"]
-            if pd.isna(rank):
-                rank_text = "–"
-            else:
-                rank_text = f"{int(rank)}" + (" (below depth)" if rank > depth else "")
-            cells += [f"<td>{rank_text}</td>", f"<td>{num(row[f'{n} term'], 4)}</td>"]
-        cells.append(f"<td><b>{num(row['fused score'], 4)}</b></td>")
-        marker = " style='background:#e3f4e1'" if row["gain"] > 0 else ""
-        rows.append(f"<tr{marker}>" + "".join(cells) + "</tr>")
-    header = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    return f"<table class='rw-table'><tr>{header}</tr>{''.join(rows)}</table>"
+            cells += ["–" if pd.isna(rank) else f"{int(rank)}" + ("↓" if rank > depth else ""),
+                      shown_or_mask(f"{row[f'{n} term']:.4f}", shown)]
+        cells.append(f"<b>{shown_or_mask(format(row['fused score'], '.4f'), shown)}</b>")
+        more = " class='rw-more'" if limit and i > ROWS and row["gain"] <= 0 else ""
+        rows.append(f"<tr{more}>" + "".join(f"<td{' class=rw-left style=white-space:nowrap' if j == 1 else ''}>{c}</td>"
+                                            for j, c in enumerate(cells)) + "</tr>")
+    header = "".join(f"<th>{escape(h)}</th>" for h in head)
+    more = sum("rw-more" in r for r in rows)
+    more = f"<span class='rw-fewer'> · {more} more candidates: “all candidates”</span>" if more else ""
+    return (f"<table class='rw-table rrf-table'><caption style='caption-side:bottom;text-align:left'>term = 1 / "
+            f"({rrf_k:g} + rank); ↓ below the depth {depth}: adds 0{more}</caption><tr>{header}</tr>{''.join(rows)}</table>")
 
 
 class RRFWidget(WidgetView):
-    """The RRF explainer; build it with :func:`rrf_widget`.
-
-    Controls: ``question`` (Dropdown), ``rrf_k`` (the RRF constant), ``depth`` and ``k`` (IntSliders),
-    ``reveal`` and ``reset_control``. Shown: ``metrics_html``, ``sentence`` and ``fused_html`` (HTML).
-    ``result`` holds the current :func:`rrf_explanation`.
-
-    Taught in: notebook 07_widgets (through rrf_widget).
-    """
+    """The RRF explainer; build it with :func:`rrf_widget`."""
 
     label = "RRF explainer"
 
-    def __init__(self, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, inputs: Sequence[str] = ("BM25", "vector"),
+    def __init__(self, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, inputs: Sequence[str] | None = None,
                  question: str | None = None, k: int = 3, rrf_k: int = 60, depth: int = 10):
         check_start(rrf_k, "rrf_k", range(0, RRF_K_MAX + 1))
         check_start(depth, "depth", range(1, DEPTH_MAX + 1))
         check_start(k, "k", range(1, 11))
-
-        inputs = _check_inputs(runs, qrels, inputs)
-        self.runs, self.qrels, self.inputs = runs, qrels, inputs
-        questions = golden.set_index("id")["question"]
+        self.runs, self.qrels = check_runs(runs, qrels)
+        self.inputs = _check_inputs(self.runs, inputs)
         if question is None:  # the first question where fusion hurts within the cut-off, not by a tie
-            cases = fusion_cases(runs, qrels, inputs, rrf_k, depth)
-            best = cases[list(inputs)].min(axis=1)  # the better input's first relevant rank (NA: none ranked)
+            cases = fusion_cases(self.runs, self.qrels, self.inputs, rrf_k, depth)
+            best = cases[self.inputs].min(axis=1)
             hurt = list(cases.index[cases["verdict"] == "hurts"])
             clear = [q for q in hurt if not pd.isna(best[q]) and best[q] <= k and not cases.loc[q, "tie"]]
             question = (clear or hurt or list(cases.index))[0]
-        if question not in qrels:
+        if question not in self.qrels:
             raise ValueError(f"question {question!r} is not in the qrels")
-        self.start, self.previous = (question, rrf_k, depth, k), None
-        self.question = w.Dropdown(options=[(f"{q} · {questions[q]}", q) for q in qrels], value=question,
-                                   description="question", style={"description_width": "75px"},
-                                   layout=w.Layout(flex="1 1 auto", width="auto", min_width="0"))
+        texts = golden.set_index("id")["question"]
+        self.question = w.Dropdown(options=[(f"{q} · {texts.get(q, '')}", q) for q in self.qrels], value=question,
+                                   description="question", style={"description_width": "5em"},
+                                   layout=w.Layout(flex="1 1 18em", width="auto", min_width="0"))
         self.rrf_k = w.IntSlider(value=rrf_k, min=0, max=RRF_K_MAX, description="RRF constant", continuous_update=False,
-                                 style={"description_width": "125px"}, layout=w.Layout(width="360px"))
+                                 style={"description_width": "7em"}, layout=w.Layout(width="19em"))
         self.depth = w.IntSlider(value=depth, min=1, max=DEPTH_MAX, description="depth (top n)", continuous_update=False,
-                                 style={"description_width": "120px"}, layout=w.Layout(width="330px"))
+                                 style={"description_width": "7em"}, layout=w.Layout(width="19em"))
         self.k = w.IntSlider(value=k, min=1, max=10, description="cut-off k", continuous_update=False,
-                             style={"description_width": "75px"}, layout=w.Layout(width="270px"))
-        self.reveal, self.reset_control = self.reveal_toggle(), self.reset_button()
-        self.metrics_html, self.sentence, self.fused_html = w.HTML(), w.HTML(), w.HTML()
-        for widget, name in ((self.question, "rrf-question"), (self.rrf_k, "rrf-k"), (self.depth, "rrf-depth"),
-                             (self.k, "rrf-cutoff"), (self.metrics_html, "rrf-metrics"), (self.sentence, "rrf-sentence"),
-                             (self.fused_html, "rrf-fused")):
-            widget.add_class(name)  # CSS classes: handles for the browser test and the benchmark
-        self.sentence.add_class("rw-sentence")
-        self.sentence.layout = w.Layout(flex="1 1 300px", min_width="300px", min_height="6.8em", margin="0 0 0 12px")
-        for control in (self.question, self.rrf_k, self.depth, self.k):
-            control.observe(self._update, names="value")
-        self.ui = self._root([
-            w.HBox([self.question], layout=w.Layout(width="100%")),
-            w.HBox([self.rrf_k, self.depth, self.k], layout=w.Layout(flex_flow="row wrap")),
-            w.HBox([self.reveal, self.reset_control, busy_sign()]),
-            w.HBox([self.metrics_html, self.sentence], layout=w.Layout(flex_flow="row wrap")),
-            scroll_panel(self.fused_html, 230),
-        ], "rrf-widget")
-        self._update()
+                             style={"description_width": "5em"}, layout=w.Layout(width="16em"))
+        self.full = w.ToggleButton(description="all candidates", layout=w.Layout(width="max-content"))
+        self.full.observe(lambda change: (self.ui.add_class if change["new"] else self.ui.remove_class)("rw-full"), "value")
+        self.metrics, self.sentence, self.fused = w.HTML(), w.HTML(), w.HTML()
+        self.sentence.layout = w.Layout(flex="1 1 20em", min_width="0", margin="0 0 0 12px")
+        for widget, cls in ((self.question, "rrf-question"), (self.rrf_k, "rrf-k"), (self.depth, "rrf-depth"),
+                            (self.k, "rrf-cutoff"), (self.metrics, "rrf-metrics"), (self.sentence, "rrf-sentence"),
+                            (self.fused, "rrf-fused"), (self.full, "rrf-full")):
+            widget.add_class(cls)
+        self.new_round = (self.question,)
+        rows = [w.HBox([self.question], layout=w.Layout(width="100%")),
+                w.HBox([self.rrf_k, self.depth, self.k], layout=w.Layout(flex_flow="row wrap")), self.reveal_row(self.full),
+                w.HBox([self.metrics, self.sentence], layout=w.Layout(flex_flow="row wrap", width="100%")), self.fused]
+        self._build("rrf-widget", rows, [self.question, self.rrf_k, self.depth, self.k])
 
-    def _restore_start(self) -> None:
-        """The starting question, RRF constant, depth and cut-off; numbers hidden."""
-        self.question.value, self.rrf_k.value, self.depth.value, self.k.value = self.start
-        self.reveal.value = False
+    def _restore(self) -> None:
+        self.full.value = False
 
-    def _update(self, change=None) -> None:
-        if self._resetting:
-            return
-        if change is not None and change["owner"] is self.question:
-            self.previous = None  # another question: nothing to compare with
+    def _compute(self) -> dict:
         qid = self.question.value
-        with self.busy():
-            self.result = rrf_explanation({n: self.runs[n][qid] for n in self.inputs}, self.qrels[qid],
-                                          self.rrf_k.value, self.depth.value, self.k.value)
-            metrics = self.result["metrics"]
-            values = {f"hybrid {c}": metrics.loc[FUSED, c] for c in metrics.columns[1:]}
-            marked = changes(self.previous, values)
-            self.previous = values
-            self.metrics_html.value = self._metrics_html()
-            self.sentence.value = change_line(marked) + self.result["sentence"]
-            self.fused_html.value = rrf_table_html(self.result, self.inputs, self.rrf_k.value, self.depth.value)
+        result = rrf_explanation({n: self.runs[n][qid] for n in self.inputs}, self.qrels[qid], self.rrf_k.value,
+                                 self.depth.value, self.k.value)
+        fused = result["metrics"].loc[FUSED]
+        return result | {"values": {f"fused {short_name(m)}": fused[METRICS[m].at(self.k.value)] for m in METRICS}}
 
-    def _metrics_html(self) -> str:
-        metrics = self.result["metrics"].copy()
-        metrics["first relevant rank"] = ["–" if pd.isna(r) else str(r) for r in metrics["first relevant rank"]]
-        return table_html(metrics.rename(columns={"first relevant rank": "1st relevant"}), highlight=[FUSED])
+    def _metrics_html(self, shown: bool) -> str:
+        metrics = self.state["metrics"].rename(columns={"first relevant rank": "1st relevant"})
+        metrics["1st relevant"] = ["–" if pd.isna(r) else str(r) for r in metrics["1st relevant"]]
+        return table_html(metrics.T.rename_axis(None), shown)  # a row per metric: narrow, beside the sentence
+
+    def _draw(self, shown: bool) -> None:
+        self.metrics.value = self._metrics_html(shown)
+        self.sentence.value = self.state["sentence"] if shown else (
+            "<b>Predict:</b> which chunk does fusion put first, and at which rank does it put the first relevant "
+            "chunk? Read each chunk's rank in the inputs below, then show the numbers.")
+        self.fused.value = rrf_table_html(self.state, self.inputs, self.rrf_k.value, self.depth.value, shown)
 
     def static_html(self) -> str:
-        """The static copy: the question and settings, then the metrics, the sentence and the fused table
-        folded until clicked.
-
-        Not taught; used by rrf_widget (notebook 07_widgets).
-        """
-        return (f"<p><b>{html.escape(self.question.value)}</b>, RRF constant {self.rrf_k.value}, depth "
-                f"{self.depth.value}, cut-off k = {self.k.value}.</p>"
-                + reveal_details(self._metrics_html() + f"<p>{self.result['sentence']}</p>"
-                                 + rrf_table_html(self.result, self.inputs, self.rrf_k.value, self.depth.value)))
+        settings = (f"<p><b>{escape(self.question.value)}</b>, RRF constant {self.rrf_k.value}, depth {self.depth.value}, "
+                    f"cut-off k = {self.k.value}.</p>")
+        hidden, shown = (rrf_table_html(self.state, self.inputs, self.rrf_k.value, self.depth.value, s, limit=False)
+                         for s in (False, True))
+        return (settings + self._metrics_html(False) + hidden
+                + details(self._metrics_html(True) + f"<p>{self.state['sentence']}</p>" + shown))
 
 
-def rrf_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, inputs: Sequence[str] = ("BM25", "vector"),
+def rrf_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, inputs: Sequence[str] | None = None,
                question: str | None = None, k: int = 3, rrf_k: int = 60, depth: int = 10) -> RRFWidget:
-    """The RRF explainer: pick a question, move the RRF constant and the depth, see why hybrid wins or loses.
-
-    For each chunk in the top ``depth`` of either input: its rank in each, the two terms
-    1 / (RRF constant + rank), the fused score and the fused order, the relevant chunk marked; the
-    four metrics at the cut-off k for each input and for the fused ranking; a sentence on why (see
-    :func:`rrf_explanation`). At the defaults (60, 10) the fused ranking is the notebooks' hybrid run.
-
-    Args:
-        runs: ``{retriever name: {question_id: ranking}}`` holding the inputs.
-        qrels: ``{question_id: {chunk_id: gain}}``.
-        golden: the golden set (for the question texts).
-        inputs: the two (or more) runs to fuse.
-        question: the question shown first; ``None`` for the first one where fusion hurts.
-        k, rrf_k, depth: the starting cut-off, RRF constant and depth.
-
-    Returns:
-        An :class:`RRFWidget`; display it to show the widget, with its static copy in the same output.
-
-    Raises:
-        ValueError: k is not 1 to 10, ``rrf_k`` not 0 to 100 or ``depth`` not 1 to 20 (the sliders'
-            ranges: refused, not moved), ``inputs`` are not names of ``runs``, ``question`` is not in
-            the qrels, or as :func:`rrf_explanation` and :func:`fusion_cases`.
-
-    Taught in: notebook 07_widgets.
-    """
+    """The RRF explainer: pick a question, move the RRF constant, the depth and k, see why fusing ``inputs``
+    (the first two runs unless named) wins or loses. Starts on a question where fusion hurts."""
     return RRFWidget(runs, qrels, golden, inputs, question, k, rrf_k, depth)
