@@ -45,6 +45,7 @@ from retrieval_eval.teaching import Answer, check_answers, course_map, evidence_
 from retrieval_eval.text import locate_evidence, normalise
 from retrieval_eval.trec import export_trec, read_qrels, read_run
 from retrieval_eval.widgets.ceiling import ceiling_widget
+from retrieval_eval.widgets.depth import depth_widget
 from retrieval_eval.widgets.playground import playground_widget
 from retrieval_eval.widgets.rank_slider import rank_slider_widget
 from retrieval_eval.widgets.ranks import ranks_widget
@@ -84,7 +85,7 @@ __all__ = [
     "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_intervals", "plot_two_stage",
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions", "course_map",
     # widgets
-    "playground_widget", "rank_slider_widget", "ceiling_widget", "ranks_widget", "rrf_widget",
+    "playground_widget", "rank_slider_widget", "ceiling_widget", "ranks_widget", "rrf_widget", "depth_widget",
     # TREC files
     "export_trec", "read_qrels", "read_run",
 ]
