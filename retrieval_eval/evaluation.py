@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .checks import Qrels, Run, check_k, check_ks, check_qrels, check_runs
+from .checks import Qrels, Run, check_k, check_ks, check_list, check_qrels, check_runs
 from .metrics import METRICS, Judged, first_relevant_rank, relevant_ids
 
 KS = (1, 3, 5, 10)  # the cut-offs of the tables
@@ -31,7 +31,7 @@ def judge(run: Run, qrels: Qrels, depth: int) -> Judged:
 
 
 def _metrics(metrics: Sequence[str] | None) -> list[str]:
-    names = list(METRICS) if metrics is None else list(metrics)
+    names = list(METRICS) if metrics is None else check_list(metrics, "metrics", "metric names")
     unknown = [m for m in names if m not in METRICS]
     if unknown or not names:
         raise ValueError(f"metrics must name registered metrics {list(METRICS)}, got {names}")
