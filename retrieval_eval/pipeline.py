@@ -223,14 +223,17 @@ def _cached(path: Path, questions: Mapping) -> Run | None:
 def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questions: Mapping, teaching: bool = False,
                  cache_dir: str | Path = CACHE_DIR, progress: bool = False) -> dict[str, Run]:
     """Every retriever's run, in the registry's order: committed, cached, or computed (and cached)."""
-    chunk_ids, runs = {c["id"] for c in chunks}, {}
+    chunk_ids, runs, committed = {c["id"] for c in chunks}, {}, set()
     for name, entry in registry.items():
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a retriever's name must be non-empty text, got {name!r}")
         stage = entry if isinstance(entry, Stage) else Function(entry) if callable(entry) else None
         if stage is None:
             raise ValueError(f"retriever {name!r} must be a function question -> [chunk ids] or a stage, got {entry!r:.60}")
-        run = committed_run(name, stage, teaching)
+        # a committed run holds only when every run it was made from is the committed one too
+        run = committed_run(name, stage, teaching and committed.issuperset(stage.reads))
+        if run is not None:
+            committed.add(name)
         path = Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json" if stage.cached else None
         if run is None and path is not None:
             run = _cached(path, questions)
