@@ -205,17 +205,20 @@ def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
     return read_run(path).rankings if stored.get(path.name) == _portable(stage.key()) else None
 
 
-def _cached(path: Path, questions: Mapping) -> Run | None:
-    """The run stored at ``path``, or None (missing, or not a ranking per question: it is set aside and rebuilt)."""
+def _cached(path: Path, questions: Mapping, chunk_ids: set) -> Run | None:
+    """The run stored at ``path``, or None (missing, or not a valid run of these questions and chunks:
+    it is set aside and rebuilt)."""
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
         return None
     except ValueError:
         run = None
-    if isinstance(run, dict) and list(run) == list(questions) and all(
-            isinstance(r, list) and all(isinstance(d, str) for d in r) for r in run.values()):
-        return run
+    try:
+        if isinstance(run, dict) and list(run) == list(questions):
+            return check_stage_run(run, "the cache", questions, chunk_ids)
+    except ValueError:
+        pass
     path.replace(path.with_suffix(".bad"))
     return None
 
@@ -236,7 +239,7 @@ def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questio
             committed.add(name)
         path = Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json" if stage.cached else None
         if run is None and path is not None:
-            run = _cached(path, questions)
+            run = _cached(path, questions, chunk_ids)
         if run is None:
             run = check_stage_run(stage.run(Context(chunks, dict(questions), runs, Path(cache_dir), progress)), name,
                                   questions, chunk_ids)
