@@ -129,6 +129,9 @@ class Function(Stage):
     def __init__(self, function: Callable[[str], Ranking]):
         self.function = function
 
+    def key(self) -> dict:
+        return {"stage": "Function"}  # never a committed run, never cached
+
     def run(self, context: Context) -> Run:
         run = {}
         for q, question in _progress(context.questions, f"ranking with {getattr(self.function, '__name__', 'your function')}",
