@@ -126,20 +126,19 @@ class Function(Stage):
 
     cached = False
 
-    def __init__(self, function: Callable[[str], Ranking]):
-        self.function = function
+    def __init__(self, function: Callable[[str], Ranking], name: str = "your function"):
+        self.function, self.name = function, name
 
     def key(self) -> dict:
         return {"stage": "Function"}  # never a committed run, never cached
 
     def run(self, context: Context) -> Run:
         run = {}
-        for q, question in _progress(context.questions, f"ranking with {getattr(self.function, '__name__', 'your function')}",
-                                     context.progress):
+        for q, question in _progress(context.questions, f"ranking with {self.name}", context.progress):
             try:
                 run[q] = self.function(question)
             except Exception as exc:
-                raise ValueError(f"question {q!r}: the function raised {type(exc).__name__}: {exc}") from exc
+                raise ValueError(f"retriever {self.name!r}, question {q!r}: the function raised {type(exc).__name__}: {exc}") from exc
         return run
 
 
@@ -233,7 +232,7 @@ def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questio
     for name, entry in registry.items():
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a retriever's name must be non-empty text, got {name!r}")
-        stage = entry if isinstance(entry, Stage) else Function(entry) if callable(entry) else None
+        stage = entry if isinstance(entry, Stage) else Function(entry, name) if callable(entry) else None
         if stage is None:
             raise ValueError(f"retriever {name!r} must be a function question -> [chunk ids] or a stage, got {entry!r:.60}")
         # a committed run holds only when every run it was made from is the committed one too
