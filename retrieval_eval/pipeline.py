@@ -160,6 +160,8 @@ def check_stage_run(run, name: str, questions: Mapping, chunk_ids: set) -> Run:
     for q in questions:
         ranked = run.get(q)
         where = f"retriever {name!r}, question {q!r}"
+        if q not in run:
+            raise ValueError(f"{where}: no ranking (give a question with no result an empty list)")
         if isinstance(ranked, str) or not isinstance(ranked, (list, tuple)):
             raise ValueError(f"{where}: returned {type(ranked).__name__} {ranked!r:.60}, not a list of chunk ids, best first")
         bad = next((d for d in ranked if not isinstance(d, str)), None)
