@@ -115,9 +115,6 @@ class Fusion(Stage):
         return tuple(self.inputs)
 
     def run(self, context: Context) -> Run:
-        missing = [name for name in self.inputs if name not in context.runs]
-        if missing:
-            raise ValueError(f"fusion reads the runs {list(self.inputs)}, but {missing} come later or not at all")
         return fuse_runs([context.runs[name] for name in self.inputs], k=self.rrf_k, depth=self.depth)
 
 
@@ -237,6 +234,9 @@ def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questio
         stage = entry if isinstance(entry, Stage) else Function(entry, name) if callable(entry) else None
         if stage is None:
             raise ValueError(f"retriever {name!r} must be a function question -> [chunk ids] or a stage, got {entry!r:.60}")
+        missing = [read for read in stage.reads if read not in runs]
+        if missing:
+            raise ValueError(f"retriever {name!r} reads the runs {list(stage.reads)}, but {missing} come later or not at all")
         # a committed run holds only when every run it was made from is the committed one too
         run = committed_run(name, stage, teaching and committed.issuperset(stage.reads))
         if run is not None:
