@@ -86,13 +86,19 @@ class CrossEncoderReranker:
         return [float(s) for s in self.model.predict([(question, t) for t in texts], show_progress_bar=False)]
 
 
+def _check_reranker(reranker):
+    missing = [method for method in ("score", "key") if not callable(getattr(reranker, method, None))]
+    if missing:
+        raise ValueError(f"a reranker needs the methods score(question, texts) and key() (its cache key), "
+                         f"{reranker!r:.60} has no {missing}")
+    return reranker
+
+
 def load_reranker(spec):
     """``"sentence"`` (the built-in re-scorer), the name or folder of a CrossEncoder installed locally,
     or an object with ``score(question, texts) -> scores`` and ``key()``. Nothing is downloaded."""
     if not isinstance(spec, str):
-        if not callable(getattr(spec, "score", None)):
-            raise ValueError(f"a reranker needs a method score(question, texts), got {spec!r:.60}")
-        return spec
+        return _check_reranker(spec)
     if spec == SentenceReranker.name:
         return SentenceReranker()
     from .models import installed_model_problem
@@ -128,6 +134,9 @@ class Rerank(Stage):
     first_stage: str = "hybrid"
     reranker: object = None
     depth: int = 10
+
+    def __post_init__(self):
+        _check_reranker(self.reranker)
 
     @property
     def reads(self) -> tuple:
