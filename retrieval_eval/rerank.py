@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .checks import Qrels, Run, check_k
+from .checks import Qrels, Run, check_k, finite_number
 from .evaluation import evaluate
 from .metrics import relevant_ids
 from .models import model_fingerprint, model_path
@@ -116,7 +116,10 @@ def rerank(run: Run, reranker, texts: Mapping[str, str], questions: Mapping[str,
     out = {}
     for q, ranked in run.items():
         top = ranked[:depth]
-        scores = reranker.score(questions[q], [texts[c] for c in top]) if top else []
+        scores = list(reranker.score(questions[q], [texts[c] for c in top])) if top else []
+        if len(scores) != len(top) or not all(finite_number(s) for s in scores):
+            raise ValueError(f"question {q!r}: the reranker must give one finite score per chunk, {len(top)} in all; "
+                             f"it gave {scores!r:.80}")
         out[q] = [c for _, _, c in sorted(zip((-s for s in scores), range(len(top)), top))]
     return out
 
