@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .checks import Qrels, Run, check_k, finite_number
+from .checks import Qrels, Run, check_k, check_ks, check_runs, finite_number
 from .evaluation import evaluate
 from .metrics import relevant_ids
 from .models import model_fingerprint, model_path
@@ -159,7 +159,7 @@ def two_stage_table(runs: Mapping[str, Run], qrels: Qrels, reranked: Mapping[tup
     reranking, with the oracle, and with a real reranker (``reranked[(first stage, N)]``, when given);
     and how many questions a reranker could fix (relevant in the top N, not in the top k) or cannot
     (no relevant chunk in the top N)."""
-    k = check_k(k)
+    k, depths, (runs, qrels) = check_k(k), check_ks(depths, "depths"), check_runs(runs, qrels)
     rows = []
     for name, run in runs.items():
         for n in depths:
