@@ -161,9 +161,7 @@ def check_stage_run(run, name: str, questions: Mapping, chunk_ids: set) -> Run:
             raise ValueError(f"{where}: no ranking (give a question with no result an empty list)")
         if isinstance(ranked, str) or not isinstance(ranked, (list, tuple)):
             raise ValueError(f"{where}: returned {type(ranked).__name__} {ranked!r:.60}, not a list of chunk ids, best first")
-        bad = next((d for d in ranked if not isinstance(d, str)), None)
-        if bad is not None:
-            raise ValueError(f"{where}: returned {bad!r:.60} ({type(bad).__name__}): chunk ids are str")
+        check_ids(ranked, f"{where}: returned", "rank")
         unknown = [d for d in ranked if d not in chunk_ids]
         if unknown:
             raise ValueError(f"{where}: returned chunk ids no chunk has: {unknown[:5]}")
