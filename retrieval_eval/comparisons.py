@@ -138,5 +138,5 @@ def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3) -> l
     series = pd.Series(values, dtype=float)
     if series.empty or not np.isfinite(series).all():
         raise ValueError(f"rank_groups needs finite values, got {dict(series)}")
-    printed = series.round(decimals)
-    return [list(printed.index[printed == level]) for level in sorted(set(printed), reverse=True)]
+    printed = series.map(lambda value: f"{value:.{decimals}f}")  # as a table prints it (np.round differs: 0.9175)
+    return [list(printed.index[printed == level]) for level in sorted(set(printed), key=float, reverse=True)]
