@@ -140,6 +140,7 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     ``se``. A mean difference of exactly 0 has p = 1 exactly: every flip is as extreme.
     """
     a, b = _pairs(a, b)
+    exact_limit, n_resamples = check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples")
     differences = a - b
     nonzero = differences[differences != 0]
     m = len(nonzero)
@@ -149,7 +150,7 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     if m < 2 or zero_mean:
         why = "no question differs" if m == 0 else "the mean difference is 0" if zero_mean else "exact, 2^1 flips"
         return {**result, "method": why, "p": 1.0, "se": 0.0}
-    exact = 2**m <= max(check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples"))
+    exact = 2**m <= max(exact_limit, n_resamples)
     p = _flip_p(nonzero.tobytes(), exact, n_resamples, seed)
     if exact:
         return {**result, "method": f"exact, 2^{m} flips", "p": p, "se": 0.0}
