@@ -203,7 +203,8 @@ def trec_eval_means(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     cut = {q: list(r)[:k] for q, r in run.items()}
     means = {}
     for variant in variants():
-        judged = {q: exponential_gains(g) for q, g in labels.items()} if variant.exponential else labels
+        judged = ({q: {d: int(x) for d, x in exponential_gains(g).items()} for q, g in labels.items()}
+                  if variant.exponential else labels)
         means[variant.name] = (mean(per_question(variant.measure.format(k=k), cut if variant.cut_run else run, judged))
                                if variant.measure else float("nan"))
     means["recall@k, empty rankings dropped"] = mean(per_question(f"recall.{k}", {q: r for q, r in run.items() if r}, labels))
