@@ -153,7 +153,7 @@ def variants() -> list[Variant]:
         Variant("F1@k", "2·P@k·R@k / (P@k + R@k)", f1_at_k),
         Variant("R-precision", "hits@|R| / |R|", r_precision, "Rprec"),
         Variant("RR (no cut-off)", "1 / first relevant rank", lambda r, g, k: reciprocal_rank(r, relevant_ids(g)), "recip_rank"),
-        Variant("AP (no cut-off)", "Σ P@r over relevant r / |R|", average_precision, "map"),
+        Variant("AP (no cut-off)", "Σ P@r over relevant r / |R|", lambda r, g, k: average_precision(r, g), "map"),
         Variant("AP@k", "Σ P@r over relevant r ≤ k / |R|", average_precision, "map_cut.{k}"),
         Variant("context precision (RAG tools)", "Σ P@r over relevant r ≤ k / hits@k", context_precision),
         Variant("nDCG@k, gain 2^g − 1", "DCG@k / IDCG@k, gains 2^g − 1",
