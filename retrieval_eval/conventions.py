@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .checks import check_k, check_qrels, check_ranking, check_relevant, naming_question
+from .checks import check_k, check_qrels, check_ranking, check_relevant, check_run, naming_question
 from .metrics import METRICS, ndcg_at_k, precision_at_k, reciprocal_rank, recall_at_k, relevant_ids, success_at_k
 
 
@@ -116,7 +116,9 @@ def share_of_ceiling(run: Mapping, qrels: Mapping, k: int) -> float:
 
 def _pooled(run: Mapping, qrels: Mapping, k: int, most: Callable[[set], int]) -> float:
     hits = best = 0
-    for q, gains in check_qrels(qrels).items():
+    qrels = check_qrels(qrels)
+    run = check_run(run, qrels)
+    for q, gains in qrels.items():
         with naming_question(q):
             ranked, relevant, k = _question(run[q], gains, k)
         hits, best = hits + len(relevant.intersection(ranked[:k])), best + most(relevant)
@@ -166,6 +168,7 @@ def switchboard(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[st
     """Every variant on one run: its formula, the trec_eval measure, the per-question values and the mean;
     then three rows over all questions at once (empty rankings dropped, micro recall, share of the ceiling)."""
     k, qrels = check_k(k), check_qrels(qrels)
+    run = check_run(run, qrels)
     rows = {}
     for variant in variants():
         values = {}
@@ -190,6 +193,10 @@ def trec_eval_means(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     import pytrec_eval
 
     k, qrels = check_k(k), check_qrels(qrels)
+    run = check_run(run, qrels)  # pytrec_eval would drop a question without a ranking and an id given twice, silently
+    fractional = [q for q, gains in qrels.items() if any(g != int(g) for g in gains.values())]
+    if fractional:
+        raise ValueError(f"trec_eval reads whole-number gains; question(s) {fractional[:5]} have others")
     labels = {q: {d: int(g) for d, g in gains.items()} for q, gains in qrels.items()}
 
     def per_question(measure: str, ranked: Mapping, judged: Mapping) -> dict:
