@@ -219,6 +219,13 @@ def _shares(p10, p01) -> None:
         raise ValueError(f"p10 + p01 is the share of questions that differ and cannot pass 1, got {p10} + {p01}")
 
 
+def _called(m: int, alpha: float, share: float, mid_p: bool) -> float:
+    """The chance the test calls a difference when m questions differ, each won by A with chance ``share``."""
+    from scipy import stats
+
+    return float(stats.binom.pmf(np.arange(m + 1), m, share)[_rejects(m, alpha, mid_p)].sum())
+
+
 def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA, mid_p: bool = False) -> float:
     """The exact chance that McNemar's test (or its mid-p version) calls a difference on n questions,
     when a share p10 of questions are found by A only and p01 by B only: the sum over every number m
@@ -229,11 +236,8 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA, mid_p: b
     _shares(p10, p01)
     if p10 + p01 == 0:
         return 0.0
-    total = 0.0
-    for m in range(n + 1):
-        rejects = _rejects(m, alpha, mid_p)
-        total += stats.binom.pmf(m, n, p10 + p01) * stats.binom.pmf(np.arange(m + 1), m, p10 / (p10 + p01))[rejects].sum()
-    return float(total)
+    called = [_called(m, alpha, p10 / (p10 + p01), mid_p) for m in range(n + 1)]
+    return float(stats.binom.pmf(np.arange(n + 1), n, p10 + p01) @ called)
 
 
 def mcnemar_size(n: int, discordance: float, alpha: float = ALPHA, mid_p: bool = False) -> float:
@@ -245,19 +249,18 @@ def mcnemar_size(n: int, discordance: float, alpha: float = ALPHA, mid_p: bool =
 def questions_needed(p10: float, p01: float, alpha: float = ALPHA, power: float = POWER, limit: int = 5000) -> float:
     """The fewest questions at which McNemar's exact test reaches ``power``, computed exactly
     (:func:`mcnemar_power`); ``math.inf`` when p10 == p01 or ``limit`` questions do not suffice."""
+    from scipy import stats
+
     power, _ = check_probability(power, "power"), check_probability(alpha, "alpha")
     _shares(p10, p01)
     if p10 == p01:
         return math.inf
-    low, high = 1, 2
-    while mcnemar_power(high, p10, p01, alpha) < power:
-        if high >= limit:
-            return math.inf
-        low, high = high, min(2 * high, limit)
-    while low < high:  # the smallest n that reaches it in [low, high]; exact power saw-tooths, so check upward
-        mid = (low + high) // 2
-        low, high = (mid + 1, high) if mcnemar_power(mid, p10, p01, alpha) < power else (low, mid)
-    return low
+    called = [_called(0, alpha, p10 / (p10 + p01), False)]
+    for n in range(1, limit + 1):  # upward, one n at a time: exact power saw-tooths, so a bisection can overshoot
+        called.append(_called(n, alpha, p10 / (p10 + p01), False))
+        if stats.binom.pmf(np.arange(n + 1), n, p10 + p01) @ called >= power:
+            return n
+    return math.inf
 
 
 # --- chance: a positive control, and two slices ---------------------------------------------------
