@@ -174,6 +174,8 @@ class BM25Retriever:
     def idf_table(self, query: str) -> pd.DataFrame:
         """Per query term (rank-bm25 only): the chunks holding it, the raw idf ln((N − n + 0.5)/(n + 0.5)),
         rank-bm25's default floor and the idf used."""
+        if self.idf != "robertson":
+            raise ValueError(f"idf_table reads rank-bm25's idf: build the retriever with idf='robertson', not {self.idf!r}")
         index = self.index
         words = [w for w in dict.fromkeys(self.analyze(query)) if index is not None and w in index.idf]
         n = {w: sum(w in freqs for freqs in index.doc_freqs) for w in words}
