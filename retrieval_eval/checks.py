@@ -193,6 +193,7 @@ def check_runs(runs: Mapping, qrels: Mapping, chunk_ids: Collection[str] | None 
         raise ValueError(f"runs must be a non-empty mapping {{run name: {{question_id: ranking}}}}, got {runs!r:.80}")
     qrels = check_qrels(qrels)
     if chunk_ids is not None:
+        check_ids(chunk_ids, "chunk_ids holds", "position")
         chunk_ids = set(chunk_ids)
         for qid, gains in qrels.items():
             unknown = sorted(set(gains) - chunk_ids)
