@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .checks import check_k, check_qrels, check_ranking, check_relevant, check_run, naming_question
+from .checks import check_gains, check_k, check_qrels, check_ranking, check_relevant, check_run, naming_question
 from .metrics import METRICS, ndcg_at_k, precision_at_k, reciprocal_rank, recall_at_k, relevant_ids, success_at_k
 
 
@@ -76,7 +76,7 @@ def context_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int)
 
 def exponential_gains(gains: Mapping[str, float]) -> dict:
     """Gains relabelled 2^g − 1 (the "Burges" nDCG): a grade of 2 weighs 3 times a grade of 1, not 2."""
-    return {d: 2.0 ** g - 1 if g > 0 else 0.0 for d, g in gains.items()}
+    return {d: 2.0 ** g - 1 if g > 0 else 0.0 for d, g in check_gains(gains).items()}
 
 
 def ndcg_retrieved_ideal(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
