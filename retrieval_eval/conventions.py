@@ -82,7 +82,8 @@ def exponential_gains(gains: Mapping[str, float]) -> dict:
 def ndcg_retrieved_ideal(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
     """nDCG@k with the ideal built from the retrieved top k only (scikit-learn's ``ndcg_score``
     on the items passed): a ranking that misses every other relevant chunk can still score 1."""
-    ranked, gains, k = check_ranking(ranked), {d: gains.get(d, 0) for d in ranked[:k]}, check_k(k)
+    ranked, gains, k = check_ranking(ranked), check_gains(gains), check_k(k)
+    gains = {d: gains.get(d, 0) for d in ranked[:k]}
     return ndcg_at_k(ranked, gains, k) if any(g > 0 for g in gains.values()) else 0.0
 
 
