@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .checks import check_k, check_probability, finite_number
+from .checks import check_k, check_list, check_probability, finite_number
 
 N_RESAMPLES = 10_000  # bootstrap resamples, and random sign flips when a permutation test cannot enumerate
 SEED = 20091  # fixed: two runs print identical intervals and p-values
@@ -275,7 +275,7 @@ def chance_found(n_relevant: Sequence[int], n_chunks: int, k: int) -> np.ndarray
     """Per question, the chance that a uniformly random order of n chunks puts one of its R relevant
     chunks in the top k: 1 − C(n − R, k) / C(n, k)."""
     n, k = check_k(n_chunks, "n_chunks"), check_k(k)
-    bad = [r for r in n_relevant if not _count(r, n)]
+    bad = [r for r in check_list(n_relevant, "n_relevant", "counts (one per question)") if not _count(r, n)]
     if bad:
         raise ValueError(f"n_relevant must be whole numbers from 0 to n_chunks = {n}, got {bad[:3]}")
     return np.array([1 - math.comb(n - r, min(k, n)) / math.comb(n, min(k, n)) for r in n_relevant])
