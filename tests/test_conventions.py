@@ -177,7 +177,7 @@ def question(draw):
     return judged, ranking
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(question(), st.integers(1, 7))
 def test_random_rankings_equal_trec_eval(q, k):
     gains, ranking = q

@@ -88,7 +88,7 @@ def batches(draw):
     return run, qrels, ks
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(batches())
 def test_batch_scores_equal_the_per_question_functions_on_random_cases(case):
     run, qrels, ks = case

@@ -193,7 +193,7 @@ def test_holm_equals_a_hand_computation():
     assert h.holm([0.6, 0.7]) == pytest.approx([1.0, 1.0])  # capped at 1
 
 
-@settings(max_examples=8, deadline=None)  # statsmodels' Holm runs gc.collect() on every call (0.2 s): a few cases
+@settings(max_examples=4, deadline=None)  # statsmodels' Holm runs gc.collect() on every call (0.2 s): a few cases
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=12))
 def test_holm_equals_statsmodels_and_a_hand_computation(p_values):
     adjusted = h.holm(p_values)
