@@ -327,6 +327,8 @@ def evaluation_setup(corpus: str | Path = CORPUS_DIR, golden: str | Path = GOLDE
     from .rerank import Rerank, load_reranker
 
     check_parameters(corpus, golden, model_name, chunk_size)
+    if retrievers is not None and not isinstance(retrievers, Mapping):
+        raise ValueError(f"retrievers must be a mapping {{name: function or stage}}, got {retrievers!r:.60}")
     registry = default_retrievers(model_name, chunk_size) | dict(retrievers or {})
     if reranker is not None:
         registry["hybrid + rerank"] = Rerank("hybrid", load_reranker(reranker))
