@@ -55,7 +55,8 @@ class SentenceReranker:
         self._vectors: dict[str, np.ndarray] = {}
 
     def key(self) -> dict:
-        return {"reranker": self.name, "model": model_fingerprint(self.model_name)}
+        named = {"model_name": self.model_name} if self.model_name else {}  # the committed run's key has none
+        return {"reranker": self.name, **named, "model": model_fingerprint(self.model_name)}
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
