@@ -176,6 +176,23 @@ def test_a_bad_retriever_gets_one_error_naming_it_and_the_question(tmp_path, fun
     assert "\n" not in str(error.value)
 
 
+def test_retrievers_must_be_a_mapping(tmp_path):
+    for retrievers in ([lambda q: []], lambda q: [], "BM25"):
+        with pytest.raises(ValueError, match=r"retrievers must be a mapping \{name: function or stage\}"):
+            h.evaluation_setup(retrievers=retrievers, cache_dir=tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_teaching_set_needs_no_tokenizer_check_at_set_up(setup):
+    """evaluation_setup skips the window and unknown-token checks for the teaching set: they hold, computed here."""
+    from retrieval_eval.models import model_window, token_counter, unknown_only
+
+    counter = token_counter(None)
+    assert max(counter(q) for q in setup.golden["question"]) <= model_window(None)
+    assert unknown_only({c["id"]: c["text"] for c in setup.chunks}) == []
+    assert unknown_only(dict(zip(setup.golden["id"], setup.golden["question"]))) == []
+
+
 def test_a_retriever_name_must_be_text(tmp_path):
     for name in ("", "  ", 3, None):
         with pytest.raises(ValueError, match="a retriever's name must be non-empty text"):

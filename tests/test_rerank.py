@@ -167,6 +167,20 @@ def test_a_folder_that_is_not_a_model_is_refused_naming_it(tmp_path):
         h.load_reranker(str(tmp_path))
 
 
+def test_the_committed_rerank_is_the_bundled_models_only():
+    """The committed key leaves out the model's fingerprint; a SentenceReranker of another model got the
+    bundled model's committed run."""
+    from retrieval_eval.pipeline import committed_run
+    from retrieval_eval.rerank import SentenceReranker
+
+    bundled, other = object.__new__(SentenceReranker), object.__new__(SentenceReranker)  # no model loaded
+    bundled.model_name, other.model_name = None, "/some/other/model"
+    assert committed_run("hybrid + rerank", h.Rerank("hybrid", bundled), teaching=True) is not None
+    assert committed_run("hybrid + rerank", h.Rerank("hybrid", other), teaching=True) is None
+    assert committed_run("hybrid + rerank", h.Rerank("hybrid", bundled, depth=5), teaching=True) is None
+    assert committed_run("hybrid + rerank", h.Rerank("vector", bundled), teaching=True) is None
+
+
 def test_seconds_per_question_times_every_question():
     times = h.seconds_per_question(Scores(), {"q1": ["a", "b"], "q2": []}, {"a": "a", "b": "b"}, {"q1": "?", "q2": "?"}, 2)
     assert list(times.index) == ["q1", "q2"] and (times >= 0).all() and times.name == "seconds to rerank 2"
