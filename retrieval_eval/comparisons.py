@@ -89,6 +89,9 @@ def plain_verdict(table: pd.DataFrame, a: str, b: str, metric: str) -> str:
         return f"{a} and {b} give every one of the {n} questions the same {_metric_label(metric, table.attrs['k'])}"
     leader, more, fewer = (row["A"], row["wins"], row["losses"]) if row["wins"] >= row["losses"] else (row["B"], row["losses"], row["wins"])
     split = f"{more} to {fewer} for {leader}" if more != fewer else f"{more} each way"
+    ahead = row["verdict"].replace(" ahead", "")
+    if row["verdict"] != TOO_CLOSE and (ahead != leader or more == fewer):  # the test reads the mean, not the count
+        split += f", but {ahead} wins by more"
     outcome = (f"**{row['verdict'].replace(' ahead', '')} is ahead**, more than luck explains"
                if row["verdict"] != TOO_CLOSE else f"**{TOO_CLOSE}**")
     return f"{a} and {b} differ on {differ} of {n} questions, {split}: {outcome}"
