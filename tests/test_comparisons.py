@@ -114,6 +114,20 @@ def test_plain_words_state_the_counts_and_never_name_the_tests(runs, qrels):
     assert texts[-1].startswith("In the top 3, " + ", ".join(f"{n} finds {f} of {len(qrels)}" for n, f in zip(runs, found)))
 
 
+def test_plain_words_never_contradict_the_verdict_when_the_count_and_the_mean_disagree():
+    """MRR@3: A wins 60 questions by 1/2 − 1/3, B wins 24 by 1 − 0; the mean (what the test reads) favours B."""
+    qrels = {f"q{i:03d}": {f"r{i}": 1} for i in range(120)}
+    a, b = {}, {}
+    for i, q in enumerate(qrels):
+        r, j = f"r{i}", i % 40
+        a[q], b[q] = (["x", r], ["x", "y", r]) if j < 20 else (["x", "y", "z"], [r]) if j < 28 else ([r], [r])
+    table = h.paired_comparisons({"A": a, "B": b}, qrels, k=3, metrics=["MRR"])
+    row = table.loc[("A − B", "MRR")]
+    assert (row["wins"], row["losses"], row["verdict"]) == (60, 24, "B ahead") and row["difference"] < 0
+    assert h.plain_verdict(table, "A", "B", "MRR") == (
+        "A and B differ on 84 of 120 questions, 60 to 24 for A, but B wins by more: **B is ahead**, more than luck explains")
+
+
 def test_plain_verdict_needs_a_test_of_the_pair():
     table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["MRR"])
     with pytest.raises(ValueError, match="the table holds no test of A and D on 'MRR'"):
