@@ -86,7 +86,8 @@ def plain_verdict(table: pd.DataFrame, a: str, b: str, metric: str) -> str:
     row, n = table.loc[key], table.attrs["questions"]
     differ = int(row["wins"] + row["losses"])
     if not differ:
-        return f"{a} and {b} give every one of the {n} questions the same {_metric_label(metric, table.attrs['k'])}"
+        same = f"result (found in the top {table.attrs['k']} or not)" if metric == SUCCESS else METRICS[metric].at(table.attrs["k"])
+        return f"{a} and {b} give every one of the {n} questions the same {same}"
     leader, more, fewer = (row["A"], row["wins"], row["losses"]) if row["wins"] >= row["losses"] else (row["B"], row["losses"], row["wins"])
     split = f"{more} to {fewer} for {leader}" if more != fewer else f"{more} each way"
     ahead = row["verdict"].replace(" ahead", "")
