@@ -95,6 +95,9 @@ def test_plain_words_state_the_counts_and_never_name_the_tests(runs, qrels):
     assert h.plain_verdict(toy, "C", "A", h.SUCCESS) == "C and A differ on 2 of 12 questions, 2 to 0 for A: **too close to call**"
     same = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1, metrics=["MRR"])
     assert h.plain_verdict(same, "A", "A2", "MRR") == "A and A2 give every one of the 12 questions the same MRR@1"
+    found = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1, metrics=[h.SUCCESS])
+    assert h.plain_verdict(found, "A", "A2", h.SUCCESS) == (
+        "A and A2 give every one of the 12 questions the same result (found in the top 1 or not)")
     assert h.plain_summary(toy, "MRR").startswith("On MRR@1: A and B differ on 10 of 12 questions")
     close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=[h.SUCCESS])
     assert h.plain_summary(close, h.SUCCESS) == ("On found in the top 1, no two of the runs can be told apart on 12 "
