@@ -4,7 +4,6 @@ the BM25 it names, with the questions it moves and a random-order floor."""
 import inspect
 import math
 
-import pandas as pd
 import pytest
 
 import helpers as h
