@@ -189,10 +189,11 @@ def check_run(run: Mapping, qrels: Mapping, name: str = "run", chunk_ids: Collec
 
 def check_runs(runs: Mapping, qrels: Mapping, chunk_ids: Collection[str] | None = None) -> tuple[Runs, Qrels]:
     """The door of every table: runs ``{name: run}`` and qrels, checked once; returns both as plain dicts."""
-    if not isinstance(runs, Mapping) or not runs or not all(isinstance(r, Mapping) for r in runs.values()):
+    if not isinstance(runs, Mapping) or not runs:
         raise ValueError(f"runs must be a non-empty mapping {{run name: {{question_id: ranking}}}}, got {runs!r:.80}")
     qrels = check_qrels(qrels)
     if chunk_ids is not None:
+        check_ids(chunk_ids, "chunk_ids holds", "position")
         chunk_ids = set(chunk_ids)
         for qid, gains in qrels.items():
             unknown = sorted(set(gains) - chunk_ids)

@@ -16,11 +16,12 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .checks import check_k, check_list
+from .checks import check_k, check_list, finite_number
 from .comparisons import SUCCESS, TOO_CLOSE
 from .corpus import load_corpus, stored_or_split_chunks
 from .golden import label_chunks, read_golden_csv
 from .metrics import first_relevant_rank, relevant_ids
+from .models import model_window
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH
 from .pipeline import default_retrievers, run_registry
 from .statistics import ALPHA, holm, paired_test
@@ -68,8 +69,10 @@ def chunking_experiment(corpus: str | Path = CORPUS_DIR, golden: str | Path = GO
     sizes = sorted(check_k(s, "every chunk size") for s in check_list(chunk_sizes, "chunk_sizes", "chunk sizes"))
     if len(set(sizes)) < 2 or any(check_k(budget, "budget") % s for s in sizes):
         raise ValueError(f"give two or more chunk sizes that each divide the budget {budget}, got {list(chunk_sizes)}")
-    if not 0 < overlap_share < 1:
+    if not finite_number(overlap_share) or not 0 < overlap_share < 1:
         raise ValueError(f"overlap_share must be a number between 0 and 1 (e.g. 0.15), got {overlap_share!r}")
+    if sizes[-1] > model_window(model_name):
+        raise ValueError(f"chunk size {sizes[-1]} is larger than the model's window of {model_window(model_name)} word pieces")
     docs, golden_set = load_corpus(corpus), read_golden_csv(golden)
     questions = dict(zip(golden_set["id"], golden_set["question"]))
     settings = []

@@ -13,7 +13,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from .checks import check_k, check_probability, check_runs
+from .checks import check_k, check_list, check_probability, check_runs
 from .evaluation import first_relevant_ranks, per_question_scores
 from .metrics import METRICS
 from .statistics import ALPHA, beats_chance, chance_found, holm, mean_interval, paired_test
@@ -43,11 +43,12 @@ def paired_comparisons(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Seque
     "A ahead", "B ahead" or "too close to call" at family-wise level ``alpha``.
     """
     runs, qrels = check_runs(runs, qrels)
-    alpha, k = check_probability(alpha, "alpha"), check_k(k)
-    pairs = list(combinations(runs, 2)) if pairs is None else [tuple(p) for p in pairs]
-    unknown = [name for pair in pairs for name in pair if name not in runs]
-    if unknown or not pairs:
-        raise ValueError(f"pairs must name two runs of {list(runs)} each, got {pairs}")
+    alpha, k, metrics = check_probability(alpha, "alpha"), check_k(k), _metric_names(metrics)
+    pairs = list(combinations(runs, 2)) if pairs is None else [
+        p if isinstance(p, str) else tuple(p) for p in check_list(pairs, "pairs", "pairs of run names")]
+    bad = [p for p in pairs if isinstance(p, str) or len(p) != 2 or p[0] == p[1] or any(name not in runs for name in p)]
+    if bad or not pairs or len({frozenset(p) for p in pairs}) < len(pairs):
+        raise ValueError(f"pairs must name two different runs of {list(runs)} each, each pair once, got {pairs}")
     rows = {}
     for metric in metrics:
         wide = values_at_k(runs, qrels, k, metric)
@@ -65,6 +66,13 @@ def paired_comparisons(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Seque
     return table
 
 
+def _metric_names(metrics) -> list:
+    metrics = check_list(metrics, "metrics", "metric names")
+    if not metrics:
+        raise ValueError("metrics is empty: give at least one metric")
+    return metrics
+
+
 def _metric_label(metric: str, k: int) -> str:
     return f"found in the top {k}" if metric == SUCCESS else METRICS[metric].at(k)
 
@@ -78,9 +86,13 @@ def plain_verdict(table: pd.DataFrame, a: str, b: str, metric: str) -> str:
     row, n = table.loc[key], table.attrs["questions"]
     differ = int(row["wins"] + row["losses"])
     if not differ:
-        return f"{a} and {b} give every one of the {n} questions the same {_metric_label(metric, table.attrs['k'])}"
+        same = f"result (found in the top {table.attrs['k']} or not)" if metric == SUCCESS else METRICS[metric].at(table.attrs["k"])
+        return f"{a} and {b} give every one of the {n} questions the same {same}"
     leader, more, fewer = (row["A"], row["wins"], row["losses"]) if row["wins"] >= row["losses"] else (row["B"], row["losses"], row["wins"])
     split = f"{more} to {fewer} for {leader}" if more != fewer else f"{more} each way"
+    ahead = row["verdict"].replace(" ahead", "")
+    if row["verdict"] != TOO_CLOSE and (ahead != leader or more == fewer):  # the test reads the mean, not the count
+        split += f", but {ahead} wins by more"
     outcome = (f"**{row['verdict'].replace(' ahead', '')} is ahead**, more than luck explains"
                if row["verdict"] != TOO_CLOSE else f"**{TOO_CLOSE}**")
     return f"{a} and {b} differ on {differ} of {n} questions, {split}: {outcome}"
@@ -143,7 +155,7 @@ def interval_table(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[
     """Each run's mean of each metric at k with a 95% interval over the questions (Wilson for 0/1 values,
     else the percentile bootstrap): rows ``(run, metric)``, columns mean, low, high, interval."""
     rows = {}
-    for metric in metrics:
+    for metric in _metric_names(metrics):
         wide = values_at_k(runs, qrels, k, metric)
         for name in wide:
             rows[(name, metric)] = mean_interval(wide[name])
@@ -156,8 +168,8 @@ def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3) -> l
     series = pd.Series(values, dtype=float)
     if series.empty or not np.isfinite(series).all():
         raise ValueError(f"rank_groups needs finite values, got {dict(series)}")
-    printed = series.round(decimals)
-    return [list(printed.index[printed == level]) for level in sorted(set(printed), reverse=True)]
+    printed = series.map(lambda value: f"{value:.{decimals}f}")  # as a table prints it (np.round differs: 0.9175)
+    return [list(printed.index[printed == level]) for level in sorted(set(printed), key=float, reverse=True)]
 
 
 def slice_gap(ranks: pd.DataFrame, run: str, k: int = 3, alpha: float = ALPHA) -> tuple[pd.DataFrame, str]:

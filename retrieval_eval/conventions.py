@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .checks import check_k, check_qrels, check_ranking, check_relevant, naming_question
+from .checks import check_gains, check_k, check_qrels, check_ranking, check_relevant, check_run, naming_question
 from .metrics import METRICS, ndcg_at_k, precision_at_k, reciprocal_rank, recall_at_k, relevant_ids, success_at_k
 
 
@@ -76,13 +76,14 @@ def context_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int)
 
 def exponential_gains(gains: Mapping[str, float]) -> dict:
     """Gains relabelled 2^g − 1 (the "Burges" nDCG): a grade of 2 weighs 3 times a grade of 1, not 2."""
-    return {d: 2.0 ** g - 1 if g > 0 else 0.0 for d, g in gains.items()}
+    return {d: 2.0 ** g - 1 if g > 0 else 0.0 for d, g in check_gains(gains).items()}
 
 
 def ndcg_retrieved_ideal(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
     """nDCG@k with the ideal built from the retrieved top k only (scikit-learn's ``ndcg_score``
     on the items passed): a ranking that misses every other relevant chunk can still score 1."""
-    ranked, gains, k = check_ranking(ranked), {d: gains.get(d, 0) for d in ranked[:k]}, check_k(k)
+    ranked, gains, k = check_ranking(ranked), check_gains(gains), check_k(k)
+    gains = {d: gains.get(d, 0) for d in ranked[:k]}
     return ndcg_at_k(ranked, gains, k) if any(g > 0 for g in gains.values()) else 0.0
 
 
@@ -116,7 +117,9 @@ def share_of_ceiling(run: Mapping, qrels: Mapping, k: int) -> float:
 
 def _pooled(run: Mapping, qrels: Mapping, k: int, most: Callable[[set], int]) -> float:
     hits = best = 0
-    for q, gains in check_qrels(qrels).items():
+    qrels = check_qrels(qrels)
+    run = check_run(run, qrels)
+    for q, gains in qrels.items():
         with naming_question(q):
             ranked, relevant, k = _question(run[q], gains, k)
         hits, best = hits + len(relevant.intersection(ranked[:k])), best + most(relevant)
@@ -195,6 +198,7 @@ def switchboard(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[st
     """Every variant on one run: its formula, the trec_eval measure, the per-question values and the mean;
     then three rows over all questions at once (empty rankings dropped, micro recall, share of the ceiling)."""
     k, qrels = check_k(k), check_qrels(qrels)
+    run = check_run(run, qrels)
     rows = {}
     for variant in variants():
         values = {}
@@ -219,6 +223,10 @@ def trec_eval_means(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     import pytrec_eval
 
     k, qrels = check_k(k), check_qrels(qrels)
+    run = check_run(run, qrels)  # pytrec_eval would drop a question without a ranking and an id given twice, silently
+    fractional = [q for q, gains in qrels.items() if any(g != int(g) for g in gains.values())]
+    if fractional:
+        raise ValueError(f"trec_eval reads whole-number gains; question(s) {fractional[:5]} have others")
     labels = {q: {d: int(g) for d, g in gains.items()} for q, gains in qrels.items()}
 
     def per_question(measure: str, ranked: Mapping, judged: Mapping) -> dict:
@@ -232,7 +240,7 @@ def trec_eval_means(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     cut = {q: list(r)[:k] for q, r in run.items()}
     means = {}
     for variant in variants():
-        judged = ({q: {d: int(v) for d, v in exponential_gains(g).items()} for q, g in labels.items()}
+        judged = ({q: {d: int(x) for d, x in exponential_gains(g).items()} for q, g in labels.items()}
                   if variant.exponential else labels)
         means[variant.name] = (mean(per_question(variant.measure.format(k=k), cut if variant.cut_run else run, judged))
                                if variant.measure else float("nan"))

@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .checks import Qrels, Run, check_k, check_ks, check_qrels, check_runs
+from .checks import Qrels, Run, check_k, check_ks, check_list, check_qrels, check_runs
 from .metrics import METRICS, Judged, first_relevant_rank, relevant_ids
 
 KS = (1, 3, 5, 10)  # the cut-offs of the tables
@@ -31,7 +31,7 @@ def judge(run: Run, qrels: Qrels, depth: int) -> Judged:
 
 
 def _metrics(metrics: Sequence[str] | None) -> list[str]:
-    names = list(METRICS) if metrics is None else list(metrics)
+    names = list(METRICS) if metrics is None else check_list(metrics, "metrics", "metric names")
     unknown = [m for m in names if m not in METRICS]
     if unknown or not names:
         raise ValueError(f"metrics must name registered metrics {list(METRICS)}, got {names}")
@@ -137,12 +137,17 @@ def random_baseline(qrels: Mapping, n_chunks: int, k: int) -> pd.Series:
 def slice_table(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """Each metric's mean at k per slice of the golden set and run, with the slice's number of questions."""
     long = per_question_scores(runs, qrels, [check_k(k)], metrics)
+    if "slice" not in golden:
+        raise ValueError("the golden set has no 'slice' column")
     slices = golden.set_index("id")["slice"]
     long["slice"] = long["question"].map(slices)
+    missing = long.loc[long["slice"].isna(), "question"].unique().tolist()
+    if missing:
+        raise ValueError(f"question(s) {missing[:5]} of the qrels are not in the golden set (or have no slice)")
     table = long.pivot_table(index=["slice", "run"], columns="metric", values="value", aggfunc="mean", sort=False)
     table.insert(0, "questions", long.drop_duplicates(["slice", "question"])["slice"].value_counts()
                  .reindex(table.index.get_level_values("slice")).values)
-    order = pd.MultiIndex.from_product([sorted(slices.unique()), list(runs)], names=["slice", "run"])
+    order = pd.MultiIndex.from_product([sorted(long["slice"].unique()), list(runs)], names=["slice", "run"])
     return table.reindex(index=order, columns=["questions", *_metrics(metrics)]).rename_axis(columns=None)
 
 

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .checks import Run, check_k, check_list, check_ranking, naming_question
+from .checks import Run, check_ids, check_k, check_list, check_ranking, naming_question
 
 TIE_RULES = ("id ascending", "id descending")  # ours first; the second is trec_eval's order for equal scores
 
@@ -48,7 +48,13 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60, dep
 def fuse_runs(runs: Sequence[Mapping[str, Sequence[str]]], k: float = 60, depth: int = 10, ties: str = TIE_RULES[0]) -> Run:
     """RRF question by question: ``{question id: fused ranking}`` for runs over the same questions."""
     runs = check_list(runs, "runs", "runs ({question_id: ranking}, one per retriever)")
-    if not runs or any(set(run) != set(runs[0]) for run in runs):
+    if not runs:
+        raise ValueError("runs is empty: nothing to fuse")
+    for position, run in enumerate(runs, start=1):
+        if not isinstance(run, Mapping):
+            raise ValueError(f"run {position} must be a mapping {{question_id: ranking}}, not {type(run).__name__} {run!r:.60}")
+        check_ids(run, f"run {position} holds question id")
+    if any(set(run) != set(runs[0]) for run in runs):
         raise ValueError("fuse runs over the same questions: the runs hold different question ids")
     fused = {}
     for qid in runs[0]:

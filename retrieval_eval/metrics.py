@@ -21,6 +21,7 @@ from .checks import check_gains, check_k, check_list, check_ranking, check_relev
 
 def first_relevant_rank(ranked: Sequence[str], relevant: Collection[str]) -> int | None:
     """The rank (from 1) of the first relevant id in ``ranked``; ``None`` when there is none."""
+    ranked, relevant = check_ranking(ranked), check_relevant(relevant)
     return next((rank for rank, doc_id in enumerate(ranked, start=1) if doc_id in relevant), None)
 
 

@@ -116,9 +116,6 @@ class Fusion(Stage):
         return tuple(self.inputs)
 
     def run(self, context: Context) -> Run:
-        missing = [name for name in self.inputs if name not in context.runs]
-        if missing:
-            raise ValueError(f"fusion reads the runs {list(self.inputs)}, but {missing} come later or not at all")
         return fuse_runs([context.runs[name] for name in self.inputs], k=self.rrf_k, depth=self.depth)
 
 
@@ -127,17 +124,19 @@ class Function(Stage):
 
     cached = False
 
-    def __init__(self, function: Callable[[str], Ranking]):
-        self.function = function
+    def __init__(self, function: Callable[[str], Ranking], name: str = "your function"):
+        self.function, self.name = function, name
+
+    def key(self) -> dict:
+        return {"stage": "Function"}  # never a committed run, never cached
 
     def run(self, context: Context) -> Run:
         run = {}
-        for q, question in _progress(context.questions, f"ranking with {getattr(self.function, '__name__', 'your function')}",
-                                     context.progress):
+        for q, question in _progress(context.questions, f"ranking with {self.name}", context.progress):
             try:
                 run[q] = self.function(question)
             except Exception as exc:
-                raise ValueError(f"question {q!r}: the function raised {type(exc).__name__}: {exc}") from exc
+                raise ValueError(f"retriever {self.name!r}, question {q!r}: the function raised {type(exc).__name__}: {exc}") from exc
         return run
 
 
@@ -159,11 +158,11 @@ def check_stage_run(run, name: str, questions: Mapping, chunk_ids: set) -> Run:
     for q in questions:
         ranked = run.get(q)
         where = f"retriever {name!r}, question {q!r}"
+        if q not in run:
+            raise ValueError(f"{where}: no ranking (give a question with no result an empty list)")
         if isinstance(ranked, str) or not isinstance(ranked, (list, tuple)):
             raise ValueError(f"{where}: returned {type(ranked).__name__} {ranked!r:.60}, not a list of chunk ids, best first")
-        bad = next((d for d in ranked if not isinstance(d, str)), None)
-        if bad is not None:
-            raise ValueError(f"{where}: returned {bad!r:.60} ({type(bad).__name__}): chunk ids are str")
+        check_ids(ranked, f"{where}: returned", "rank")
         unknown = [d for d in ranked if d not in chunk_ids]
         if unknown:
             raise ValueError(f"{where}: returned chunk ids no chunk has: {unknown[:5]}")
@@ -206,17 +205,20 @@ def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
     return read_run(path).rankings if stored.get(path.name) == _portable(stage.key()) else None
 
 
-def _cached(path: Path, questions: Mapping) -> Run | None:
-    """The run stored at ``path``, or None (missing, or not a ranking per question: it is set aside and rebuilt)."""
+def _cached(path: Path, questions: Mapping, chunk_ids: set) -> Run | None:
+    """The run stored at ``path``, or None (missing, or not a valid run of these questions and chunks:
+    it is set aside and rebuilt)."""
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
         return None
     except ValueError:
         run = None
-    if isinstance(run, dict) and list(run) == list(questions) and all(
-            isinstance(r, list) and all(isinstance(d, str) for d in r) for r in run.values()):
-        return run
+    try:
+        if isinstance(run, dict) and list(run) == list(questions):
+            return check_stage_run(run, "the cache", questions, chunk_ids)
+    except ValueError:
+        pass
     path.replace(path.with_suffix(".bad"))
     return None
 
@@ -224,17 +226,23 @@ def _cached(path: Path, questions: Mapping) -> Run | None:
 def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questions: Mapping, teaching: bool = False,
                  cache_dir: str | Path = CACHE_DIR, progress: bool = False) -> dict[str, Run]:
     """Every retriever's run, in the registry's order: committed, cached, or computed (and cached)."""
-    chunk_ids, runs = {c["id"] for c in chunks}, {}
+    chunk_ids, runs, committed = {c["id"] for c in chunks}, {}, set()
     for name, entry in registry.items():
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a retriever's name must be non-empty text, got {name!r}")
-        stage = entry if isinstance(entry, Stage) else Function(entry) if callable(entry) else None
+        stage = entry if isinstance(entry, Stage) else Function(entry, name) if callable(entry) else None
         if stage is None:
             raise ValueError(f"retriever {name!r} must be a function question -> [chunk ids] or a stage, got {entry!r:.60}")
-        run = committed_run(name, stage, teaching)
+        missing = [read for read in stage.reads if read not in runs]
+        if missing:
+            raise ValueError(f"retriever {name!r} reads the runs {list(stage.reads)}, but {missing} come later or not at all")
+        # a committed run holds only when every run it was made from is the committed one too
+        run = committed_run(name, stage, teaching and committed.issuperset(stage.reads))
+        if run is not None:
+            committed.add(name)
         path = Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json" if stage.cached else None
         if run is None and path is not None:
-            run = _cached(path, questions)
+            run = _cached(path, questions, chunk_ids)
         if run is None:
             run = check_stage_run(stage.run(Context(chunks, dict(questions), runs, Path(cache_dir), progress)), name,
                                   questions, chunk_ids)
@@ -379,6 +387,8 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
     """
     from .rerank import Rerank, load_reranker
 
+    if retrievers is not None and not isinstance(retrievers, Mapping):
+        raise ValueError(f"retrievers must be a mapping {{name: function or stage}}, got {retrievers!r:.60}")
     inputs = load_inputs(corpus, golden, questions=questions, split=split, level=level, model_name=model_name,
                          chunk_size=chunk_size, progress=progress)
     chunks, golden_set = inputs.chunks, inputs.golden

@@ -23,6 +23,8 @@ MARKERS = "osd^vP*X"
 def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_llm: int | None = None):
     """One panel per metric of the table (any number, three a row), each against k, one line per run;
     the precision panel shows the ceiling when ``qrels`` are given, and ``k_llm`` is marked."""
+    if not isinstance(table, pd.DataFrame) or table.columns.names != ["metric", "k"]:
+        raise ValueError("table must be a table of evaluate (columns (metric, k), one row per run)")
     metrics = list(dict.fromkeys(table.columns.get_level_values("metric")))
     ncols = min(len(metrics), 4 if len(metrics) == 4 else 3)
     nrows = -(-len(metrics) // ncols)
@@ -89,6 +91,9 @@ def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), tab
                            k: int | None = None, title: str | None = None):
     """Precision@k against k: the ceiling a perfect ranking reaches on these labels, 1/k, and the runs of ``table``."""
     ks = check_ks(ks)
+    missing = [each for each in ks if table is not None and ("precision", each) not in table.columns]
+    if missing or (k is not None and k not in ks):
+        raise ValueError(f"the table has no precision at k = {missing}" if missing else f"k = {k} is not one of the ks {ks}")
     ceiling = [precision_ceiling(qrels, each) for each in ks]
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
     ax.fill_between(ks, ceiling, 1.05, color="grey", alpha=0.18, lw=0, label="unreachable with these labels")
@@ -114,6 +119,8 @@ def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), tab
 
 def plot_intervals(intervals: pd.DataFrame, title: str | None = None):
     """Each run's mean and 95% interval, one panel per metric (an :func:`~retrieval_eval.comparisons.interval_table`)."""
+    if not isinstance(intervals, pd.DataFrame) or intervals.index.names != ["run", "metric"]:
+        raise ValueError("intervals must be a table of interval_table (rows (run, metric))")
     metrics = list(dict.fromkeys(intervals.index.get_level_values("metric")))
     runs = list(dict.fromkeys(intervals.index.get_level_values("run")))
     fig, axes = plt.subplots(1, len(metrics), figsize=(WIDTH, 0.9 + 0.45 * len(runs)), sharey=True, layout="constrained",
@@ -136,6 +143,8 @@ def plot_two_stage(table: pd.DataFrame, first_stage: str, k: int = 3, n: int | N
     """Recall@k against the candidate pool N for one first stage (a :func:`~retrieval_eval.rerank.two_stage_table`):
     the ceiling recall@N (above it shaded: out of reach for any reranker), the first stage alone, the oracle
     reranker and a real one; ``n`` marks one N. Text at 12 pt, the legend under the axes."""
+    if first_stage not in table.index.get_level_values("first stage"):
+        raise ValueError(f"the table holds no first stage {first_stage!r}; it holds {list(dict.fromkeys(table.index.get_level_values(0)))}")
     part = table.xs(first_stage, level="first stage")
     ns = list(part.index)
     with plt.rc_context({"font.size": 12, "axes.titlesize": 12, "legend.fontsize": 12}):

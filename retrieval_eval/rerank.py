@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .checks import Qrels, Run, check_k
+from .checks import Qrels, Run, check_k, check_ks, check_runs, finite_number
 from .evaluation import evaluate
 from .metrics import relevant_ids
 from .models import model_fingerprint, model_path
@@ -55,7 +55,8 @@ class SentenceReranker:
         self._vectors: dict[str, np.ndarray] = {}
 
     def key(self) -> dict:
-        return {"reranker": self.name, "model": model_fingerprint(self.model_name)}
+        named = {"model_name": self.model_name} if self.model_name else {}  # the committed run's key has none
+        return {"reranker": self.name, **named, "model": model_fingerprint(self.model_name)}
 
     def forget(self) -> None:
         """Drop the sentence vectors kept so far (a fresh start, for timing)."""
@@ -90,13 +91,19 @@ class CrossEncoderReranker:
         return [float(s) for s in self.model.predict([(question, t) for t in texts], show_progress_bar=False)]
 
 
+def _check_reranker(reranker):
+    missing = [method for method in ("score", "key") if not callable(getattr(reranker, method, None))]
+    if missing:
+        raise ValueError(f"a reranker needs the methods score(question, texts) and key() (its cache key), "
+                         f"{reranker!r:.60} has no {missing}")
+    return reranker
+
+
 def load_reranker(spec):
     """``"sentence"`` (the built-in re-scorer), the name or folder of a CrossEncoder installed locally,
     or an object with ``score(question, texts) -> scores`` and ``key()``. Nothing is downloaded."""
     if not isinstance(spec, str):
-        if not callable(getattr(spec, "score", None)):
-            raise ValueError(f"a reranker needs a method score(question, texts), got {spec!r:.60}")
-        return spec
+        return _check_reranker(spec)
     if spec == SentenceReranker.name:
         return SentenceReranker()
     from .models import installed_model_problem
@@ -114,7 +121,10 @@ def rerank(run: Run, reranker, texts: Mapping[str, str], questions: Mapping[str,
     out = {}
     for q, ranked in run.items():
         top = ranked[:depth]
-        scores = reranker.score(questions[q], [texts[c] for c in top]) if top else []
+        scores = list(reranker.score(questions[q], [texts[c] for c in top])) if top else []
+        if len(scores) != len(top) or not all(finite_number(s) for s in scores):
+            raise ValueError(f"question {q!r}: the reranker must give one finite score per chunk, {len(top)} in all; "
+                             f"it gave {scores!r:.80}")
         out[q] = [c for _, _, c in sorted(zip((-s for s in scores), range(len(top)), top))]
     return out
 
@@ -132,6 +142,9 @@ class Rerank(Stage):
     first_stage: str = "hybrid"
     reranker: object = None
     depth: int = 10
+
+    def __post_init__(self):
+        _check_reranker(self.reranker)
 
     @property
     def reads(self) -> tuple:
@@ -151,7 +164,7 @@ def two_stage_table(runs: Mapping[str, Run], qrels: Qrels, reranked: Mapping[tup
     reranking, with the oracle, and with a real reranker (``reranked[(first stage, N)]``, when given);
     and how many questions a reranker could fix (relevant in the top N, not in the top k) or cannot
     (no relevant chunk in the top N)."""
-    k = check_k(k)
+    k, depths, (runs, qrels) = check_k(k), check_ks(depths, "depths"), check_runs(runs, qrels)
     rows = []
     for name, run in runs.items():
         for n in depths:

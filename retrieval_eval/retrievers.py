@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .checks import Chunk, Ranking, check_ids, check_list
+from .checks import Chunk, Ranking, check_ids, check_list, finite_number
 from .corpus import CHUNK_SIZE, check_chunks
 from .models import document_prefix, fingerprint, load_model, model_fingerprint, model_window, query_prefix, scoring_versions
 from .paths import CACHE_DIR, write_atomically
@@ -130,8 +130,8 @@ class BM25Retriever:
     def __init__(self, chunks: Sequence[Chunk], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.0,
                  stop_words: str | None = STOP_WORDS, stemmer: str | None = STEMMER, idf: str = "robertson",
                  progress: bool = False):
-        if not (math.isfinite(k1) and k1 >= 0 and math.isfinite(b) and 0 <= b <= 1 and math.isfinite(epsilon) and epsilon >= 0):
-            raise ValueError(f"BM25 needs k1 >= 0, 0 <= b <= 1 and epsilon >= 0, got k1={k1}, b={b}, epsilon={epsilon}")
+        if not (all(map(finite_number, (k1, b, epsilon))) and k1 >= 0 and 0 <= b <= 1 and epsilon >= 0):
+            raise ValueError(f"BM25 needs k1 >= 0, 0 <= b <= 1 and epsilon >= 0, got k1={k1!r}, b={b!r}, epsilon={epsilon!r}")
         if idf not in ("robertson", "lucene"):
             raise ValueError(f"idf must be 'robertson' (rank-bm25) or 'lucene' (bm25s), got {idf!r}")
         tokenize("", stop_words, stemmer)  # an unknown list or stemmer is refused before any chunk
@@ -174,6 +174,8 @@ class BM25Retriever:
     def idf_table(self, query: str) -> pd.DataFrame:
         """Per query term (rank-bm25 only): the chunks holding it, the raw idf ln((N − n + 0.5)/(n + 0.5)),
         rank-bm25's default floor and the idf used."""
+        if self.idf != "robertson":
+            raise ValueError(f"idf_table reads rank-bm25's idf: build the retriever with idf='robertson', not {self.idf!r}")
         index = self.index
         words = [w for w in dict.fromkeys(self.analyze(query)) if index is not None and w in index.idf]
         n = {w: sum(w in freqs for freqs in index.doc_freqs) for w in words}

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .checks import check_k, check_probability
+from .checks import check_k, check_list, check_probability, finite_number
 
 N_RESAMPLES = 10_000  # bootstrap resamples, and random sign flips when a permutation test cannot enumerate
 SEED = 20091  # fixed: two runs print identical intervals and p-values
@@ -140,16 +140,17 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     ``se``. A mean difference of exactly 0 has p = 1 exactly: every flip is as extreme.
     """
     a, b = _pairs(a, b)
+    exact_limit, n_resamples = check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples")
     differences = a - b
     nonzero = differences[differences != 0]
     m = len(nonzero)
     result = {"test": PERMUTATION, "difference": float(differences.mean()), "wins": int((differences > 0).sum()),
               "ties": len(differences) - m, "losses": int((differences < 0).sum()), "mid_p": math.nan}
-    zero_mean = abs(math.fsum(nonzero)) <= 1e-12 * max(1.0, float(np.abs(nonzero).sum()))  # exactly 0 but for rounding
+    zero_mean = abs(nonzero.sum()) <= 1e-9 * np.abs(nonzero).sum()  # 1/3 − 1/6 − 1/6 is not 0.0 in floating point
     if m < 2 or zero_mean:
         why = "no question differs" if m == 0 else "the mean difference is 0" if zero_mean else "exact, 2^1 flips"
         return {**result, "method": why, "p": 1.0, "se": 0.0}
-    exact = 2**m <= max(check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples"))
+    exact = 2**m <= max(exact_limit, n_resamples)
     p = _flip_p(nonzero.tobytes(), exact, n_resamples, seed)
     if exact:
         return {**result, "method": f"exact, 2^{m} flips", "p": p, "se": 0.0}
@@ -210,6 +211,21 @@ def _rejects(m: int, alpha: float, mid_p: bool) -> np.ndarray:
     return p <= alpha
 
 
+def _shares(p10, p01) -> None:
+    for name, share in (("p10", p10), ("p01", p01)):
+        if not finite_number(share) or not 0 <= share <= 1:
+            raise ValueError(f"{name} must be a share in [0, 1], got {share!r}")
+    if p10 + p01 > 1:
+        raise ValueError(f"p10 + p01 is the share of questions that differ and cannot pass 1, got {p10} + {p01}")
+
+
+def _called(m: int, alpha: float, share: float, mid_p: bool) -> float:
+    """The chance the test calls a difference when m questions differ, each won by A with chance ``share``."""
+    from scipy import stats
+
+    return float(stats.binom.pmf(np.arange(m + 1), m, share)[_rejects(m, alpha, mid_p)].sum())
+
+
 def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA, mid_p: bool = False) -> float:
     """The exact chance that McNemar's test (or its mid-p version) calls a difference on n questions,
     when a share p10 of questions are found by A only and p01 by B only: the sum over every number m
@@ -217,18 +233,11 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA, mid_p: b
     from scipy import stats
 
     n, alpha = check_k(n, "n"), check_probability(alpha, "alpha")
-    for name, share in (("p10", p10), ("p01", p01)):
-        if not 0 <= share <= 1:
-            raise ValueError(f"{name} must be a share in [0, 1], got {share!r}")
-    if p10 + p01 > 1:
-        raise ValueError(f"p10 + p01 is the share of questions that differ and cannot pass 1, got {p10} + {p01}")
+    _shares(p10, p01)
     if p10 + p01 == 0:
         return 0.0
-    total = 0.0
-    for m in range(n + 1):
-        rejects = _rejects(m, alpha, mid_p)
-        total += stats.binom.pmf(m, n, p10 + p01) * stats.binom.pmf(np.arange(m + 1), m, p10 / (p10 + p01))[rejects].sum()
-    return float(total)
+    called = [_called(m, alpha, p10 / (p10 + p01), mid_p) for m in range(n + 1)]
+    return float(stats.binom.pmf(np.arange(n + 1), n, p10 + p01) @ called)
 
 
 def mcnemar_size(n: int, discordance: float, alpha: float = ALPHA, mid_p: bool = False) -> float:
@@ -240,35 +249,47 @@ def mcnemar_size(n: int, discordance: float, alpha: float = ALPHA, mid_p: bool =
 def questions_needed(p10: float, p01: float, alpha: float = ALPHA, power: float = POWER, limit: int = 5000) -> float:
     """The fewest questions at which McNemar's exact test reaches ``power``, computed exactly
     (:func:`mcnemar_power`); ``math.inf`` when p10 == p01 or ``limit`` questions do not suffice."""
-    power = check_probability(power, "power")
+    from scipy import stats
+
+    power, _ = check_probability(power, "power"), check_probability(alpha, "alpha")
+    _shares(p10, p01)
     if p10 == p01:
         return math.inf
-    low, high = 1, 2
-    while mcnemar_power(high, p10, p01, alpha) < power:
-        if high >= limit:
-            return math.inf
-        low, high = high, min(2 * high, limit)
-    while low < high:  # the smallest n that reaches it in [low, high]; exact power saw-tooths, so check upward
-        mid = (low + high) // 2
-        low, high = (mid + 1, high) if mcnemar_power(mid, p10, p01, alpha) < power else (low, mid)
-    return low
+    called = [_called(0, alpha, p10 / (p10 + p01), False)]
+    for n in range(1, limit + 1):  # upward, one n at a time: exact power saw-tooths, so a bisection can overshoot
+        called.append(_called(n, alpha, p10 / (p10 + p01), False))
+        if stats.binom.pmf(np.arange(n + 1), n, p10 + p01) @ called >= power:
+            return n
+    return math.inf
 
 
 # --- chance: a positive control, and two slices ---------------------------------------------------
+
+
+def _count(value, most: int) -> bool:
+    """Whether ``value`` is a whole number from 0 to ``most``."""
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and 0 <= value <= most
 
 
 def chance_found(n_relevant: Sequence[int], n_chunks: int, k: int) -> np.ndarray:
     """Per question, the chance that a uniformly random order of n chunks puts one of its R relevant
     chunks in the top k: 1 − C(n − R, k) / C(n, k)."""
     n, k = check_k(n_chunks, "n_chunks"), check_k(k)
+    bad = [r for r in check_list(n_relevant, "n_relevant", "counts (one per question)") if not _count(r, n)]
+    if bad:
+        raise ValueError(f"n_relevant must be whole numbers from 0 to n_chunks = {n}, got {bad[:3]}")
     return np.array([1 - math.comb(n - r, min(k, n)) / math.comb(n, min(k, n)) for r in n_relevant])
 
 
 def beats_chance(found: int, chances: Sequence[float]) -> float:
     """The exact chance that a random order finds at least ``found`` questions, each question found with
     its own chance (a Poisson-binomial tail, by convolution): the p-value of "better than random"."""
+    chances = _values(chances, "chances")
+    if not _count(found, len(chances)) or ((chances < 0) | (chances > 1)).any():
+        raise ValueError(f"found must be a whole number from 0 to {len(chances)} and every chance in [0, 1], "
+                         f"got {found!r} and {chances[(chances < 0) | (chances > 1)][:3].tolist()}")
     distribution = np.array([1.0])
-    for p in _values(chances, "chances"):
+    for p in chances:
         distribution = np.convolve(distribution, [1 - p, p])
     return float(min(1.0, distribution[int(found):].sum()))
 
@@ -277,4 +298,7 @@ def two_slices(found_a: int, n_a: int, found_b: int, n_b: int) -> float:
     """Fisher's exact test (two-sided) of two shares from different questions, e.g. two slices."""
     from scipy import stats
 
+    if not (_count(found_a, check_k(n_a, "n_a")) and _count(found_b, check_k(n_b, "n_b"))):
+        raise ValueError(f"found_a and found_b must be whole numbers from 0 to n_a and n_b, got {found_a!r} of {n_a}, "
+                         f"{found_b!r} of {n_b}")
     return float(stats.fisher_exact([[found_a, n_a - found_a], [found_b, n_b - found_b]]).pvalue)

@@ -2,6 +2,8 @@
 
 One test file per module of ``retrieval_eval/`` (``test_<module>.py``), each with its bad-input
 tests beside the rest; the notebook, browser and README tests are whole files of their own.
+Markers: ``slow`` (over about 5 s: a model load, a fresh ranking, a subprocess), ``notebook``,
+``browser``; ``pytest -m "not notebook and not browser and not slow"`` is the fast suite.
 """
 
 import os
@@ -21,6 +23,7 @@ settings.register_profile("repeatable", derandomize=True, database=None)
 settings.load_profile("repeatable")
 
 import helpers as h  # noqa: E402
+from retrieval_eval import metrics  # noqa: E402
 from retrieval_eval.corpus import stored_or_split_chunks  # noqa: E402
 from retrieval_eval.models import model_path  # noqa: E402
 from retrieval_eval.paths import ROOT  # noqa: E402
@@ -36,7 +39,13 @@ def pytest_addoption(parser):
     )
 
 
-# The Polder corpus, its golden set and the three retrievers' rankings, built directly ---------
+def pytest_configure(config):
+    for marker, meaning in [("slow", "takes over about 5 s (a model load, a fresh ranking, a subprocess)"),
+                            ("notebook", "executes a notebook"), ("browser", "drives a browser")]:
+        config.addinivalue_line("markers", f"{marker}: {meaning}")
+
+
+# The Polder corpus, its golden set and the teaching runs -----------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -60,18 +69,35 @@ def qrels(golden, chunks, docs):
 
 
 @pytest.fixture(scope="session")
+def setup(tmp_path_factory):
+    """``evaluation_setup()`` of the teaching set: the committed runs of data/runs/, no embedding model."""
+    return h.evaluation_setup(cache_dir=tmp_path_factory.mktemp("setup-cache"))
+
+
+@pytest.fixture(scope="session")
+def runs(setup):
+    """The three retrievers' runs ``{"BM25", "vector", "hybrid"}`` (equal to a fresh ranking: test_pipeline)."""
+    return setup.runs
+
+
+@pytest.fixture(scope="session")
 def bm25(chunks):
     return h.BM25Retriever(chunks)
 
 
 @pytest.fixture(scope="session")
 def vector(chunks, tmp_path_factory):
-    return h.VectorRetriever(chunks, cache_dir=tmp_path_factory.mktemp("embeddings"), show_progress=False)
+    """The vector retriever with the bundled embedding model (loads torch: use it in slow tests only)."""
+    return h.VectorRetriever(chunks, cache_dir=tmp_path_factory.mktemp("embeddings"))
 
 
-@pytest.fixture(scope="session")
-def runs():
-    return h.evaluation_setup().runs  # the committed teaching runs: BM25, vector, hybrid
+@pytest.fixture
+def restore_metrics():
+    """The registry as it was before the test: a test may register a metric of its own."""
+    before = dict(metrics.METRICS)
+    yield metrics.METRICS
+    metrics.METRICS.clear()
+    metrics.METRICS.update(before)
 
 
 # The second example set (examples/library_hours) ---------------------------------------------

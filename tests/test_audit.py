@@ -99,7 +99,9 @@ def test_the_toy_audit(toy):
     ({"threshold": 0}, r"threshold must be in \(0, 1\]"),
     ({"min_shared": 1.5}, r"min_shared must be in \(0, 1\]"),
     ({"alpha": 0}, "alpha"),
-    ({"golden": TOY_GOLDEN.iloc[:3]}, "the golden set and the qrels differ"),
+    ({"golden": TOY_GOLDEN.iloc[:3]}, r"question\(s\) \['t4'\] of the qrels are not in the golden set"),
+    ({"runs": {"A": {"t1": ["c1"]}}}, r"A has no ranking for question\(s\) \['t2', 't3', 't4'\]"),
+    ({"chunks": ["c1"]}, "chunk 1 must be a mapping with id and text"),
 ])
 def test_bad_input_to_the_audit(toy, change, message):
     qrels, runs, _ = toy
@@ -129,8 +131,11 @@ def test_the_audit_of_polder(golden, chunks, qrels, runs):
 
 
 def test_the_audit_of_the_library_example(example_dir, example_docs, example_chunks):
-    golden, qrels = h.load_golden_with_qrels(example_dir / "golden.csv", example_chunks, example_docs)
-    runs = h.run_retrievers([h.BM25Retriever(example_chunks, show_progress=False)], golden, progress=False)
+    from retrieval_eval.golden import load_golden_with_qrels
+
+    golden, qrels = load_golden_with_qrels(example_dir / "golden.csv", example_chunks, example_docs)
+    bm25 = h.BM25Retriever(example_chunks)
+    runs = {"BM25": {q: bm25.rank(text) for q, text in zip(golden["id"], golden["question"])}}
     audit = golden_set_audit(golden, example_chunks, qrels, runs)
     assert audit.slice_sizes.loc["all", "questions"] == len(golden) == 10
     assert audit.slice_sizes.loc["all", "smallest possible"] == 0.6

@@ -1,110 +1,96 @@
-"""retrieval_eval/baselines.py: the random baseline's exact expectations against every permutation, and BM25 step by step."""
+"""retrieval_eval/baselines.py: BM25 built one choice at a time and under other engines' settings, each row
+the BM25 it names, with the questions it moves and a random-order floor."""
 
 import inspect
-import itertools
 import math
 
 import pytest
 
 import helpers as h
+from retrieval_eval.metrics import METRICS
 
-TOY_QRELS = {"one": {"c1": 1}, "graded": {"c2": 2, "c3": 1, "c4": 0}, "three": {"c1": 1, "c4": 1, "c5": 1}}
-TOY_CHUNKS = [f"c{i}" for i in range(1, 7)]
-
-
-@pytest.mark.parametrize("k", [1, 2, 3, 6, 8])
-def test_random_baseline_equals_the_mean_over_every_permutation(k):
-    """Every one of the 6! orders of six chunks, scored by the metric functions, averaged: the exact expectation."""
-    totals = dict.fromkeys(h.METRICS, 0.0)
-    orders = list(itertools.permutations(TOY_CHUNKS))
-    for order in orders:
-        for gains in TOY_QRELS.values():
-            for metric, score in h.METRICS.items():
-                totals[metric] += score(list(order), gains, k)
-    expected = h.random_baseline(TOY_QRELS, len(TOY_CHUNKS), k)
-    assert list(expected.index) == list(h.METRICS)
-    for metric, total in totals.items():
-        assert expected[metric] == pytest.approx(total / len(orders) / len(TOY_QRELS), abs=1e-12), metric
+RANDOM = "random order (expected)"
 
 
-def test_random_baseline_on_polder_by_formula(qrels, chunks):
-    n = len(chunks)
-    for k in (1, 3, 10):
-        expected = h.random_baseline(qrels, n, k)
-        assert expected["recall"] == pytest.approx(k / n)  # every relevant chunk is in the top k with chance k/N
-        relevant = sum(len(h.relevant_ids(g)) for g in qrels.values())
-        assert expected["precision"] == pytest.approx(relevant / len(qrels) / n)
-    # one relevant chunk: at each rank with chance 1/N, so E[RR@k] = (1 + 1/2 + ... + 1/k) / N
-    single = {q: g for q, g in qrels.items() if len(g) == 1}
-    assert h.random_baseline(single, n, 3)["MRR"] == pytest.approx((1 + 1 / 2 + 1 / 3) / n)
+@pytest.fixture(scope="module")
+def questions(golden):
+    return dict(zip(golden["id"], golden["question"]))
 
 
-def test_bm25_steps_end_at_the_default_bm25(chunks, golden, qrels, runs):
+@pytest.fixture(scope="module")
+def steps(chunks, questions, qrels):
+    return h.bm25_table(h.BM25_STEPS, chunks, questions, qrels, k=3)
+
+
+def test_the_steps_end_at_the_default_bm25(steps, chunks, qrels, runs):
     defaults = {name: p.default for name, p in inspect.signature(h.BM25Retriever).parameters.items()}
-    assert all(defaults[name] == value for name, value in h.BM25_STEPS[-1][1].items())
-    table = h.bm25_steps(chunks, golden, qrels, k=3)
-    labels = [label for label, _ in h.BM25_STEPS]
-    assert list(table.index) == [*labels, h.RANDOM_BASELINE]
-    assert table.attrs["runs"][labels[-1]] == runs["BM25"]
+    last = list(h.BM25_STEPS.values())[-1]
+    assert all(defaults[name] == value for name, value in last.items())
+    labels = list(h.BM25_STEPS)
+    assert list(steps.index) == [*labels, RANDOM] and steps.index.name == "BM25 at k = 3"
+    assert steps.attrs["runs"][labels[-1]] == runs["BM25"]
     means = h.evaluate(runs, qrels, ks=[3]).xs(3, axis=1, level="k")
-    assert table.loc[labels[-1], list(h.METRICS)].tolist() == pytest.approx(means.loc["BM25"].tolist())
-    assert table.loc[h.RANDOM_BASELINE, list(h.METRICS)].tolist() == pytest.approx(h.random_baseline(qrels, len(chunks), 3).tolist())
-    moves = table.loc[labels[1:]]
-    # a question that enters or leaves the top 3 has moved; recall moves by what entered minus what left
-    assert (moves["first rank moved"] >= moves["into top k"] + moves["out of top k"]).all()
-    assert table["first rank moved"].isna().tolist() == [True] + [False] * (len(labels) - 1) + [True]
+    assert steps.loc[labels[-1], list(METRICS)].tolist() == pytest.approx(means.loc["BM25"].tolist())
+    assert steps.loc[RANDOM, list(METRICS)].tolist() == pytest.approx(h.random_baseline(qrels, len(chunks), 3).tolist())
 
 
-def test_bm25_variants_start_at_the_default_and_use_lucenes_idf(chunks, golden, qrels, runs):
-    defaults = {name: p.default for name, p in inspect.signature(h.BM25Retriever).parameters.items()}
-    _, idf, k1, b = h.BM25_VARIANTS[0]
-    assert (idf, k1, b, defaults["epsilon"]) == ("robertson", defaults["k1"], defaults["b"], 0.0)
-    table = h.bm25_variants(chunks, golden, qrels, k=3)
-    labels = [label for label, *_ in h.BM25_VARIANTS]
-    assert list(table.index) == labels and list(table.columns) == list(h.METRICS)
-    assert table.attrs["runs"][labels[0]] == runs["BM25"]
-    for label, idf, k1, b in h.BM25_VARIANTS[1:]:
-        if idf == "robertson":
-            assert table.attrs["runs"][label] == h.run_retrievers([h.BM25Retriever(chunks, k1=k1, b=b, show_progress=False)],
-                                                                  golden, progress=False)["BM25"]
+def test_each_row_is_the_bm25_it_names(steps, chunks, questions, qrels):
+    for label, options in h.BM25_STEPS.items():
+        bm25 = h.BM25Retriever(chunks, **options)
+        assert steps.attrs["runs"][label] == {q: bm25.rank(text) for q, text in questions.items()}, label
 
 
-def test_lucene_idf_is_the_documented_formula_and_never_0():
-    """Three toy chunks: "bike" is in all of them (Robertson's idf ln(0.5/3.5) < 0, floored to 0 by ours); Lucene's
-    idf ln(1 + (N − n + 0.5)/(n + 0.5)) keeps it above 0, so a question of that one word still ranks the chunks."""
-    from retrieval_eval.baselines import _LuceneBM25
-
-    toy = [{"id": "a", "text": "bike lock"}, {"id": "b", "text": "bike bell"}, {"id": "c", "text": "bike"}]
-    lucene = _LuceneBM25(toy, k1=1.2, b=0.75)
-    assert h.BM25Retriever(toy, show_progress=False).rank("bike") == []
-    assert lucene.rank("bike") == ["c", "a", "b"]  # the shortest chunk first, then ties by id
-    # one occurrence in a chunk of average length: idf × tf / (tf + k1) (Lucene drops BM25's constant k1 + 1)
-    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
-    length = {"a": 2, "b": 2, "c": 1}
-    average = sum(length.values()) / 3
-    score = lucene.scores("lock")[0]
-    assert score == pytest.approx(idf / (1 + 1.2 * (1 - 0.75 + 0.75 * length["a"] / average)), rel=1e-6)
+def test_the_moves_count_questions_against_the_row_before(steps, qrels):
+    labels = list(h.BM25_STEPS)
+    ranks = h.first_relevant_ranks(steps.attrs["runs"], qrels)[labels].astype(float).fillna(math.inf)
+    for before, after in zip(labels, labels[1:]):
+        moved = ranks[after] != ranks[before]
+        into = (ranks[after] <= 3) & (ranks[before] > 3)
+        out = (ranks[after] > 3) & (ranks[before] <= 3)
+        assert steps.loc[after, ["first rank moved", "into top k", "out of top k"]].tolist() == [
+            moved.sum(), into.sum(), out.sum()], after
+        found = (ranks[after] <= 3).mean() - (ranks[before] <= 3).mean()  # success@3 moves by what entered minus left
+        assert found == pytest.approx((into.sum() - out.sum()) / len(qrels))
+    assert steps["first rank moved"].isna().tolist() == [True] + [False] * (len(labels) - 1) + [True]
+    assert str(steps["first rank moved"].dtype) == "Int64"
 
 
-def test_every_step_is_far_above_the_random_baseline(chunks, golden, qrels):
-    """A sanity floor, not a comparison of retrievers: random recall@3 is 3/34; every BM25 step is far above it."""
-    table = h.bm25_steps(chunks, golden, qrels, k=3)
-    assert table.loc[h.RANDOM_BASELINE, "recall"] == pytest.approx(3 / len(chunks))
-    assert (table.drop(h.RANDOM_BASELINE)["recall"] > 5 * table.loc[h.RANDOM_BASELINE, "recall"]).all()
+def test_every_step_is_far_above_the_random_order(steps, chunks):
+    """A sanity floor, not a comparison: random recall@3 is 3/34; every BM25 step is far above it."""
+    assert steps.loc[RANDOM, "recall"] == pytest.approx(3 / len(chunks))
+    assert (steps.drop(RANDOM)["recall"] > 5 * steps.loc[RANDOM, "recall"]).all()
 
 
-@pytest.mark.parametrize(
-    "call, message",
-    [
-        (lambda: h.random_baseline({}, 5, 3), "qrels is empty"),
-        (lambda: h.random_baseline({"q": {"a": 1, "b": 1}}, 1, 3), "question 'q' has 2 relevant chunks; a random ranking of 1 chunks"),
-        (lambda: h.random_baseline({"q": {"a": 0}}, 4, 3), "question 'q' has 0 relevant chunks"),
-        (lambda: h.random_baseline({"q": {"a": 1}}, 0, 3), "n_chunks must be >= 1"),
-        (lambda: h.random_baseline({"q": {"a": 1}}, 4, 0), "k must be >= 1"),
-        (lambda: h.random_baseline({1: {"a": 1}}, 4, 3), r"the qrels hold question id 1 \(int\)"),
-        (lambda: h.random_baseline({"q": {"a": math.nan}}, 4, 3), "gain of 'a' must be a finite number"),
-    ],
-)
-def test_bad_input_raises_a_clear_error(call, message):
-    with pytest.raises(ValueError, match=message):
-        call()
+def test_the_variants_start_at_our_default_and_end_at_an_engine(chunks, questions, qrels, runs):
+    table = h.bm25_table(h.BM25_VARIANTS, chunks, questions, qrels, k=3)
+    labels = list(h.BM25_VARIANTS)
+    assert list(table.index) == [*labels, RANDOM]
+    assert h.BM25_VARIANTS[labels[0]] == {} and table.attrs["runs"][labels[0]] == runs["BM25"]
+    assert h.BM25_VARIANTS[labels[-1]] == h.ENGINE_DEFAULTS
+    engine = h.BM25Retriever(chunks, **h.ENGINE_DEFAULTS)
+    assert table.attrs["runs"][labels[-1]] == {q: engine.rank(text) for q, text in questions.items()}
+    assert all(options.get("idf", "robertson") in ("robertson", "lucene") for options in h.BM25_VARIANTS.values())
+
+
+@pytest.mark.parametrize("settings, k, message", [
+    ({"bad": {"k1": -1}}, 3, "BM25 needs k1 >= 0"),
+    ({"bad": {"stop_words": "english"}}, 3, "unknown stop-word list 'english'"),
+    ({"bad": {"kl": 1.2}}, 3, "unexpected keyword argument 'kl'"),
+    ({"ours": {}}, 0, "k must be >= 1"),
+])
+def test_bad_settings_are_refused(chunks, questions, qrels, settings, k, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        h.bm25_table(settings, chunks, questions, qrels, k=k)
+
+
+def test_a_toy_table_by_hand():
+    chunks = [{"id": "a", "text": "bike lock and chain"}, {"id": "b", "text": "bike bell"}, {"id": "c", "text": "a chain"},
+              {"id": "d", "text": "rain cover for the basket"}]
+    qrels = {"q1": {"c": 1}, "q2": {"d": 1}}
+    table = h.bm25_table({"ours": {}, "Lucene's idf": {"idf": "lucene"}}, chunks, {"q1": "chain", "q2": "rain"}, qrels, k=1)
+    # "chain" is in 2 of the 4 chunks: Robertson's idf ln((4 − 2 + 0.5) / (2 + 0.5)) = 0, so our BM25 matches nothing;
+    # Lucene's idf stays above 0 and puts the shorter chunk c first. "rain" is only in d.
+    assert table.attrs["runs"]["ours"] == {"q1": [], "q2": ["d"]}
+    assert table.attrs["runs"]["Lucene's idf"] == {"q1": ["c", "a"], "q2": ["d"]}
+    assert table["recall"].tolist() == [0.5, 1.0, pytest.approx(1 / 4)]
+    assert table.loc["Lucene's idf", ["first rank moved", "into top k", "out of top k"]].tolist() == [1, 1, 0]

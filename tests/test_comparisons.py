@@ -1,15 +1,20 @@
-"""retrieval_eval/comparisons.py: comparison tables, families and sentences on toy runs with known answers and on Polder."""
+"""retrieval_eval/comparisons.py: paired tests over a family (Holm), the same verdicts in plain words,
+the positive control against chance, intervals, and who leads as printed."""
 
-import math
+import re
 
+import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
+from statsmodels.stats.multitest import multipletests
 
 import helpers as h
+from retrieval_eval.comparisons import TOO_CLOSE
+from retrieval_eval.statistics import ALPHA
 
-# Twelve questions, one relevant chunk each. A finds it at rank 1 on every question; B on q01–q02
-# only, C on q01–q10; the slices are q01–q06 "short" and q07–q12 "long".
+# Twelve questions, one relevant chunk each. A finds it at rank 1 on every question; B on q01-q02
+# only, C on q01-q10.
 QUESTIONS = [f"q{i:02d}" for i in range(1, 13)]
 QRELS = {q: {f"{q}-doc": 1} for q in QUESTIONS}
 RUNS = {
@@ -17,229 +22,214 @@ RUNS = {
     "B": {q: [f"{q}-doc"] if i < 2 else ["x"] for i, q in enumerate(QUESTIONS)},
     "C": {q: [f"{q}-doc"] if i < 10 else ["x"] for i, q in enumerate(QUESTIONS)},
 }
-GOLDEN = pd.DataFrame({"id": QUESTIONS, "slice": ["short"] * 6 + ["long"] * 6})
+WORDS_OF_THE_DEEP_DIVE = ("McNemar", "Holm", "permutation", "p =", "α")
 
 
-def test_success_equals_trec_eval(runs, qrels):
-    table = h.per_question_table(runs, qrels, k=3, metrics=["success", "recall"])
+def test_values_at_k_are_the_per_question_values(runs, qrels):
+    success = h.values_at_k(runs, qrels, 3, h.SUCCESS)
+    recall = h.values_at_k(runs, qrels, 3, "recall")
+    assert list(success.index) == list(recall.index) == list(qrels) and list(success.columns) == list(runs)
     for name, run in runs.items():
-        trec_run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in run.items()}
-        per_q = pytrec_eval.RelevanceEvaluator(qrels, {"success.3"}).evaluate(trec_run)
-        assert table[(name, "success")].to_dict() == {q: per_q[q]["success_3"] for q in qrels}
+        scored = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in run.items()}
+        trec = pytrec_eval.RelevanceEvaluator(qrels, {"success.3"}).evaluate(scored)
+        assert success[name].tolist() == [trec[q]["success_3"] for q in qrels]
+        assert recall[name].tolist() == h.batch_scores(run, qrels, [3], ["recall"])[("recall", 3)].tolist()
     # success@k and recall@k differ only where a question has more than one relevant chunk
-    differ = table.index[(table.xs("success", axis=1, level="metric") != table.xs("recall", axis=1, level="metric")).any(axis=1)]
+    differ = success.index[(success != recall).any(axis=1)]
     assert all(len(h.relevant_ids(qrels[q])) > 1 for q in differ)
 
 
-def test_paired_comparisons_on_toy_runs():
-    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success", "MRR"])
-    assert table.attrs["family"] == "6 tests: 3 pairs of retrievers × 2 metrics at k = 1"
-    row = table.loc[("A − B", "success")]
-    # 10 discordant questions, all won by A: McNemar p = 2 / 2^10
+def test_paired_comparisons_by_hand():
+    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=[h.SUCCESS, "MRR"])
+    assert table.attrs == {"alpha": 0.05, "k": 1, "questions": 12, "family": "6 tests: 3 pairs × 2 metrics at k = 1"}
+    row = table.loc[("A − B", h.SUCCESS)]
+    # 10 questions differ, all won by A: McNemar p = 2 / 2^10, mid-p half of that
     assert (row["wins"], row["ties"], row["losses"]) == (10, 2, 0)
     assert row["test"] == "McNemar's exact test" and row["p"] == pytest.approx(2 / 2**10)
-    assert row["difference"] == pytest.approx(10 / 12)
-    assert table.loc[("A − B", "MRR"), "test"] == "McNemar's exact test"  # the values decide: RR@1 is 0 or 1
+    assert row["mid_p"] == pytest.approx(1 / 2**10)
+    assert row["difference"] == pytest.approx(10 / 12) and (row["mean A"], row["mean B"]) == (1.0, pytest.approx(2 / 12))
+    assert table.loc[("A − B", "MRR"), "test"] == "McNemar's exact test"  # RR@1 is 0 or 1
     second = {"A": RUNS["A"], "D": {q: ["x", f"{q}-doc"] for q in QUESTIONS}}  # RR@2 of D is 1/2
-    assert h.paired_comparisons(second, QRELS, k=2, metrics=["MRR"]).loc[("A − D", "MRR"), "test"] == "paired permutation test"
-    assert table["p (Holm)"].to_numpy() == pytest.approx(h.holm(table["p"].to_numpy()))
-    assert (table["p (Holm)"] >= table["p"]).all()
-    assert row["verdict"] == "A higher"
-    assert table.loc[("B − C", "success"), "verdict"] == "C higher"
-    assert table.loc[("A − C", "success"), "verdict"] == "not distinguishable"  # 2 to 0
-    assert table.loc[("A − C", "success"), "few discordant"]
-    # the flag follows the family: 3 pairs × 2 metrics, Holm's first step at 0.05 / 6 needs 8 all one way
-    assert table.attrs["min discordant"] == 8 and table.attrs["tests"] == 6
-    assert (table["few discordant"] == (table["wins"] + table["losses"] < 8)).all()
-    assert (table["wins"] + table["ties"] + table["losses"] == table["questions"]).all()
+    graded = h.paired_comparisons(second, QRELS, k=2, metrics=["MRR"]).loc[("A − D", "MRR")]
+    assert graded["test"] == "paired permutation test" and graded["p"] == pytest.approx(2 / 2**12)
+    assert table["Holm p"].tolist() == pytest.approx(multipletests(table["p"], method="holm")[1].tolist())
+    assert table["verdict"].tolist() == ["A ahead", TOO_CLOSE, "C ahead"] * 2
+    assert (table["wins"] + table["ties"] + table["losses"] == 12).all()
 
 
-def test_comparison_sentences_state_the_family_and_each_verdict():
-    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success"], pairs=[("A", "C")])
-    low, high = table.loc[("A − C", "success"), ["low", "high"]]
-    assert h.comparison_sentences(table) == [
-        "The family: 1 test: 1 pair of retrievers × 1 metric at k = 1; every verdict uses Holm-adjusted "
-        "p-values at family-wise 5%.",
-        f"A − C success@1: +0.167 [{low:.2f}, {high:.2f}], 2 wins, 10 ties, 0 losses, McNemar exact p = 0.5, "
-        "Holm p = 0.5: not distinguishable at family-wise 5% — rests on 2 questions that differ (2–0); "
-        "6 that differ, all one way, are needed to pass Holm's first step (α/1).",
-    ]
-    with pytest.raises(ValueError, match="output of paired_comparisons, slice_comparisons or compare_settings"):
-        h.comparison_sentences(pd.DataFrame(table))
+def test_the_verdict_comes_from_holms_p_only():
+    """Six questions that differ, all one way: raw p = 2 / 2^6 = 0.031 < 0.05 on its own; in a family of two
+    such tests Holm's p is 0.0625: too close to call."""
+    six = {q: [f"{q}-doc"] if i < 6 else ["x"] for i, q in enumerate(QUESTIONS)}
+    none = {q: ["x"] for q in QUESTIONS}
+    runs = {"six": six, "none": none, "also none": dict(none)}
+    alone = h.paired_comparisons(runs, QRELS, k=1, metrics=[h.SUCCESS], pairs=[("six", "none")])
+    assert alone["p"].item() == pytest.approx(2 / 2**6) and alone["verdict"].item() == "six ahead"
+    family = h.paired_comparisons(runs, QRELS, k=1, metrics=[h.SUCCESS], pairs=[("six", "none"), ("also none", "six")])
+    assert (family["p"] < ALPHA).all() and (family["Holm p"] >= ALPHA).all()
+    assert family["verdict"].tolist() == [TOO_CLOSE, TOO_CLOSE]
+    strict = h.paired_comparisons(runs, QRELS, k=1, metrics=[h.SUCCESS], pairs=[("six", "none")], alpha=0.01)
+    assert strict["verdict"].item() == TOO_CLOSE
 
 
-def test_tested_verdict_follows_the_holm_adjusted_verdicts():
-    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success", "MRR"])
-    b, c = (h.tested_pair(table, "A", name, "success") for name in ("B", "C"))
-    assert (b["verdict"], c["verdict"]) == ("A higher", "not distinguishable")
-
-    def p(row):
-        return f"McNemar exact p = {row['p']:.2g}, Holm p = {row['p (Holm)']:.2g}"
-
-    assert h.tested_verdict(table, "success") == (
-        f"**A** has the highest success@1 (1.000), ahead of **B** (0.167; {p(b)}) beyond chance; but 12 questions "
-        f"cannot tell it from **C** (0.833; {p(c)}). Holm-adjusted over a family of 6 tests: 3 pairs of retrievers "
-        "× 2 metrics at k = 1, family-wise 5%."
-    )
-    # two leaders that tie as printed are named together, each tested against the others
-    tied = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
-    assert h.tested_verdict(tied, "success").startswith(
-        "**A** and **A2** tie for the highest success@1 (1.000), but no retriever is distinguishable from another: 12 "
-        "questions cannot tell them from **C** (0.833; "
-        "McNemar exact p = 0.5, Holm p = 1; McNemar exact p = 0.5, Holm p = 1).")
-    # when no test on the metric tells two retrievers apart, the sentence says so before naming them
-    close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
-    assert h.tested_verdict(close, "success").startswith(
-        "**A** has the highest success@1 (1.000), but no retriever is distinguishable from another: 12 questions cannot "
-        "tell it from **C** (0.833; McNemar exact p = 0.5, Holm p = 0.5).")
-    with pytest.raises(ValueError, match=r"the table holds no test on 'nDCG'; its metrics are \['MRR', 'success'\]"):
-        h.tested_verdict(table, "nDCG")
+def test_paired_comparisons_on_the_teaching_set_follow_holm(runs, qrels):
+    metrics = [h.SUCCESS, "recall", "MRR", "nDCG"]
+    table = h.paired_comparisons(runs, qrels, k=3, metrics=metrics)
+    assert len(table) == 3 * len(metrics) and table.attrs["family"] == "12 tests: 3 pairs × 4 metrics at k = 3"
+    assert (table.xs(h.SUCCESS, level="metric")["test"] == "McNemar's exact test").all()
+    for (pair, metric), row in table.iterrows():
+        if row["Holm p"] >= ALPHA:
+            assert row["verdict"] == TOO_CLOSE
+        else:
+            assert row["verdict"] == f"{row['A'] if row['difference'] > 0 else row['B']} ahead"
+    assert table.equals(h.paired_comparisons(runs, qrels, k=3, metrics=metrics))  # deterministic
 
 
-def test_the_short_tested_verdict_gives_the_same_verdicts_without_the_tests():
-    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success", "MRR"])
-    pointer = " (notebook 05 gives the tests, notebook 08 explains them)."
-    tested = "a paired test that allows for the 6 comparisons made at once"
-    # A is ahead of B (Holm) but not of C: both named, no p-value, no test name
-    assert h.tested_verdict(table, "success", short=True) == (
-        f"**A** has the highest success@1 (1.000), and {tested} tells it apart from **B** (0.167) but not from "
-        f"**C** (0.833){pointer}"
-    )
-    # no pair apart: the means' spread in questions (1.000 − 0.833 = 2 of 12 questions)
-    close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=["success"])
-    assert h.tested_verdict(close, "success", short=True) == (
-        "**A** has the highest success@1 (1.000), but the 2 means lie within 0.167, 2.0 questions' worth out of 12, "
-        f"and a paired test that allows for the 1 comparison made at once tells no two retrievers apart{pointer}"
-    )
+# --- the same verdicts in plain words ----------------------------------------------------------------
 
 
-def test_tested_pair_and_pair_sentence_take_the_pair_either_way_round():
-    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success"])
-    assert h.tested_pair(table, "C", "A", "success").name == ("A − C", "success")
-    assert h.pair_sentence(table, "C", "A", "success") == h.comparison_sentences(table)[2]
-    with pytest.raises(ValueError, match="no test of A and D on 'success'"):
-        h.tested_pair(table, "A", "D", "success")
+def test_plain_words_state_the_counts_and_never_name_the_tests(runs, qrels):
+    toy = h.paired_comparisons(RUNS, QRELS, k=1, metrics=[h.SUCCESS, "MRR"])
+    assert h.plain_verdict(toy, "A", "B", h.SUCCESS) == (
+        "A and B differ on 10 of 12 questions, 10 to 0 for A: **A is ahead**, more than luck explains")
+    assert h.plain_verdict(toy, "C", "A", h.SUCCESS) == "C and A differ on 2 of 12 questions, 2 to 0 for A: **too close to call**"
+    same = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1, metrics=["MRR"])
+    assert h.plain_verdict(same, "A", "A2", "MRR") == "A and A2 give every one of the 12 questions the same MRR@1"
+    found = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1, metrics=[h.SUCCESS])
+    assert h.plain_verdict(found, "A", "A2", h.SUCCESS) == (
+        "A and A2 give every one of the 12 questions the same result (found in the top 1 or not)")
+    assert h.plain_summary(toy, "MRR").startswith("On MRR@1: A and B differ on 10 of 12 questions")
+    close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=[h.SUCCESS])
+    assert h.plain_summary(close, h.SUCCESS) == ("On found in the top 1, no two of the runs can be told apart on 12 "
+                                                 "questions: every gap is too close to call")
+    table = h.paired_comparisons(runs, qrels, k=3, metrics=[h.SUCCESS, "MRR"])
+    chance = h.against_chance(runs, qrels, 34, k=3)
+    texts = [h.plain_verdict(table, a, b, m) for (pair, m), (a, b) in zip(table.index, table[["A", "B"]].values)]
+    texts += [h.plain_summary(table, m) for m in (h.SUCCESS, "MRR")] + [h.plain_chance(chance)]
+    for text in texts:
+        assert not [w for w in WORDS_OF_THE_DEEP_DIVE if w in text], text
+    for ((pair, metric), row), text in zip(table.iterrows(), texts):
+        differ, more, fewer = row["wins"] + row["losses"], max(row["wins"], row["losses"]), min(row["wins"], row["losses"])
+        assert f"differ on {differ} of {len(qrels)} questions" in text or differ == 0, text
+        assert (f"{more} to {fewer} for" in text) or (more == fewer and (f"{more} each way" in text or differ == 0)), text
+        assert ("too close to call" in text) == (row["verdict"] == TOO_CLOSE), text
+    found = [int((h.first_relevant_ranks({n: r}, qrels)[n].fillna(4) <= 3).sum()) for n, r in runs.items()]
+    assert texts[-1].startswith("In the top 3, " + ", ".join(f"{n} finds {f} of {len(qrels)}" for n, f in zip(runs, found)))
 
 
-def test_slice_comparisons_adjust_over_slices_pairs_and_metrics():
-    table = h.slice_comparisons(RUNS, QRELS, GOLDEN, k=1, metrics=["success"], pairs=[("A", "B"), ("A", "C")])
-    assert table.attrs["family"] == "4 tests: 2 slices × 2 pairs of retrievers × 1 metric at k = 1"
-    assert list(table.index.get_level_values("slice")) == ["long", "long", "short", "short"]
-    assert table.loc[("short", "A − B", "success"), ["wins", "losses", "questions"]].tolist() == [4, 0, 6]
-    assert table.loc[("short", "A − B", "success"), "p"] == pytest.approx(2 / 2**4)
-    assert table.loc[("short", "A − C", "success"), "p"] == 1.0
-    assert table["p (Holm)"].to_numpy() == pytest.approx(h.holm(table["p"].to_numpy()))
-    sentences = h.comparison_sentences(table)
-    assert sentences[0].startswith("The family: 4 tests: 2 slices")
-    assert "A − B success@1 on short: +0.667" in sentences[3] and "rests on 4 questions that differ (4–0)" in sentences[3]
-    assert sentences[4].endswith("— no question differs.")
+def test_plain_words_never_contradict_the_verdict_when_the_count_and_the_mean_disagree():
+    """MRR@3: A wins 60 questions by 1/2 − 1/3, B wins 24 by 1 − 0; the mean (what the test reads) favours B."""
+    qrels = {f"q{i:03d}": {f"r{i}": 1} for i in range(120)}
+    a, b = {}, {}
+    for i, q in enumerate(qrels):
+        r, j = f"r{i}", i % 40
+        a[q], b[q] = (["x", r], ["x", "y", r]) if j < 20 else (["x", "y", "z"], [r]) if j < 28 else ([r], [r])
+    table = h.paired_comparisons({"A": a, "B": b}, qrels, k=3, metrics=["MRR"])
+    row = table.loc[("A − B", "MRR")]
+    assert (row["wins"], row["losses"], row["verdict"]) == (60, 24, "B ahead") and row["difference"] < 0
+    assert h.plain_verdict(table, "A", "B", "MRR") == (
+        "A and B differ on 84 of 120 questions, 60 to 24 for A, but B wins by more: **B is ahead**, more than luck explains")
 
 
-def test_interval_tables_pick_wilson_for_binary_values():
-    table = h.interval_table(RUNS, QRELS, k=1, metrics=["success", "MRR"])
-    assert table.loc[("A", "success"), "interval"] == "Wilson score"
-    assert table.loc[("A", "success"), ["low", "high"]].tolist() == pytest.approx(h.wilson_ci(12, 12)[1:])
-    assert not table["zero width"].any()
-    slices = h.slice_intervals(RUNS, QRELS, GOLDEN, k=1, metrics=["success"])
-    assert slices.loc[("short", "C", "success"), ["questions", "mean"]].tolist() == [6, 1.0]
-    assert slices.loc[("short", "C", "success"), "low"] == pytest.approx(h.wilson_ci(6, 6)[1])
+def test_plain_verdict_needs_a_test_of_the_pair():
+    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["MRR"])
+    with pytest.raises(ValueError, match="the table holds no test of A and D on 'MRR'"):
+        h.plain_verdict(table, "A", "D", "MRR")
+    with pytest.raises(ValueError, match="the table holds no test of A and B on 'recall'"):
+        h.plain_verdict(table, "A", "B", "recall")
 
 
-def test_interval_table_on_polder(runs, qrels):
-    table = h.interval_table(runs, qrels, k=3, metrics=["success", *h.METRICS])
-    assert list(table.columns) == ["mean", "low", "high", "interval", "zero width"]
-    kinds = table["interval"].unstack("metric")
-    assert (kinds["success"] == "Wilson score").all()
-    assert kinds.nunique().eq(1).all()  # one kind of interval per metric, whatever each retriever's values
+# --- the positive control ------------------------------------------------------------------------------
+
+
+def test_against_chance_by_hand_and_in_plain_words():
+    table = h.against_chance(RUNS, QRELS, n_chunks=12, k=1)
+    assert table["found"].to_dict() == {"A": 12, "B": 2, "C": 10}
+    assert table["by chance"].tolist() == pytest.approx([1.0] * 3)  # each question: 1 of 12 chunks in the top 1
+    chances = h.chance_found([1] * 12, 12, 1)
+    assert table["p"].tolist() == [h.beats_chance(f, chances) for f in (12, 2, 10)]
+    assert table.loc["A", "p"] == pytest.approx((1 / 12) ** 12)
+    assert h.plain_chance(table) == ("In the top 1, A finds 12 of 12, B finds 2 of 12, C finds 10 of 12; a random order of "
+                                     "the chunks finds about 1. Not every run is clearly better than chance.")
+    clear = h.against_chance({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, n_chunks=12, k=1)
+    assert h.plain_chance(clear).endswith("**Every run beats chance, far beyond what luck explains: a clear yes.**")
+
+
+def test_every_teaching_run_beats_chance(runs, qrels, chunks):
+    table = h.against_chance(runs, qrels, len(chunks), k=3)
+    assert (table["p"] < 1e-6).all() and (table["found"] > 3 * table["by chance"]).all()
+    n_relevant = [len(h.relevant_ids(g)) for g in qrels.values()]
+    assert table["by chance"].iloc[0] == pytest.approx(sum(h.chance_found(n_relevant, len(chunks), 3)))
+
+
+# --- intervals and who leads ------------------------------------------------------------------------
+
+
+def test_interval_table_picks_wilson_for_binary_values_and_the_bootstrap_else(runs, qrels):
+    table = h.interval_table(RUNS, QRELS, k=1)
+    assert list(table.columns) == ["mean", "low", "high", "interval"]
+    assert table.loc[("A", h.SUCCESS), "interval"] == "Wilson score"
+    assert table.loc[("A", h.SUCCESS), ["low", "high"]].tolist() == pytest.approx(list(h.wilson_ci(12, 12)[1:]))
+    teaching = h.interval_table(runs, qrels, k=3, metrics=[h.SUCCESS, "MRR", "nDCG"])
+    kinds = teaching["interval"].unstack("metric")
+    assert (kinds[h.SUCCESS] == "Wilson score").all() and (kinds["MRR"] == "percentile bootstrap").all()
     means = h.evaluate(runs, qrels, ks=[3])
-    for (name, metric), row in table.drop("success", level="metric").iterrows():
+    for (name, metric), row in teaching.drop(h.SUCCESS, level="metric").iterrows():
         assert row["mean"] == pytest.approx(means.loc[name, (metric, 3)])
         assert row["low"] <= row["mean"] <= row["high"]
 
 
-def test_paired_comparisons_on_polder_count_the_family(runs, qrels):
-    metrics = ["success", "recall", "MRR", "nDCG"]
-    table = h.paired_comparisons(runs, qrels, k=3, metrics=metrics)
-    assert len(table) == 3 * len(metrics)
-    assert table.attrs["family"].startswith(f"{3 * len(metrics)} tests: 3 pairs of retrievers × 4 metrics")
-    assert (table.xs("success", level="metric")["test"] == "McNemar's exact test").all()
-    for (pair, metric), row in table.iterrows():
-        if row["verdict"] == "not distinguishable":
-            assert row["p (Holm)"] >= h.ALPHA
-        else:
-            assert row["p (Holm)"] < h.ALPHA
-            assert row["verdict"] == f"{pair.split(' − ')[0 if row['difference'] > 0 else 1]} higher"
-    assert len(h.comparison_sentences(table)) == len(table) + 1
+def test_rank_groups_ties_by_printed_value():
+    assert h.rank_groups({"BM25": 0.5, "vector": 0.6, "hybrid": 0.6}) == [["vector", "hybrid"], ["BM25"]]
+    close = {"BM25": 0.57446, "vector": 0.57441, "hybrid": 0.5}
+    assert h.rank_groups(close) == [["BM25", "vector"], ["hybrid"]]
+    assert h.rank_groups(close, decimals=4) == [["BM25"], ["vector"], ["hybrid"]]
+    # binary halves: 0.9175 prints 0.917 (np.round says 0.918); 0.7774000000000001 and 0.7775 both print 0.777
+    assert f"{0.9175:.3f}" == "0.917" and h.rank_groups({"a": 0.9175, "b": 0.91833}) == [["b"], ["a"]]
+    assert f"{0.7775:.3f}" == f"{0.7774000000000001:.3f}" and h.rank_groups({"a": 0.7774000000000001, "b": 0.7775}) == [["a", "b"]]
+    rng = np.random.default_rng(0)
+    values = dict(zip("abcdefgh", rng.integers(0, 2000, 8) / 2000))
+    for group in h.rank_groups(values):
+        assert len({f"{values[n]:.3f}" for n in group}) == 1
+    printed = [f"{values[g[0]]:.3f}" for g in h.rank_groups(values)]
+    assert printed == sorted(set(printed), key=float, reverse=True)
+    with pytest.raises(ValueError, match="rank_groups needs finite values"):
+        h.rank_groups({"BM25": 0.5, "vector": float("nan")})
+    with pytest.raises(ValueError, match="rank_groups needs finite values"):
+        h.rank_groups({})
 
 
-def test_power_table_on_toy_runs():
-    table = h.power_table(RUNS, QRELS, k=1, pairs=[("A", "C"), ("C", "B")])
-    row = table.loc["C − B"]
-    assert row[["questions", "wins", "losses"]].tolist() == [12, 8, 0]
-    assert row["smallest detectable difference"] == pytest.approx(h.smallest_detectable_difference(12, 8 / 12))
-    ties = h.power_table({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1)
-    assert "questions needed" not in ties.columns  # planned from the difference that matters, not the observed one
-    assert ties.loc["A − A2", "smallest detectable difference"] == math.inf
+# --- bad input -------------------------------------------------------------------------------------
 
 
-def test_rank_differences(runs, qrels, golden):
-    ranks = h.first_relevant_ranks(runs, qrels, golden)
-    diff = h.rank_differences(ranks, "BM25", "vector")
-    row = diff.dropna().iloc[0]
-    assert row["ranks gained"] == row["BM25"] - row["vector"] == diff["ranks gained"].max()
-    with pytest.raises(ValueError, match="no retriever 'bm25'"):
-        h.rank_differences(ranks, "bm25", "vector")
-
-
-# --- bad input ---------------------------------------------------------------------------------
-
-GRADED = {"q01": {"q01-doc": 1, "other": 1}, **{q: QRELS[q] for q in QUESTIONS[1:]}}
-
-
-@pytest.mark.parametrize(
-    "call, message",
-    [
-        (lambda: h.per_question_table(RUNS, QRELS, metrics=["Recall"]), "unknown metric 'Recall'"),
-        (lambda: h.per_question_table(RUNS, QRELS, metrics="recall"), "metrics must be a list of metric names"),
-        (lambda: h.per_question_table(RUNS, QRELS, metrics=[]), "metrics is empty"),
-        (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[("A", "D")]), r"pair \('A', 'D'\) must name two different"),
-        (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[("A", "A")]), "two different retrievers"),
-        (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[]), "pairs is empty"),
-        (lambda: h.paired_comparisons(RUNS, QRELS, alpha=5), "alpha must be between 0 and 1"),
-        (lambda: h.slice_comparisons(RUNS, QRELS, GOLDEN[["id"]]), "no 'slice' column"),
-        (lambda: h.slice_intervals(RUNS, QRELS, GOLDEN.iloc[1:]), "the golden set and the qrels differ"),
-        (lambda: h.power_table({"A": RUNS["A"], "B": RUNS["B"]}, GRADED, k=1, metric="recall"), "recall@1 of A is not 0 or 1"),
-    ],
-)
+@pytest.mark.parametrize("call, message", [
+    (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[("A", "D")]), "pairs must name two different runs of"),
+    (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[("A", "A")]), "pairs must name two different runs"),
+    (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[("A", "B"), ("B", "A")]), "each pair once"),
+    (lambda: h.paired_comparisons(RUNS, QRELS, pairs=("A", "B")), re.escape("got ['A', 'B']")),
+    (lambda: h.paired_comparisons(RUNS, QRELS, pairs=[]), "pairs must name two different runs"),
+    (lambda: h.paired_comparisons(RUNS, QRELS, alpha=5), "alpha must be between 0 and 1"),
+    (lambda: h.paired_comparisons(RUNS, QRELS, k=0), "k must be >= 1"),
+    (lambda: h.paired_comparisons(RUNS, QRELS, metrics="recall"), "metrics must be a list of metric names, got 'recall'"),
+    (lambda: h.paired_comparisons(RUNS, QRELS, metrics=[]), "metrics is empty"),
+    (lambda: h.paired_comparisons(RUNS, QRELS, metrics=["Recall"]), "metric must be 'success' or a registered metric"),
+    (lambda: h.paired_comparisons({"A": RUNS["A"], "B": {"q01": ["x"]}}, QRELS), r"B has no ranking for question\(s\)"),
+    (lambda: h.interval_table(RUNS, QRELS, metrics="MRR"), "metrics must be a list of metric names, got 'MRR'"),
+    (lambda: h.values_at_k(RUNS, QRELS, 0, "MRR"), "k must be >= 1"),
+    (lambda: h.against_chance(RUNS, QRELS, 0), "n_chunks must be >= 1"),
+    (lambda: h.against_chance({"A": {**RUNS["A"], "q01": [1]}}, QRELS, 12), r"A, question 'q01': the ranking holds 1 \(int\)"),
+])
 def test_bad_input_raises_a_clear_error(call, message):
     with pytest.raises(ValueError, match=message):
         call()
 
 
-def test_column_comparisons_is_the_engine_of_paired_comparisons_and_refuses_bad_columns():
-    wide = h.per_question_table(RUNS, QRELS, k=1, metrics=["success"])
-    family = "3 tests: 3 pairs of retrievers × 1 metric at k = 1"
-    pairs = [("A", "B"), ("A", "C"), ("B", "C")]
-    assert h.column_comparisons(wide, pairs, family, 1).equals(h.paired_comparisons(RUNS, QRELS, k=1, metrics=["success"]))
-    with pytest.raises(ValueError, match=r"pair \('A', 'D'\) must name two different retrievers of \['A', 'B', 'C'\]"):
-        h.column_comparisons(wide, [("A", "D")], family, 1)
-    with pytest.raises(ValueError, match=r"no column \('C', 'recall'\) to compare"):
-        h.column_comparisons(wide.join(wide[["A"]].rename(columns={"success": "recall"})), [("A", "C")], family, 1)
-    holed = wide.copy()
-    holed.loc["q03", ("B", "success")] = float("nan")
-    with pytest.raises(ValueError, match=r"\('B', 'success'\): no finite value for question\(s\) \['q03'\]"):
-        h.column_comparisons(holed, pairs, family, 1)
+def test_a_metric_registered_later_is_compared_too(restore_metrics):
+    from retrieval_eval.metrics import METRICS, Metric
 
-
-def test_narrow_interval_reason_gives_the_chance_of_a_resample_without_the_wins():
-    row = pd.Series({"wins": 5, "losses": 0})
-    assert h.narrow_interval_reason(row, 47) == (
-        "the percentile bootstrap resamples all 47 questions, but a resample can only reuse the differences observed: "
-        "with 5 won and 0 lost, a resample draws none of the 5 only (1 − 5/47)^47 = 0.5% of the time, so almost none "
-        "has a difference of 0 or below and the interval comes out too narrow"
-    )
-    assert "draws none of the 7 only (1 − 7/47)^47 = 0.1%" in h.narrow_interval_reason(pd.Series({"wins": 1, "losses": 7}), 47)
-    with pytest.raises(ValueError, match="no question differs"):
-        h.narrow_interval_reason(pd.Series({"wins": 0, "losses": 0}), 47)
-    with pytest.raises(ValueError, match="more than the 6 questions"):
-        h.narrow_interval_reason(pd.Series({"wins": 5, "losses": 2}), 6)
+    h.register_metric(Metric("hits", "hits@{k}", "num_rel_ret", lambda r, g, k: float(len(h.relevant_ids(g) & set(r[:k]))),
+                             lambda judged, k: judged.hits(k).astype(float)))
+    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["hits"])
+    assert "hits" in METRICS and table["verdict"].tolist() == ["A ahead", TOO_CLOSE, "C ahead"]
+    assert h.plain_verdict(table, "A", "B", "hits").startswith("A and B differ on 10 of 12 questions")
+    pd.testing.assert_series_equal(h.values_at_k(RUNS, QRELS, 1, "hits")["C"], h.values_at_k(RUNS, QRELS, 1, h.SUCCESS)["C"])

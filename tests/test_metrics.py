@@ -1,13 +1,23 @@
-"""retrieval_eval/metrics.py: the metrics by hand, their bad inputs, and agreement with trec_eval."""
+"""retrieval_eval/metrics.py: the metrics by hand, their bad inputs, the registry (each metric's batch
+kernel against its definition and against trec_eval, its random-order expectation against every
+permutation), and a fifth metric registered at run time."""
 
+import itertools
 import math
 
+import matplotlib
+import numpy as np
 import pytest
 import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.conventions import average_precision
+from retrieval_eval.evaluation import judge
+from retrieval_eval.metrics import METRICS, Judged, Metric
+
+matplotlib.use("Agg")
 
 RANKED = ["a", "b", "c", "d", "e"]
 
@@ -33,6 +43,7 @@ def test_reciprocal_rank_with_and_without_cutoff():
     assert h.reciprocal_rank(RANKED, {"d"}, k=3) == 0.0
     assert h.reciprocal_rank(RANKED, {"d", "b"}, k=3) == 0.5
     assert h.mrr([RANKED, RANKED, []], [{"a"}, {"d"}, {"a"}]) == pytest.approx((1 + 0.25 + 0) / 3)
+    assert h.mrr([RANKED, RANKED], [{"a"}, {"d"}], k=3) == pytest.approx(1 / 2)
 
 
 def test_ndcg_by_hand():
@@ -42,17 +53,32 @@ def test_ndcg_by_hand():
     idcg = 2 / math.log2(2) + 1 / math.log2(3)
     assert h.ndcg_at_k(RANKED, gains, 3) == pytest.approx(dcg / idcg)
     # The ideal uses all judged gains, including one that was not retrieved.
-    gains = {"a": 1, "zzz": 1}
-    assert h.ndcg_at_k(RANKED, gains, 3) == pytest.approx(1 / (1 + 1 / math.log2(3)))
+    assert h.ndcg_at_k(RANKED, {"a": 1, "zzz": 1}, 3) == pytest.approx(1 / (1 + 1 / math.log2(3)))
     # Negative gain counts as not relevant.
     assert h.ndcg_at_k(["x", "a"], {"x": -1, "a": 1}, 2) == pytest.approx(1 / math.log2(3))
+    assert h.dcg_at_k([3, -1, 1], 3) == pytest.approx(3 + 1 / 2)
+
+
+def test_success_and_first_relevant_rank_by_hand():
+    relevant = {"b", "d", "z"}
+    assert h.success_at_k(RANKED, relevant, 1) == 0.0
+    assert h.success_at_k(RANKED, relevant, 2) == 1.0
+    assert h.success_at_k(RANKED, relevant, 5) == 1.0  # recall@5 is 2/3: success asks only whether one was found
+    assert h.first_relevant_rank(RANKED, relevant) == 2 and h.first_relevant_rank(RANKED, {"z"}) is None
+    assert h.relevant_ids({"a": 2, "b": 0, "c": -1, "d": 0.5}) == {"a", "d"}
 
 
 def test_empty_ranking_scores_zero():
-    assert h.recall_at_k([], {"a"}, 3) == 0.0
-    assert h.precision_at_k([], {"a"}, 3) == 0.0
-    assert h.reciprocal_rank([], {"a"}) == 0.0
-    assert h.ndcg_at_k([], {"a": 1}, 3) == 0.0
+    assert h.recall_at_k([], {"a"}, 3) == h.precision_at_k([], {"a"}, 3) == h.success_at_k([], {"a"}, 3) == 0.0
+    assert h.reciprocal_rank([], {"a"}) == h.ndcg_at_k([], {"a": 1}, 3) == 0.0
+    assert all(m.score([], {"a": 1}, 3) == 0.0 for m in METRICS.values())
+
+
+def test_the_registry_holds_the_four_metrics_of_the_series():
+    assert list(METRICS) == ["recall", "precision", "MRR", "nDCG"]
+    assert [m.at(3) for m in METRICS.values()] == ["recall@3", "precision@3", "MRR@3", "nDCG@3"]
+    assert [m.trec for m in METRICS.values()] == ["recall.{k}", "P.{k}", "recip_rank", "ndcg_cut.{k}"]
+    assert all(m.random is not None for m in METRICS.values())
 
 
 @pytest.mark.parametrize(
@@ -61,29 +87,37 @@ def test_empty_ranking_scores_zero():
         (lambda: h.recall_at_k(RANKED, {"a"}, 0), "k must be >= 1"),
         (lambda: h.precision_at_k(RANKED, {"a"}, -2), "k must be >= 1"),
         (lambda: h.precision_at_k(RANKED, {"a"}, 2.5), "k must be an integer"),
+        (lambda: h.precision_at_k(RANKED, {"a"}, True), "k must be an integer"),
         (lambda: h.recall_at_k(RANKED, set(), 3), "relevant is empty"),
         (lambda: h.recall_at_k(["a", "b", "a"], {"a"}, 3), "duplicate id 'a'"),
         (lambda: h.ndcg_at_k(["a", "a"], {"a": 1}, 3), "duplicate id 'a'"),
         (lambda: h.ndcg_at_k(RANKED, {"a": 0}, 3), "no gain > 0"),
+        (lambda: h.ndcg_at_k(RANKED, {"a": -1}, 3), "no gain > 0"),
         (lambda: h.reciprocal_rank(RANKED, {"a"}, k=0), "k must be >= 1"),
-        (lambda: h.mrr([], []), "rankings is empty"),
-        (lambda: h.mrr([RANKED], [{"a"}, {"b"}]), "1 rankings but 2"),
-        (lambda: h.mrr([RANKED, RANKED], [{"a"}, set()]), "question at position 1"),
+        (lambda: h.success_at_k(["a", "a"], {"a"}, 1), "duplicate id 'a'"),
+        (lambda: h.mrr([], []), "at least one: 0 rankings"),
+        (lambda: h.mrr([RANKED], [{"a"}, {"b"}]), "1 rankings, 2 relevant sets"),
+        (lambda: h.mrr([RANKED, RANKED], [{"a"}, set()]), "question at position 1: relevant is empty"),
+        (lambda: h.mrr([["a"]], [{"a"}], k=0), "question at position 0: k must be >= 1"),
+        (lambda: h.mrr({"q1": ["a"]}, [{"a"}]), "rankings must be a list of rankings"),
         # inputs that once gave a silently wrong number
         (lambda: h.recall_at_k(iter(["a", "b"]), {"a"}, 2), "must be a list or tuple of ids"),
         (lambda: h.recall_at_k({"a", "b"}, {"a"}, 2), "must be a list or tuple of ids"),
+        (lambda: h.recall_at_k("ab", {"a"}, 2), "must be a list or tuple of ids"),
         (lambda: h.recall_at_k(None, {"a"}, 2), "must be a list or tuple of ids"),
         (lambda: h.recall_at_k(["a"], {"a": 0, "b": 1}, 1), "not a mapping of gains"),
+        (lambda: h.recall_at_k([1, 2], {"1"}, 2), r"the ranking holds 1 \(int\) at rank 1: ids must be str"),
+        (lambda: h.recall_at_k(["1"], {1}, 2), r"relevant holds 1 \(int\): ids must be str"),
         (lambda: h.reciprocal_rank(["a"], None), "must be a collection of ids"),
         (lambda: h.ndcg_at_k(["a"], {"a": math.nan, "b": 1}, 2), "gain of 'a' must be a finite number"),
         (lambda: h.ndcg_at_k(["a"], {"a": "2"}, 2), "gain of 'a' must be a finite number"),
-        (lambda: h.mrr([["a"]], [{"a"}], k=0), "^k must be >= 1"),
-        (lambda: h.mrr({"q1": ["a"]}, [{"a"}]), "rankings must be a list, not a dict"),
+        (lambda: h.ndcg_at_k(["a"], {None: 1}, 2), r"the gains hold id None \(NoneType\)"),
         # a NaN or infinite gain would make DCG NaN or infinite without a word
         (lambda: h.dcg_at_k([1, math.nan], 2), "the gain at rank 2 must be a finite number, got nan"),
         (lambda: h.dcg_at_k([math.inf], 1), "the gain at rank 1 must be a finite number, got inf"),
-        (lambda: h.dcg_at_k([1, -math.inf], 2), "the gain at rank 2 must be a finite number, got -inf"),
         (lambda: h.dcg_at_k([1, "2"], 2), "the gain at rank 2 must be a finite number, got '2'"),
+        (lambda: h.dcg_at_k(3, 2), "gains_in_rank_order must be a list"),
+        (lambda: h.register_metric("AP"), "register a Metric, not str"),
     ],
 )
 def test_bad_input_raises_a_clear_error(call, message):
@@ -91,127 +125,173 @@ def test_bad_input_raises_a_clear_error(call, message):
         call()
 
 
-# --- agreement with trec_eval (pytrec_eval) ---------------------------------------------------
+# --- every registered metric: batch kernel = definition = trec_eval --------------------------
 
 
-def trec_eval(ranked, gains, measures):
-    """Score one ranking with trec_eval; scores strictly decrease with rank so no re-sorting."""
-    qrels = {"q": {d: int(g) for d, g in gains.items()}}
-    run = {"q": {d: float(len(ranked) - i) for i, d in enumerate(ranked)}}
-    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)["q"]
+def trec_eval(run, qrels, measure):
+    """Per-question values of one trec_eval measure; scores fall with rank so trec_eval keeps our order."""
+    scored = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in run.items()}
+    labels = {q: {d: int(g) for d, g in gains.items()} for q, gains in qrels.items()}
+    out = pytrec_eval.RelevanceEvaluator(labels, {measure}).evaluate(scored)
+    return {q: out[q][measure.replace(".", "_")] for q in qrels}
 
 
-def ours(ranked, gains, k):
-    relevant = h.relevant_ids(gains)
-    return {
-        f"P_{k}": h.precision_at_k(ranked, relevant, k),
-        f"recall_{k}": h.recall_at_k(ranked, relevant, k),
-        f"ndcg_cut_{k}": h.ndcg_at_k(ranked, gains, k),
-        "recip_rank": h.reciprocal_rank(ranked, relevant),
-    }
+def trec_values(metric: Metric, run, qrels, k):
+    """What trec_eval gives for ``metric`` at k: ``trec`` with k filled in, or without ``{k}`` on the run cut at k."""
+    if "{k}" in metric.trec:
+        return trec_eval(run, qrels, metric.trec.format(k=k))
+    return trec_eval({q: r[:k] for q, r in run.items()}, qrels, metric.trec)
 
 
-POOL = [f"d{i}" for i in range(15)]
+POOL = [f"d{i:02d}" for i in range(12)]
+UNJUDGED_POOL = POOL + ["u1", "u2", "u3"]  # ids that may be ranked but are never judged
 
 
 @st.composite
-def cases(draw):
-    ranked = draw(st.permutations(POOL).map(lambda p: p[: draw(st.integers(1, len(POOL)))]))
-    judged = draw(st.dictionaries(st.sampled_from(POOL), st.integers(-1, 3), min_size=1))
-    if not any(g > 0 for g in judged.values()):
-        judged[draw(st.sampled_from(POOL))] = draw(st.integers(1, 3))
-    k = draw(st.sampled_from([1, 2, 3, 5, 10, 15, 20]))
-    return ranked, judged, k
+def batches(draw):
+    """A run and qrels over 1-5 questions: rankings empty, shorter or longer than k, unjudged ids,
+    graded, zero and negative gains (every question with at least one gain > 0), and cut-offs."""
+    run, qrels = {}, {}
+    for i in range(draw(st.integers(1, 5))):
+        q = f"q{i}"
+        judged = draw(st.dictionaries(st.sampled_from(POOL), st.integers(-2, 3), min_size=1, max_size=8))
+        if not any(g > 0 for g in judged.values()):
+            judged[draw(st.sampled_from(POOL))] = draw(st.integers(1, 3))
+        qrels[q] = judged
+        run[q] = draw(st.lists(st.sampled_from(UNJUDGED_POOL), unique=True, max_size=len(UNJUDGED_POOL)))
+    ks = draw(st.lists(st.sampled_from([1, 2, 3, 5, 10, 20]), min_size=1, max_size=3, unique=True))
+    return run, qrels, ks
 
 
-@settings(max_examples=2000, deadline=None)
-@given(cases())
-def test_agrees_with_trec_eval_on_random_cases(case):
-    ranked, gains, k = case
-    expected = trec_eval(ranked, gains, {f"P.{k}", f"recall.{k}", f"ndcg_cut.{k}", "recip_rank"})
-    got = ours(ranked, gains, k)
-    for measure, value in got.items():
-        assert value == pytest.approx(expected[measure], abs=1e-4), measure
+@settings(max_examples=150, deadline=None)
+@given(batches())
+def test_every_metric_batch_equals_its_score_and_trec_eval(case):
+    run, qrels, ks = case
+    judged = judge(run, qrels, max(ks))
+    for metric in METRICS.values():
+        for k in ks:
+            batch = metric.batch(judged, k)
+            score = [metric.score(run[q], qrels[q], k) for q in qrels]
+            trec = trec_values(metric, run, qrels, k)
+            assert batch.tolist() == pytest.approx(score, rel=1e-12, abs=1e-15), (metric.name, k)
+            assert score == pytest.approx([trec[q] for q in qrels], abs=1e-4), (metric.name, k)
 
 
 @pytest.mark.parametrize(
     "ranked, gains, k",
     [
+        ([], {"b": 1}, 3),  # nothing retrieved
         (["a", "b"], {"b": 1}, 5),  # fewer results than k
         (["a", "b", "c"], {"c": 1}, 2),  # first relevant below the cut-off
         (["a", "b", "c"], {"a": 1, "c": 1, "z": 1}, 3),  # several relevant, one never retrieved
         (["a", "b", "c"], {"a": 1, "b": 2, "c": 3}, 2),  # graded gains in the wrong order
         (["a", "b", "c"], {"a": -1, "b": 0, "c": 2}, 3),  # negative and zero gains
+        (["x", "y", "c"], {"c": 1}, 3),  # unjudged ids first
     ],
 )
-def test_agrees_with_trec_eval_on_edge_cases(ranked, gains, k):
-    expected = trec_eval(ranked, gains, {f"P.{k}", f"recall.{k}", f"ndcg_cut.{k}", "recip_rank"})
-    for measure, value in ours(ranked, gains, k).items():
-        assert value == pytest.approx(expected[measure], abs=1e-4), measure
+def test_every_metric_agrees_with_trec_eval_on_edge_cases(ranked, gains, k):
+    run, qrels = {"q": ranked}, {"q": gains}
+    judged = judge(run, qrels, k)
+    for metric in METRICS.values():
+        value = metric.score(ranked, gains, k)
+        assert value == pytest.approx(trec_values(metric, run, qrels, k)["q"], abs=1e-12), metric.name
+        assert metric.batch(judged, k)[0] == pytest.approx(value, rel=1e-12, abs=1e-15), metric.name
 
 
-def test_rr_at_k_equals_trec_eval_on_a_run_cut_at_k():
-    ranked, relevant = ["a", "b", "c", "d"], {"d"}
-    assert h.reciprocal_rank(ranked, relevant, k=3) == trec_eval(ranked[:3], {"d": 1}, {"recip_rank"})["recip_rank"]
+def test_the_batch_kernels_read_ranks_beyond_the_ranking_as_not_relevant():
+    """The matrix is as deep as the largest k; a short ranking leaves zeros, which no kernel counts."""
+    judged = judge({"q": ["a"]}, {"q": {"a": 1, "b": 2}}, 4)
+    assert isinstance(judged, Judged) and judged.gains.tolist() == [[1, 0, 0, 0]]
+    assert judged.ideal.tolist() == [[2, 1, 0, 0]] and judged.n_relevant.tolist() == [2]
+    assert judged.hits(4).tolist() == [1]
 
 
-# --- success@k, R-precision, average precision -------------------------------------------------
+def test_success_at_k_agrees_with_trec_eval():
+    run = {"q1": ["a", "b", "c"], "q2": ["x", "y"], "q3": []}
+    qrels = {"q1": {"c": 1, "z": 1}, "q2": {"y": 2}, "q3": {"a": 1}}
+    for k in (1, 2, 3, 5):
+        trec = trec_eval(run, qrels, f"success.{k}")
+        assert [h.success_at_k(run[q], h.relevant_ids(qrels[q]), k) for q in qrels] == [trec[q] for q in qrels]
 
 
-def test_success_r_precision_and_average_precision_by_hand():
-    # relevant b (rank 2) and d (rank 4), and z never retrieved
-    relevant = {"b", "d", "z"}
-    assert h.success_at_k(RANKED, relevant, 1) == 0.0
-    assert h.success_at_k(RANKED, relevant, 2) == 1.0
-    assert h.success_at_k(RANKED, relevant, 5) == 1.0  # recall@5 is 2/3: success only asks whether one was found
-    assert h.r_precision(RANKED, relevant) == pytest.approx(1 / 3)  # R = 3: b in the top 3
-    assert h.average_precision(RANKED, relevant) == pytest.approx((1 / 2 + 2 / 4) / 3)  # z adds 0
-    assert h.r_precision(["b", "d", "z"], relevant) == h.average_precision(["b", "d", "z"], relevant) == 1.0
-    assert h.success_at_k([], {"a"}, 3) == h.r_precision([], {"a"}) == h.average_precision([], {"a"}) == 0.0
+# --- the random-order expectation against every permutation -------------------------------------
+
+TINY = [
+    {"c1": 1},  # one relevant chunk
+    {"c2": 2, "c3": 1, "c4": 0},  # graded, with a judged non-relevant chunk
+    {"c1": 1, "c4": 1, "c5": 1},  # three relevant chunks
+    {"c1": 3, "c2": -1, "c6": 1},  # a negative gain
+]
 
 
-@pytest.mark.parametrize(
-    "call, message",
-    [
-        (lambda: h.success_at_k(RANKED, {"a"}, 0), "k must be >= 1"),
-        (lambda: h.success_at_k(["a", "a"], {"a"}, 1), "duplicate id 'a'"),
-        (lambda: h.r_precision(RANKED, set()), "relevant is empty"),
-        (lambda: h.r_precision(["a", "a"], {"a"}), "duplicate id 'a'"),
-        (lambda: h.average_precision(RANKED, {"a": 1}), "not a mapping of gains"),
-        (lambda: h.average_precision({"a"}, {"a"}), "must be a list or tuple of ids"),
-    ],
-)
-def test_bad_input_to_the_three_more_metrics(call, message):
-    with pytest.raises(ValueError, match=message):
-        call()
+@pytest.mark.parametrize("n", [3, 4, 6])
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 8])
+def test_metric_random_equals_the_mean_over_every_permutation(n, k):
+    chunks = [f"c{i}" for i in range(1, n + 1)]
+    orders = list(itertools.permutations(chunks))
+    for gains in TINY:
+        gains = {d: g for d, g in gains.items() if d in chunks}
+        positive = sorted((g for g in gains.values() if g > 0), reverse=True)
+        if not positive:
+            continue
+        for metric in METRICS.values():
+            brute = sum(metric.score(list(order), gains, k) for order in orders) / len(orders)
+            assert metric.random(positive, n, k) == pytest.approx(brute, abs=1e-12), (metric.name, gains, n, k)
 
 
-def ours_more(ranked, gains, k):
-    relevant = h.relevant_ids(gains)
-    return {f"success_{k}": h.success_at_k(ranked, relevant, k), "Rprec": h.r_precision(ranked, relevant),
-            "map": h.average_precision(ranked, relevant)}
+# --- a fifth metric registered at run time ---------------------------------------------------------
 
 
-@settings(max_examples=2000, deadline=None)
-@given(cases())
-def test_success_r_precision_and_average_precision_agree_with_trec_eval(case):
-    ranked, gains, k = case
-    expected = trec_eval(ranked, gains, {f"success.{k}", "Rprec", "map"})
-    for measure, value in ours_more(ranked, gains, k).items():
-        assert value == pytest.approx(expected[measure], abs=1e-12), measure
+def ap_batch(judged: Judged, k: int) -> np.ndarray:
+    """AP@k for every question at once: Σ precision@r over the relevant ranks r ≤ k, / |R|."""
+    relevant = judged.gains[:, :k] > 0
+    precision = np.cumsum(relevant, axis=1) / np.arange(1, relevant.shape[1] + 1)
+    return (precision * relevant).sum(axis=1) / judged.n_relevant
 
 
-@pytest.mark.parametrize(
-    "ranked, gains, k",
-    [
-        (["a", "b"], {"b": 1, "c": 1, "d": 1}, 5),  # fewer results than R and than k
-        (["a", "b", "c"], {"c": 1}, 2),  # the only relevant item below the cut-off
-        (["a", "b", "c"], {"a": -1, "b": 0, "c": 2}, 3),  # negative, zero and graded gains
-        ([], {"a": 1}, 1),  # nothing retrieved
-    ],
-)
-def test_the_three_more_metrics_on_edge_cases(ranked, gains, k):
-    expected = trec_eval(ranked, gains, {f"success.{k}", "Rprec", "map"}) if ranked else {
-        f"success_{k}": 0.0, "Rprec": 0.0, "map": 0.0}  # trec_eval -c scores a question with no result 0
-    for measure, value in ours_more(ranked, gains, k).items():
-        assert value == pytest.approx(expected[measure], abs=1e-12), measure
+AP = Metric("AP", "AP@{k}", "map_cut.{k}", average_precision, ap_batch)
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches())
+def test_the_fifth_metric_kernel_equals_its_score_and_trec_eval(case):
+    run, qrels, ks = case
+    judged = judge(run, qrels, max(ks))
+    for k in ks:
+        score = [AP.score(run[q], qrels[q], k) for q in qrels]
+        assert AP.batch(judged, k).tolist() == pytest.approx(score, rel=1e-12, abs=1e-15)
+        assert score == pytest.approx(list(trec_values(AP, run, qrels, k).values()), abs=1e-4)
+
+
+def test_a_fifth_metric_appears_in_every_table_and_plot(restore_metrics, runs, qrels, close_figures):
+    ks = [1, 3, 10]
+    four = h.plot_metrics(h.evaluate(runs, qrels, ks))
+    h.register_metric(AP)
+    assert list(METRICS) == ["recall", "precision", "MRR", "nDCG", "AP"]
+    table = h.evaluate(runs, qrels, ks)
+    assert list(dict.fromkeys(table.columns.get_level_values("metric"))) == list(METRICS)
+    long = h.per_question_scores(runs, qrels, ks)
+    for name, run in runs.items():
+        batch = h.batch_scores(run, qrels, ks)
+        for k in ks:
+            trec = trec_values(AP, run, qrels, k)
+            assert batch[("AP", k)].tolist() == pytest.approx([trec[q] for q in qrels], abs=1e-4)
+            assert table.loc[name, ("AP", k)] == pytest.approx(sum(trec.values()) / len(qrels), abs=1e-4)
+            rows = long[(long["run"] == name) & (long["metric"] == "AP") & (long["k"] == k)]
+            assert rows["question"].tolist() == list(qrels)
+            assert rows["value"].tolist() == batch[("AP", k)].tolist()
+    five = h.plot_metrics(table)
+    visible = [ax for ax in five.axes if ax.get_visible()]
+    assert len(visible) == len([ax for ax in four.axes if ax.get_visible()]) + 1 == 5
+    assert [ax.get_title() for ax in visible][-1] == "AP@k"
+    assert "AP" not in h.random_baseline(qrels, 34, 3)  # no random formula: left out, not guessed
+
+
+def test_the_registry_is_back_to_four_after_the_fifth(restore_metrics):
+    h.register_metric(AP)
+    h.register_metric(AP)  # the same name again replaces it
+    assert list(METRICS).count("AP") == 1
+
+
+def test_no_test_leaves_a_fifth_metric_behind():
+    assert list(METRICS) == ["recall", "precision", "MRR", "nDCG"]

@@ -20,15 +20,13 @@ RANKS = pd.DataFrame({"question": ["?"] * 4, "n_relevant": [1] * 4,
 
 
 def test_first_relevant_rank_bars_count_questions_and_keep_misses_apart():
-    fig = h.plot_first_relevant_ranks(RANKS, k=3, max_rank=10, show_rr=True, title="where the first hit lands")
+    fig = h.plot_first_relevant_ranks(RANKS, k=3, max_rank=10, title="where the first hit lands")
     ax = fig.axes[0]
     heights = [[p.get_height() for p in container] for container in ax.containers]
     assert heights[0] == [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]  # A: two at rank 1; rank 12 in ">10", a miss in "none"
     assert heights[1] == [1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0]
     assert [t.get_text() for t in ax.get_xticklabels()][-2:] == [">10", "none"]
-    rr_labels = [t.get_text() for t in fig.axes[1].get_xticklabels()]
-    assert rr_labels[:3] == ["1.00", "0.50", "0.33"] and rr_labels[-2:] == ["<0.10", "0"]
-    assert fig._suptitle.get_text() == "where the first hit lands"
+    assert ax.get_title() == "where the first hit lands" and ax.get_ylabel() == "questions (of 4)"
 
 
 def test_first_relevant_rank_bars_as_mrr_add_up_to_mrr_and_mrr_at_k():
@@ -47,12 +45,12 @@ def test_first_relevant_rank_bars_as_mrr_add_up_to_mrr_and_mrr_at_k():
 
 def test_first_relevant_rank_text_is_at_least_10_pt_as_a_notebook_shows_it(smallest_displayed_pt):
     for as_mrr in (False, True):
-        fig = h.plot_first_relevant_ranks(RANKS, k=3, show_rr=True, as_mrr=as_mrr, title="What each rank adds to MRR")
+        fig = h.plot_first_relevant_ranks(RANKS, k=3, as_mrr=as_mrr, title="What each rank adds to MRR")
         assert smallest_displayed_pt(fig) >= 10
 
 
 def test_first_relevant_ranks_needs_a_retriever_column():
-    with pytest.raises(ValueError, match="no retriever column"):
+    with pytest.raises(ValueError, match="ranks has no run column"):
         h.plot_first_relevant_ranks(pd.DataFrame({"question": ["?"], "n_relevant": [1]}))
 
 
@@ -69,7 +67,7 @@ def test_precision_ceiling_curve_comes_from_the_labels():
     assert list(one_over_k.get_ydata()) == [1.0, 0.5]
     assert one_over_k.get_zorder() > ceiling.get_zorder()  # drawn on top: the two nearly coincide on our labels
     assert list(run.get_ydata()) == [0.5, 0.25]
-    with pytest.raises(ValueError, match=r"no precision at k = \[3\]"):
+    with pytest.raises(ValueError, match=r"the table has no precision at k = \[3\]"):
         h.plot_precision_ceiling(qrels, ks=[1, 3], table=table)
     with pytest.raises(ValueError, match="k = 5 is not one of the ks"):
         h.plot_precision_ceiling(qrels, ks=[1, 2], k=5)
@@ -84,55 +82,62 @@ def test_precision_ceiling_picture_has_its_title_and_readable_text(smallest_disp
     assert smallest_displayed_pt(fig) >= 10
 
 
-# --- plot_chunking_budget -----------------------------------------------------------------------
+# --- plot_metrics, plot_intervals, plot_two_stage ---------------------------------------------------
 
 
-def test_chunking_budget_draws_recall_against_k_times_chunk_size(smallest_displayed_pt):
-    curves = pd.DataFrame({
-        "setting": ["64, no overlap"] * 2 + ["64, overlap 10"] * 2 + ["128, no overlap"],
-        "chunk size": [64, 64, 64, 64, 128], "overlap": [0, 0, 10, 10, 0], "retriever": ["R"] * 5,
-        "k": [1, 2, 1, 2, 1], "budget": [64, 128, 64, 128, 128], "recall": [0.2, 0.5, 0.3, 0.6, 0.4],
-    })
-    fig = h.plot_chunking_budget(curves, budget=128, title="Recall at each budget")
-    assert fig._suptitle.get_text() == "Recall at each budget"
-    assert smallest_displayed_pt(fig) >= 10
+def test_plot_metrics_draws_one_panel_per_metric_and_the_ceiling(runs, qrels):
+    table = h.evaluate(runs, qrels, ks=range(1, 11))
+    fig = h.plot_metrics(table, qrels, k_llm=3)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["recall@k", "precision@k", "MRR@k", "nDCG@k"]
+    recall = panels[0].lines[0]
+    assert list(recall.get_xdata()) == list(range(1, 11)) and list(recall.get_ydata()) == table.loc["BM25", "recall"].tolist()
+    ceiling = next(line for line in panels[1].lines if line.get_label() == "ceiling")
+    assert list(ceiling.get_ydata()) == [h.precision_ceiling(qrels, k) for k in range(1, 11)]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:3] == list(runs) and "k the LLM reads (3)" in labels
+    two = h.plot_metrics(table[["MRR", "nDCG"]])
+    assert [ax.get_title() for ax in two.axes if ax.get_visible()] == ["MRR@k", "nDCG@k"]
+    with pytest.raises(ValueError, match="table must be a table of evaluate"):
+        h.plot_metrics(table.xs(3, axis=1, level="k"))
+
+
+def test_plot_intervals_draws_each_runs_interval(runs, qrels):
+    intervals = h.interval_table(runs, qrels, k=3)
+    fig = h.plot_intervals(intervals, title="95% intervals")
+    assert [ax.get_title() for ax in fig.axes] == ["success", "MRR"] and fig._suptitle.get_text() == "95% intervals"
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(runs)
+    means = fig.axes[0].lines[0].get_xdata()
+    assert list(means) == intervals.xs("success", level="metric")["mean"].tolist()
+    with pytest.raises(ValueError, match="intervals must be a table of interval_table"):
+        h.plot_intervals(intervals.reset_index())
+
+
+def test_plot_two_stage_draws_the_ceiling_and_the_oracle(runs, qrels):
+    table = h.two_stage_table(runs, qrels)
+    fig = h.plot_two_stage(table, "hybrid", k=3)
     ax = fig.axes[0]
-    plain, overlap, large, budget = ax.lines
-    assert list(plain.get_xdata()) == [64, 128] and list(plain.get_ydata()) == [0.2, 0.5]
-    assert plain.get_linestyle() == "-" and overlap.get_linestyle() == "--"
-    assert plain.get_color() == overlap.get_color() != large.get_color()  # one colour per chunk size
-    assert list(budget.get_xdata()) == [128, 128]
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "64, no overlap", "64, overlap 10", "128, no overlap", "budget 128 word pieces"]
-    with pytest.raises(ValueError, match=r"curves misses the column\(s\) \['budget'\]"):
-        h.plot_chunking_budget(curves.drop(columns="budget"))
+    part = table.xs("hybrid", level="first stage")
+    by_label = {line.get_label(): line for line in ax.lines}
+    assert list(by_label["ceiling: recall@N of the first stage"].get_ydata()) == part["recall@N (ceiling)"].tolist()
+    assert list(by_label["recall@3 after: oracle"].get_ydata()) == part["recall@3, oracle"].tolist()
+    assert ax.get_title() == "hybrid: top N reranked, top 3 to the LLM"
+    with pytest.raises(ValueError, match=r"the table holds no first stage 'BM 25'; it holds \['BM25', 'vector', 'hybrid'\]"):
+        h.plot_two_stage(table, "BM 25")
 
 
 # --- every plot function: its text at 10 pt or more as a notebook shows it ---------------------
 
 
-def _budget_curves(runs, qrels):
-    """Curves shaped as notebook 09's (three chunkings of one retriever set), from the Polder runs."""
-    rows = []
-    for size, overlap, scale in ((128, 0, 0.9), (256, 0, 0.95), (512, 0, 1.0)):
-        for name, run in runs.items():
-            for k in range(1, 2048 // size + 1):
-                recall = scale * h.evaluate({name: run}, qrels, ks=[min(k, 10)])[("recall", min(k, 10))].item()
-                rows.append({"setting": f"{size}, no overlap", "chunk size": size, "overlap": overlap, "retriever": name,
-                             "k": k, "budget": k * size, "recall": recall})
-    return pd.DataFrame(rows)
-
-
-# Every plot function of the package, called as its notebook calls it on the Polder set.
+# Every plot function of the package, called as a notebook calls it on the Polder set.
 PLOTS = {
-    "plot_metrics": lambda p: h.plot_metrics(h.evaluate(p.runs, p.qrels, ks=range(1, 11)), p.qrels, k_model=3),
+    "plot_metrics": lambda p: h.plot_metrics(h.evaluate(p.runs, p.qrels, ks=range(1, 11)), p.qrels, k_llm=3),
     "plot_first_relevant_ranks": lambda p: h.plot_first_relevant_ranks(
-        h.first_relevant_ranks(p.runs, p.qrels, p.golden), k=3, show_rr=True, as_mrr=True, title="What each rank adds"),
+        h.first_relevant_ranks(p.runs, p.qrels, p.golden), k=3, as_mrr=True, title="What each rank adds"),
     "plot_precision_ceiling": lambda p: h.plot_precision_ceiling(
         p.qrels, ks=range(1, 11), table=h.evaluate(p.runs, p.qrels, ks=range(1, 11)), k=3, title="The ceiling"),
-    "plot_slices": lambda p: h.plot_slices(h.slice_report(p.runs, p.qrels, p.golden, k=3), "recall", k=3),
-    "plot_intervals": lambda p: h.plot_intervals(h.interval_table(p.runs, p.qrels, k=3, metrics=["success", *h.METRICS]), k=3),
-    "plot_chunking_budget": lambda p: h.plot_chunking_budget(_budget_curves(p.runs, p.qrels), 1536, title="Recall at a budget"),
+    "plot_intervals": lambda p: h.plot_intervals(h.interval_table(p.runs, p.qrels, k=3), title="Intervals"),
+    "plot_two_stage": lambda p: h.plot_two_stage(h.two_stage_table(p.runs, p.qrels), "hybrid"),
     "plot_rankings": lambda p: h.plot_rankings({name: run["q01"] for name, run in p.runs.items()}, p.qrels["q01"], k=3,
                                                show=("recall",), title="q01: the three rankings"),
     "plot_discount": lambda p: h.plot_discount(max_rank=10, k=3, title="The discount"),
