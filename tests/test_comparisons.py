@@ -10,7 +10,7 @@ import pytrec_eval
 from statsmodels.stats.multitest import multipletests
 
 import helpers as h
-from retrieval_eval.comparisons import TOO_CLOSE
+from retrieval_eval.comparisons import TOO_CLOSE, values_at_k
 from retrieval_eval.statistics import ALPHA
 
 # Twelve questions, one relevant chunk each. A finds it at rank 1 on every question; B on q01-q02
@@ -26,8 +26,8 @@ WORDS_OF_THE_DEEP_DIVE = ("McNemar", "Holm", "permutation", "p =", "α")
 
 
 def test_values_at_k_are_the_per_question_values(runs, qrels):
-    success = h.values_at_k(runs, qrels, 3, h.SUCCESS)
-    recall = h.values_at_k(runs, qrels, 3, "recall")
+    success = values_at_k(runs, qrels, 3, h.SUCCESS)
+    recall = values_at_k(runs, qrels, 3, "recall")
     assert list(success.index) == list(recall.index) == list(qrels) and list(success.columns) == list(runs)
     for name, run in runs.items():
         scored = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in run.items()}
@@ -98,10 +98,11 @@ def test_plain_words_state_the_counts_and_never_name_the_tests(runs, qrels):
     found = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1, metrics=[h.SUCCESS])
     assert h.plain_verdict(found, "A", "A2", h.SUCCESS) == (
         "A and A2 give every one of the 12 questions the same result (found in the top 1 or not)")
-    assert h.plain_summary(toy, "MRR").startswith("On MRR@1: A and B differ on 10 of 12 questions")
+    assert h.plain_summary(toy, "MRR") == ("On MRR@1, clearly ahead: A over B on MRR@1 (10–0); C over B on MRR@1 (8–0). "
+                                           "Every other gap is too close to call")
     close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=[h.SUCCESS])
-    assert h.plain_summary(close, h.SUCCESS) == ("On found in the top 1, no two of the runs can be told apart on 12 "
-                                                 "questions: every gap is too close to call")
+    assert h.plain_summary(close, h.SUCCESS) == ("On found in the top 1, 12 questions cannot tell any two of them apart: "
+                                                 "every gap is too close to call")
     table = h.paired_comparisons(runs, qrels, k=3, metrics=[h.SUCCESS, "MRR"])
     chance = h.against_chance(runs, qrels, 34, k=3)
     texts = [h.plain_verdict(table, a, b, m) for (pair, m), (a, b) in zip(table.index, table[["A", "B"]].values)]
@@ -215,7 +216,7 @@ def test_rank_groups_ties_by_printed_value():
     (lambda: h.paired_comparisons(RUNS, QRELS, metrics=["Recall"]), "metric must be 'success' or a registered metric"),
     (lambda: h.paired_comparisons({"A": RUNS["A"], "B": {"q01": ["x"]}}, QRELS), r"B has no ranking for question\(s\)"),
     (lambda: h.interval_table(RUNS, QRELS, metrics="MRR"), "metrics must be a list of metric names, got 'MRR'"),
-    (lambda: h.values_at_k(RUNS, QRELS, 0, "MRR"), "k must be >= 1"),
+    (lambda: values_at_k(RUNS, QRELS, 0, "MRR"), "k must be >= 1"),
     (lambda: h.against_chance(RUNS, QRELS, 0), "n_chunks must be >= 1"),
     (lambda: h.against_chance({"A": {**RUNS["A"], "q01": [1]}}, QRELS, 12), r"A, question 'q01': the ranking holds 1 \(int\)"),
 ])
@@ -232,4 +233,4 @@ def test_a_metric_registered_later_is_compared_too(restore_metrics):
     table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["hits"])
     assert "hits" in METRICS and table["verdict"].tolist() == ["A ahead", TOO_CLOSE, "C ahead"]
     assert h.plain_verdict(table, "A", "B", "hits").startswith("A and B differ on 10 of 12 questions")
-    pd.testing.assert_series_equal(h.values_at_k(RUNS, QRELS, 1, "hits")["C"], h.values_at_k(RUNS, QRELS, 1, h.SUCCESS)["C"])
+    pd.testing.assert_series_equal(values_at_k(RUNS, QRELS, 1, "hits")["C"], values_at_k(RUNS, QRELS, 1, h.SUCCESS)["C"])

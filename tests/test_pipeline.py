@@ -47,7 +47,7 @@ def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, 
         assert run == read_run(pipeline.run_file(name)).rankings
         assert list(run) == list(golden["id"]) and all(len(r) <= pipeline.DEPTH for r in run.values())
     assert setup.runs["hybrid"] == h.fuse_runs([setup.runs["BM25"], setup.runs["vector"]])
-    assert setup.skipped == [] and setup.unreadable == {"chunks": [], "questions": []}
+    assert setup.skipped == [] and setup.unreadable == {"chunks": [], "questions": [], "cut": []}
 
 
 def test_the_committed_settings_are_the_teaching_registrys(setup):
@@ -327,7 +327,7 @@ def test_setup_lists_what_the_evaluation_cannot_see(tmp_path):
 
 def test_bad_arguments_are_refused_before_anything_is_read(tmp_path):
     with pytest.raises(ParameterError) as err:
-        h.evaluation_setup(tmp_path / "nowhere", tmp_path, chunk_size=1024, cache_dir=tmp_path / "cache")
+        h.evaluation_setup(tmp_path / "nowhere", tmp_path / "nowhere.csv", chunk_size=1024, cache_dir=tmp_path / "cache")
     assert [line.split()[0] for line in str(err.value).splitlines()[1:]] == ["-"] * 3
     assert "CHUNK_SIZE 1024 is larger than the model's window of 512" in str(err.value)
     assert not (tmp_path / "cache").exists()

@@ -120,7 +120,7 @@ def test_plot_two_stage_draws_the_ceiling_and_the_oracle(runs, qrels):
     part = table.xs("hybrid", level="first stage")
     by_label = {line.get_label(): line for line in ax.lines}
     assert list(by_label["ceiling: recall@N of the first stage"].get_ydata()) == part["recall@N (ceiling)"].tolist()
-    assert list(by_label["recall@3 after: oracle"].get_ydata()) == part["recall@3, oracle"].tolist()
+    assert list(by_label["oracle reranker (reads the labels)"].get_ydata()) == part["recall@3, oracle"].tolist()
     assert ax.get_title() == "hybrid: top N reranked, top 3 to the LLM"
     with pytest.raises(ValueError, match=r"the table holds no first stage 'BM 25'; it holds \['BM25', 'vector', 'hybrid'\]"):
         h.plot_two_stage(table, "BM 25")

@@ -398,5 +398,7 @@ def test_print_versions_names_the_scoring_packages_then_the_others_each_once(cap
     from retrieval_eval.teaching import TABLE_PACKAGES
 
     h.print_versions()
-    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert names == ["Python", *SCORING_PACKAGES, *TABLE_PACKAGES]
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == 1 and out.startswith("Python ")
+    names = [part.split()[0] for part in out.split("; ", 1)[1].split(", ")]
+    assert names == [*SCORING_PACKAGES, *TABLE_PACKAGES]
