@@ -7,22 +7,20 @@ The terms (chunk, ranking, run, qrels, gain, cut-off k) are defined in ``retriev
 
 from retrieval_eval.audit import golden_set_audit
 from retrieval_eval.baselines import BM25_STEPS, BM25_VARIANTS, bm25_table
-from retrieval_eval.chunking import BUDGET, CHUNK_SIZES, chunking_experiment
+from retrieval_eval.chunking import chunking_experiment
 from retrieval_eval.comparisons import (
-    SUCCESS, against_chance, interval_table, paired_comparisons, plain_chance, plain_summary, plain_table, plain_verdict, rank_groups,
-    slice_gap,
+    against_chance, interval_table, paired_comparisons, plain_chance, plain_summary, plain_table, plain_verdict, slice_gap,
 )
 from retrieval_eval.conventions import (
-    average_precision, capped_recall, context_precision, exponential_gains, f1_at_k, hit_rate, macro_mean, micro_recall,
-    ndcg_retrieved_ideal, precision_of_returned, published_metrics, published_summary, r_precision, share_of_ceiling, switchboard,
+    average_precision, capped_recall, hit_rate, macro_mean, micro_recall,
+    ndcg_retrieved_ideal, precision_of_returned, published_metrics, published_summary, share_of_ceiling, switchboard,
     trec_eval_means,
 )
 from retrieval_eval.corpus import load_corpus, split_into_chunks
 from retrieval_eval.evaluation import (
-    KS, batch_scores, disagree_at_k, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
-    random_baseline, slice_table,
-)
-from retrieval_eval.fusion import fuse_runs, reciprocal_rank_fusion, tie_effect
+    KS, batch_scores, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
+    random_baseline, )
+from retrieval_eval.fusion import reciprocal_rank_fusion, tie_effect
 from retrieval_eval.formats import load_chunks
 from retrieval_eval.golden import (
     document_level, graded_labels, label_chunks, read_golden_csv, read_known_false_negatives, with_known_false_negatives,
@@ -33,17 +31,16 @@ from retrieval_eval.metrics import (
 )
 from retrieval_eval.models import load_tokenizer
 from retrieval_eval.pipeline import BM25, Fusion, Setup, Vector, default_retrievers, evaluation_setup
-from retrieval_eval.plots import plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_precision_ceiling, plot_two_stage
+from retrieval_eval.plots import plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_two_stage
 from retrieval_eval.rerank import DEPTHS, Rerank, SentenceReranker, load_reranker, oracle_rerank, rerank, seconds_per_question, two_stage_table
-from retrieval_eval.retrievers import ENGINE_DEFAULTS, BM25Retriever, VectorRetriever, tokenize
+from retrieval_eval.retrievers import ENGINE_DEFAULTS, BM25Retriever, tokenize
 from retrieval_eval.statistics import (
-    any_false_alarm, beats_chance, best_case_detectable_difference, bootstrap_ci, chance_found, fewest_discordant, holm,
-    mcnemar_power, mcnemar_size, mcnemar_test, mean_interval, paired_test, permutation_test, questions_needed, two_slices,
-    wilson_ci,
-)
+    any_false_alarm, best_case_detectable_difference, fewest_discordant, holm,
+    mcnemar_power, mcnemar_size, mcnemar_test, permutation_test, questions_needed, two_slices,
+    )
 from retrieval_eval.teaching import Answer, check_answers, course_map, evidence_html, plot_discount, plot_rankings, print_versions, random_cases
 from retrieval_eval.text import locate_evidence, normalise
-from retrieval_eval.trec import export_trec, read_qrels, read_run
+from retrieval_eval.trec import export_trec
 from retrieval_eval.widgets.ceiling import ceiling_widget
 from retrieval_eval.widgets.depth import depth_widget
 from retrieval_eval.widgets.playground import playground_widget
@@ -62,30 +59,27 @@ __all__ = [
     "document_level",
     # the set-up call and the registry of retrievers (01-06)
     "evaluation_setup", "Setup", "default_retrievers", "BM25", "Vector", "Fusion", "Rerank",
-    "BM25Retriever", "VectorRetriever", "tokenize", "ENGINE_DEFAULTS", "reciprocal_rank_fusion", "fuse_runs",
+    "BM25Retriever", "tokenize", "ENGINE_DEFAULTS", "reciprocal_rank_fusion",
     # tables (01-05)
-    "evaluate", "batch_scores", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "random_baseline",
-    "slice_table", "disagree_at_k", "KS",
+    "evaluate", "batch_scores", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "random_baseline", "KS",
     # is a difference real? plain words (core) and the tests (deep dive)
-    "paired_comparisons", "plain_verdict", "plain_summary", "plain_table", "against_chance", "plain_chance", "interval_table",
-    "rank_groups", "SUCCESS", "slice_gap",
-    "bootstrap_ci", "wilson_ci", "mean_interval", "mcnemar_test", "permutation_test", "paired_test", "holm",
+    "paired_comparisons", "plain_verdict", "plain_summary", "plain_table", "against_chance", "plain_chance", "interval_table", "slice_gap", "mcnemar_test", "permutation_test", "holm",
     "any_false_alarm", "fewest_discordant", "best_case_detectable_difference", "mcnemar_power", "mcnemar_size",
-    "questions_needed", "chance_found", "beats_chance", "two_slices",
+    "questions_needed", "two_slices",
     # two-stage retrieval (06)
     "rerank", "oracle_rerank", "SentenceReranker", "load_reranker", "two_stage_table", "seconds_per_question", "DEPTHS",
     # conventions of other tools (deep dive)
-    "switchboard", "trec_eval_means", "hit_rate", "capped_recall", "precision_of_returned", "f1_at_k", "r_precision",
-    "average_precision", "context_precision", "exponential_gains", "ndcg_retrieved_ideal", "macro_mean",
+    "switchboard", "trec_eval_means", "hit_rate", "capped_recall", "precision_of_returned",
+    "average_precision", "ndcg_retrieved_ideal", "macro_mean",
     "micro_recall", "share_of_ceiling", "published_metrics", "published_summary",
     # what the baseline is made of, chunking, the audit (deep dives)
-    "bm25_table", "BM25_STEPS", "BM25_VARIANTS", "tie_effect", "chunking_experiment", "CHUNK_SIZES", "BUDGET",
+    "bm25_table", "BM25_STEPS", "BM25_VARIANTS", "tie_effect", "chunking_experiment",
     "golden_set_audit",
     # pictures and teaching aids
-    "plot_metrics", "plot_first_relevant_ranks", "plot_precision_ceiling", "plot_intervals", "plot_two_stage",
+    "plot_metrics", "plot_first_relevant_ranks", "plot_intervals", "plot_two_stage",
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions", "course_map",
     # widgets
     "playground_widget", "rank_slider_widget", "ceiling_widget", "ranks_widget", "rrf_widget", "depth_widget",
     # TREC files
-    "export_trec", "read_qrels", "read_run",
+    "export_trec",
 ]

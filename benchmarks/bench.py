@@ -19,7 +19,7 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    chunks; per-query latency of scoring every chunk and of ranking them all (``rank``), median of
    20 queries of 4 words.
 3. Embeddings with the bundled all-MiniLM-L6-v2 (``model_name=None``) on 1,000 chunks of 100 words
-   of Polder text: a whole ``h.VectorRetriever`` (model loading, length checks, embedding, cache)
+   of Polder text: a whole ``VectorRetriever`` (model loading, length checks, embedding, cache)
    with an empty embedding cache, and again with the cache filled; throughput = 1,000 chunks / the
    difference. Per-question latency: embedding one golden-set question and scoring the chunks.
 4. Exact vector search over 100,000 normalised 384-dimensional float32 vectors: one query's cosine
@@ -85,6 +85,7 @@ import pandas as pd
 import pytrec_eval
 
 import helpers as h
+from retrieval_eval.retrievers import VectorRetriever
 from retrieval_eval.paths import OUTPUT_DIR, ROOT
 
 SEED = 0
@@ -216,11 +217,11 @@ def bench_embeddings():
     questions = list(h.read_golden_csv()["question"][:20])
     print("3. Embeddings, bundled all-MiniLM-L6-v2, 1,000 chunks of 100 words of Polder text")
     with tempfile.TemporaryDirectory() as cache:
-        t_empty, vector = best_of(lambda: h.VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
-        t_filled, _ = best_of(lambda: h.VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
+        t_empty, vector = best_of(lambda: VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
+        t_filled, _ = best_of(lambda: VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
     query_ms = median_ms(vector.scores, questions)
     throughput = 1000 / (t_empty - t_filled)
-    print(f"   h.VectorRetriever with an empty cache {t_empty:5.1f} s, with the cache filled {t_filled:4.1f} s "
+    print(f"   VectorRetriever with an empty cache {t_empty:5.1f} s, with the cache filled {t_filled:4.1f} s "
           "(model loading included in both)")
     print(f"   throughput {throughput:5.1f} chunks/s (1,000 / the difference: embedding and writing the cache)")
     print(f"   one question embedded and scored against the 1,000 chunks: {query_ms:.1f} ms (median of 20)")

@@ -26,6 +26,7 @@ import helpers as h  # noqa: E402
 from retrieval_eval import metrics  # noqa: E402
 from retrieval_eval.corpus import stored_or_split_chunks  # noqa: E402
 from retrieval_eval.models import model_path  # noqa: E402
+from retrieval_eval.retrievers import VectorRetriever  # noqa: E402
 from retrieval_eval.paths import ROOT  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "library_hours"  # the second example set: bring your own data
@@ -88,7 +89,7 @@ def bm25(chunks):
 @pytest.fixture(scope="session")
 def vector(chunks, tmp_path_factory):
     """The vector retriever with the bundled embedding model (loads torch: use it in slow tests only)."""
-    return h.VectorRetriever(chunks, cache_dir=tmp_path_factory.mktemp("embeddings"))
+    return VectorRetriever(chunks, cache_dir=tmp_path_factory.mktemp("embeddings"))
 
 
 @pytest.fixture

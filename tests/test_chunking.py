@@ -6,8 +6,10 @@ import pandas as pd
 import pytest
 
 import helpers as h
+from retrieval_eval.comparisons import SUCCESS
+from retrieval_eval.statistics import paired_test
 from retrieval_eval.chunking import Chunking
-from retrieval_eval.comparisons import SUCCESS, TOO_CLOSE
+from retrieval_eval.comparisons import TOO_CLOSE
 from retrieval_eval.statistics import ALPHA
 
 
@@ -87,7 +89,7 @@ def test_every_setting_is_tested_against_the_baseline_in_one_family(experiment):
     base = next(s for s in experiment.settings if s.label == experiment.baseline)
     for s in others:
         for name in s.runs:
-            test = h.paired_test(s.found(128 // s.chunk_size)[name], base.found(128 // base.chunk_size)[name])
+            test = paired_test(s.found(128 // s.chunk_size)[name], base.found(128 // base.chunk_size)[name])
             row = table.loc[(name, s.label)]
             assert (row["wins"], row["losses"], row["p"]) == (test["wins"], test["losses"], test["p"])
     assert table["Holm p"].tolist() == pytest.approx(h.holm(table["p"].to_numpy()).tolist())

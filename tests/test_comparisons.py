@@ -10,6 +10,8 @@ import pytrec_eval
 from statsmodels.stats.multitest import multipletests
 
 import helpers as h
+from retrieval_eval.comparisons import SUCCESS, rank_groups
+from retrieval_eval.statistics import beats_chance, chance_found, wilson_ci
 from retrieval_eval.comparisons import TOO_CLOSE, values_at_k
 from retrieval_eval.statistics import ALPHA
 
@@ -26,7 +28,7 @@ WORDS_OF_THE_DEEP_DIVE = ("McNemar", "Holm", "permutation", "p =", "α")
 
 
 def test_values_at_k_are_the_per_question_values(runs, qrels):
-    success = values_at_k(runs, qrels, 3, h.SUCCESS)
+    success = values_at_k(runs, qrels, 3, SUCCESS)
     recall = values_at_k(runs, qrels, 3, "recall")
     assert list(success.index) == list(recall.index) == list(qrels) and list(success.columns) == list(runs)
     for name, run in runs.items():
@@ -40,9 +42,9 @@ def test_values_at_k_are_the_per_question_values(runs, qrels):
 
 
 def test_paired_comparisons_by_hand():
-    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=[h.SUCCESS, "MRR"])
+    table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=[SUCCESS, "MRR"])
     assert table.attrs == {"alpha": 0.05, "k": 1, "questions": 12, "family": "6 tests: 3 pairs × 2 metrics at k = 1"}
-    row = table.loc[("A − B", h.SUCCESS)]
+    row = table.loc[("A − B", SUCCESS)]
     # 10 questions differ, all won by A: McNemar p = 2 / 2^10, mid-p half of that
     assert (row["wins"], row["ties"], row["losses"]) == (10, 2, 0)
     assert row["test"] == "McNemar's exact test" and row["p"] == pytest.approx(2 / 2**10)
@@ -63,20 +65,20 @@ def test_the_verdict_comes_from_holms_p_only():
     six = {q: [f"{q}-doc"] if i < 6 else ["x"] for i, q in enumerate(QUESTIONS)}
     none = {q: ["x"] for q in QUESTIONS}
     runs = {"six": six, "none": none, "also none": dict(none)}
-    alone = h.paired_comparisons(runs, QRELS, k=1, metrics=[h.SUCCESS], pairs=[("six", "none")])
+    alone = h.paired_comparisons(runs, QRELS, k=1, metrics=[SUCCESS], pairs=[("six", "none")])
     assert alone["p"].item() == pytest.approx(2 / 2**6) and alone["verdict"].item() == "six ahead"
-    family = h.paired_comparisons(runs, QRELS, k=1, metrics=[h.SUCCESS], pairs=[("six", "none"), ("also none", "six")])
+    family = h.paired_comparisons(runs, QRELS, k=1, metrics=[SUCCESS], pairs=[("six", "none"), ("also none", "six")])
     assert (family["p"] < ALPHA).all() and (family["Holm p"] >= ALPHA).all()
     assert family["verdict"].tolist() == [TOO_CLOSE, TOO_CLOSE]
-    strict = h.paired_comparisons(runs, QRELS, k=1, metrics=[h.SUCCESS], pairs=[("six", "none")], alpha=0.01)
+    strict = h.paired_comparisons(runs, QRELS, k=1, metrics=[SUCCESS], pairs=[("six", "none")], alpha=0.01)
     assert strict["verdict"].item() == TOO_CLOSE
 
 
 def test_paired_comparisons_on_the_teaching_set_follow_holm(runs, qrels):
-    metrics = [h.SUCCESS, "recall", "MRR", "nDCG"]
+    metrics = [SUCCESS, "recall", "MRR", "nDCG"]
     table = h.paired_comparisons(runs, qrels, k=3, metrics=metrics)
     assert len(table) == 3 * len(metrics) and table.attrs["family"] == "12 tests: 3 pairs × 4 metrics at k = 3"
-    assert (table.xs(h.SUCCESS, level="metric")["test"] == "McNemar's exact test").all()
+    assert (table.xs(SUCCESS, level="metric")["test"] == "McNemar's exact test").all()
     for (pair, metric), row in table.iterrows():
         if row["Holm p"] >= ALPHA:
             assert row["verdict"] == TOO_CLOSE
@@ -89,24 +91,24 @@ def test_paired_comparisons_on_the_teaching_set_follow_holm(runs, qrels):
 
 
 def test_plain_words_state_the_counts_and_never_name_the_tests(runs, qrels):
-    toy = h.paired_comparisons(RUNS, QRELS, k=1, metrics=[h.SUCCESS, "MRR"])
-    assert h.plain_verdict(toy, "A", "B", h.SUCCESS) == (
+    toy = h.paired_comparisons(RUNS, QRELS, k=1, metrics=[SUCCESS, "MRR"])
+    assert h.plain_verdict(toy, "A", "B", SUCCESS) == (
         "A and B differ on 10 of 12 questions, 10 to 0 for A: **A is ahead**, more than luck explains")
-    assert h.plain_verdict(toy, "C", "A", h.SUCCESS) == "C and A differ on 2 of 12 questions, 2 to 0 for A: **too close to call**"
+    assert h.plain_verdict(toy, "C", "A", SUCCESS) == "C and A differ on 2 of 12 questions, 2 to 0 for A: **too close to call**"
     same = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1, metrics=["MRR"])
     assert h.plain_verdict(same, "A", "A2", "MRR") == "A and A2 give every one of the 12 questions the same MRR@1"
-    found = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1, metrics=[h.SUCCESS])
-    assert h.plain_verdict(found, "A", "A2", h.SUCCESS) == (
+    found = h.paired_comparisons({"A": RUNS["A"], "A2": RUNS["A"]}, QRELS, k=1, metrics=[SUCCESS])
+    assert h.plain_verdict(found, "A", "A2", SUCCESS) == (
         "A and A2 give every one of the 12 questions the same result (found in the top 1 or not)")
     assert h.plain_summary(toy, "MRR") == ("On MRR@1, clearly ahead: A over B on MRR@1 (10–0); C over B on MRR@1 (8–0). "
                                            "Every other gap is too close to call")
-    close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=[h.SUCCESS])
-    assert h.plain_summary(close, h.SUCCESS) == ("On found in the top 1, 12 questions cannot tell any two of them apart: "
+    close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=[SUCCESS])
+    assert h.plain_summary(close, SUCCESS) == ("On found in the top 1, 12 questions cannot tell any two of them apart: "
                                                  "every gap is too close to call")
-    table = h.paired_comparisons(runs, qrels, k=3, metrics=[h.SUCCESS, "MRR"])
+    table = h.paired_comparisons(runs, qrels, k=3, metrics=[SUCCESS, "MRR"])
     chance = h.against_chance(runs, qrels, 34, k=3)
     texts = [h.plain_verdict(table, a, b, m) for (pair, m), (a, b) in zip(table.index, table[["A", "B"]].values)]
-    texts += [h.plain_summary(table, m) for m in (h.SUCCESS, "MRR")] + [h.plain_chance(chance)]
+    texts += [h.plain_summary(table, m) for m in (SUCCESS, "MRR")] + [h.plain_chance(chance)]
     for text in texts:
         assert not [w for w in WORDS_OF_THE_DEEP_DIVE if w in text], text
     for ((pair, metric), row), text in zip(table.iterrows(), texts):
@@ -147,8 +149,8 @@ def test_against_chance_by_hand_and_in_plain_words():
     table = h.against_chance(RUNS, QRELS, n_chunks=12, k=1)
     assert table["found"].to_dict() == {"A": 12, "B": 2, "C": 10}
     assert table["by chance"].tolist() == pytest.approx([1.0] * 3)  # each question: 1 of 12 chunks in the top 1
-    chances = h.chance_found([1] * 12, 12, 1)
-    assert table["p"].tolist() == [h.beats_chance(f, chances) for f in (12, 2, 10)]
+    chances = chance_found([1] * 12, 12, 1)
+    assert table["p"].tolist() == [beats_chance(f, chances) for f in (12, 2, 10)]
     assert table.loc["A", "p"] == pytest.approx((1 / 12) ** 12)
     assert h.plain_chance(table) == ("In the top 1, A finds 12 of 12, B finds 2 of 12, C finds 10 of 12; a random order of "
                                      "the chunks finds about 1. Not every run is clearly better than chance.")
@@ -160,7 +162,7 @@ def test_every_teaching_run_beats_chance(runs, qrels, chunks):
     table = h.against_chance(runs, qrels, len(chunks), k=3)
     assert (table["p"] < 1e-6).all() and (table["found"] > 3 * table["by chance"]).all()
     n_relevant = [len(h.relevant_ids(g)) for g in qrels.values()]
-    assert table["by chance"].iloc[0] == pytest.approx(sum(h.chance_found(n_relevant, len(chunks), 3)))
+    assert table["by chance"].iloc[0] == pytest.approx(sum(chance_found(n_relevant, len(chunks), 3)))
 
 
 # --- intervals and who leads ------------------------------------------------------------------------
@@ -169,35 +171,35 @@ def test_every_teaching_run_beats_chance(runs, qrels, chunks):
 def test_interval_table_picks_wilson_for_binary_values_and_the_bootstrap_else(runs, qrels):
     table = h.interval_table(RUNS, QRELS, k=1)
     assert list(table.columns) == ["mean", "low", "high", "interval"]
-    assert table.loc[("A", h.SUCCESS), "interval"] == "Wilson score"
-    assert table.loc[("A", h.SUCCESS), ["low", "high"]].tolist() == pytest.approx(list(h.wilson_ci(12, 12)[1:]))
-    teaching = h.interval_table(runs, qrels, k=3, metrics=[h.SUCCESS, "MRR", "nDCG"])
+    assert table.loc[("A", SUCCESS), "interval"] == "Wilson score"
+    assert table.loc[("A", SUCCESS), ["low", "high"]].tolist() == pytest.approx(list(wilson_ci(12, 12)[1:]))
+    teaching = h.interval_table(runs, qrels, k=3, metrics=[SUCCESS, "MRR", "nDCG"])
     kinds = teaching["interval"].unstack("metric")
-    assert (kinds[h.SUCCESS] == "Wilson score").all() and (kinds["MRR"] == "percentile bootstrap").all()
+    assert (kinds[SUCCESS] == "Wilson score").all() and (kinds["MRR"] == "percentile bootstrap").all()
     means = h.evaluate(runs, qrels, ks=[3])
-    for (name, metric), row in teaching.drop(h.SUCCESS, level="metric").iterrows():
+    for (name, metric), row in teaching.drop(SUCCESS, level="metric").iterrows():
         assert row["mean"] == pytest.approx(means.loc[name, (metric, 3)])
         assert row["low"] <= row["mean"] <= row["high"]
 
 
 def test_rank_groups_ties_by_printed_value():
-    assert h.rank_groups({"BM25": 0.5, "vector": 0.6, "hybrid": 0.6}) == [["vector", "hybrid"], ["BM25"]]
+    assert rank_groups({"BM25": 0.5, "vector": 0.6, "hybrid": 0.6}) == [["vector", "hybrid"], ["BM25"]]
     close = {"BM25": 0.57446, "vector": 0.57441, "hybrid": 0.5}
-    assert h.rank_groups(close) == [["BM25", "vector"], ["hybrid"]]
-    assert h.rank_groups(close, decimals=4) == [["BM25"], ["vector"], ["hybrid"]]
+    assert rank_groups(close) == [["BM25", "vector"], ["hybrid"]]
+    assert rank_groups(close, decimals=4) == [["BM25"], ["vector"], ["hybrid"]]
     # binary halves: 0.9175 prints 0.917 (np.round says 0.918); 0.7774000000000001 and 0.7775 both print 0.777
-    assert f"{0.9175:.3f}" == "0.917" and h.rank_groups({"a": 0.9175, "b": 0.91833}) == [["b"], ["a"]]
-    assert f"{0.7775:.3f}" == f"{0.7774000000000001:.3f}" and h.rank_groups({"a": 0.7774000000000001, "b": 0.7775}) == [["a", "b"]]
+    assert f"{0.9175:.3f}" == "0.917" and rank_groups({"a": 0.9175, "b": 0.91833}) == [["b"], ["a"]]
+    assert f"{0.7775:.3f}" == f"{0.7774000000000001:.3f}" and rank_groups({"a": 0.7774000000000001, "b": 0.7775}) == [["a", "b"]]
     rng = np.random.default_rng(0)
     values = dict(zip("abcdefgh", rng.integers(0, 2000, 8) / 2000))
-    for group in h.rank_groups(values):
+    for group in rank_groups(values):
         assert len({f"{values[n]:.3f}" for n in group}) == 1
-    printed = [f"{values[g[0]]:.3f}" for g in h.rank_groups(values)]
+    printed = [f"{values[g[0]]:.3f}" for g in rank_groups(values)]
     assert printed == sorted(set(printed), key=float, reverse=True)
     with pytest.raises(ValueError, match="rank_groups needs finite values"):
-        h.rank_groups({"BM25": 0.5, "vector": float("nan")})
+        rank_groups({"BM25": 0.5, "vector": float("nan")})
     with pytest.raises(ValueError, match="rank_groups needs finite values"):
-        h.rank_groups({})
+        rank_groups({})
 
 
 # --- bad input -------------------------------------------------------------------------------------
@@ -233,4 +235,4 @@ def test_a_metric_registered_later_is_compared_too(restore_metrics):
     table = h.paired_comparisons(RUNS, QRELS, k=1, metrics=["hits"])
     assert "hits" in METRICS and table["verdict"].tolist() == ["A ahead", TOO_CLOSE, "C ahead"]
     assert h.plain_verdict(table, "A", "B", "hits").startswith("A and B differ on 10 of 12 questions")
-    pd.testing.assert_series_equal(values_at_k(RUNS, QRELS, 1, "hits")["C"], values_at_k(RUNS, QRELS, 1, h.SUCCESS)["C"])
+    pd.testing.assert_series_equal(values_at_k(RUNS, QRELS, 1, "hits")["C"], values_at_k(RUNS, QRELS, 1, SUCCESS)["C"])

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.conventions import context_precision, exponential_gains, f1_at_k, r_precision
 from retrieval_eval.conventions import variants
 
 K = 4
@@ -52,7 +53,7 @@ def cut(rankings, k):
 
 def expected(variant, qrels, rankings, k):
     """What trec_eval says for a variant that has a measure, per question."""
-    judged = {q: {d: int(x) for d, x in h.exponential_gains(g).items()} for q, g in qrels.items()} if variant.exponential else qrels
+    judged = {q: {d: int(x) for d, x in exponential_gains(g).items()} for q, g in qrels.items()} if variant.exponential else qrels
     return trec(judged, cut(rankings, k) if variant.cut_run else rankings, variant.measure.format(k=k))
 
 
@@ -93,7 +94,7 @@ def test_f1_from_trec_eval_precision_and_recall():
     p, r = trec(QRELS, RUN, f"P.{K}"), trec(QRELS, RUN, f"recall.{K}")
     for q in QRELS:
         want = 2 * p[q] * r[q] / (p[q] + r[q]) if p[q] + r[q] else 0.0
-        assert h.f1_at_k(RUN[q], QRELS[q], K) == pytest.approx(want)
+        assert f1_at_k(RUN[q], QRELS[q], K) == pytest.approx(want)
 
 
 def test_context_precision_from_trec_eval_map_cut():
@@ -101,7 +102,7 @@ def test_context_precision_from_trec_eval_map_cut():
     ap, n_rel, hits = trec(QRELS, RUN, f"map_cut.{K}"), trec(QRELS, RUN, "num_rel"), trec(QRELS, cut(RUN, K), "num_rel_ret")
     for q in QRELS:
         want = ap[q] * n_rel[q] / hits[q] if hits[q] else 0.0
-        assert h.context_precision(RUN[q], QRELS[q], K) == pytest.approx(want)
+        assert context_precision(RUN[q], QRELS[q], K) == pytest.approx(want)
 
 
 def test_retrieved_ideal_equals_sklearn_and_trec_eval_shown_only_the_retrieved():
@@ -128,7 +129,7 @@ def test_exponential_gain_equals_trec_eval_gain_map():
 
     out = pytrec_eval_ext.RelevanceEvaluator(QRELS, {"ndcg.1=1,2=3"}).evaluate(as_run(RUN))
     for q in QRELS:
-        assert h.ndcg_at_k(RUN[q], h.exponential_gains(QRELS[q]), 1000) == pytest.approx(out[q]["ndcg"])
+        assert h.ndcg_at_k(RUN[q], exponential_gains(QRELS[q]), 1000) == pytest.approx(out[q]["ndcg"])
 
 
 def test_micro_recall_and_share_of_ceiling_from_trec_eval_counts():
@@ -211,8 +212,8 @@ def test_random_rankings_keep_the_orderings_the_notebook_teaches(q, k):
     (lambda: h.capped_recall(["a"], {"a": 0}, 3), "relevant is empty"),
     (lambda: h.precision_of_returned(["a"], {"a": 1}, 0), "k must be >= 1"),
     (lambda: h.average_precision(["a"], {"a": 1}, k=0), "k must be >= 1"),
-    (lambda: h.r_precision(["a", "a"], {"a": 1}), "duplicate id 'a'"),
-    (lambda: h.context_precision({"a"}, {"a": 1}, 3), "must be a list or tuple of ids"),
+    (lambda: r_precision(["a", "a"], {"a": 1}), "duplicate id 'a'"),
+    (lambda: context_precision({"a"}, {"a": 1}, 3), "must be a list or tuple of ids"),
     (lambda: h.switchboard({"q1": ["a"]}, {"q1": {"a": 1}, "q2": {"b": 1}}, 3), r"run has no ranking for question\(s\) \['q2'\]"),
     (lambda: h.switchboard({"q1": ["a", "a"]}, {"q1": {"a": 1}}, 3), "run, question 'q1': duplicate id 'a'"),
     (lambda: h.switchboard(["a"], {"q1": {"a": 1}}, 3), "run must be a mapping"),

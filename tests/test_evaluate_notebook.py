@@ -19,6 +19,7 @@ import pytest
 from nbconvert import HTMLExporter
 
 import helpers as h
+from retrieval_eval.retrievers import VectorRetriever
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "05_three_retrievers.ipynb"
@@ -47,7 +48,7 @@ def test_notebook_runs_end_to_end_on_the_example_set(tmp_path, example_docs, exa
     nb = nbformat.read(out, as_version=4)
     golden, qrels = h.load_golden_with_qrels(example_dir / "golden.csv", example_chunks, example_docs)
     bm25 = h.BM25Retriever(example_chunks, show_progress=False)
-    vector = h.VectorRetriever(example_chunks, max_seq_length=example_chunk_size, cache_dir=tmp_path, show_progress=False)
+    vector = VectorRetriever(example_chunks, max_seq_length=example_chunk_size, cache_dir=tmp_path, show_progress=False)
     runs = h.run_retrievers([bm25, vector, h.HybridRetriever(bm25, vector)], golden, progress=False)
     with pd.option_context("display.max_columns", 20, "display.width", 80):
         expected = repr(h.evaluate(runs, qrels).round(3))

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.evaluation import disagree_at_k, slice_table
 from retrieval_eval.evaluation import RANK_COLUMNS, run_columns
 from retrieval_eval.metrics import METRICS
 
@@ -179,7 +180,7 @@ def test_a_subset_of_metrics_and_cut_offs_in_the_order_given():
         (lambda: h.random_baseline({"q": {"a": 1, "b": 1}}, 1, 3), r"question\(s\) \['q'\] have more relevant chunks than the 1"),
         (lambda: h.random_baseline({1: {"a": 1}}, 4, 3), r"the qrels hold question id 1 \(int\)"),
         (lambda: h.first_relevant_ranks({"X": {"q1": ["a"]}}, QRELS), r"X has no ranking for question\(s\) \['q2'\]"),
-        (lambda: h.disagree_at_k(pd.DataFrame({"A": [1]}), 0), "k must be >= 1"),
+        (lambda: disagree_at_k(pd.DataFrame({"A": [1]}), 0), "k must be >= 1"),
     ],
 )
 def test_bad_input_raises_one_error_naming_the_run_question_or_argument(call, message):
@@ -216,8 +217,8 @@ def test_first_relevant_ranks_by_hand():
     assert ranks["n_relevant"].tolist() == [1, 1]
     assert ranks["X"].tolist() == [1, 1] and ranks["Y"].tolist() == [2, pd.NA] and ranks["Y"].dtype == "Int64"
     assert h.first_relevant_ranks(runs, QRELS)["question"].tolist() == ["", ""]  # without the golden set
-    assert h.disagree_at_k(ranks, 1).tolist() == [True, True]
-    assert h.disagree_at_k(ranks, 2).tolist() == [False, True]  # q2: Y has none, X has it at 1
+    assert disagree_at_k(ranks, 1).tolist() == [True, True]
+    assert disagree_at_k(ranks, 2).tolist() == [False, True]  # q2: Y has none, X has it at 1
 
 
 def test_first_relevant_ranks_refuses_clashing_names_and_questions_not_in_the_golden_set():
@@ -235,7 +236,7 @@ def test_first_relevant_ranks_agree_with_reciprocal_rank_on_the_teaching_set(run
     for name in runs:
         rr = ranks[name].astype("Float64").rdiv(1).fillna(0)
         assert rr.mean() == pytest.approx(table.loc[name, ("MRR", 100)])
-    disagree = h.disagree_at_k(ranks, 3)
+    disagree = disagree_at_k(ranks, 3)
     found = ranks[list(runs)].fillna(4) <= 3
     assert disagree.tolist() == (found.any(axis=1) & ~found.all(axis=1)).tolist()
 
@@ -285,7 +286,7 @@ def test_random_baseline_on_the_teaching_set_by_formula(qrels, chunks):
 
 
 def test_slice_table_equals_evaluating_each_slice(runs, qrels, golden):
-    table = h.slice_table(runs, qrels, golden, k=3)
+    table = slice_table(runs, qrels, golden, k=3)
     assert list(table.columns) == ["questions", *METRICS]
     assert list(table.index.get_level_values("slice").unique()) == sorted(golden["slice"].unique())
     for slice_name, group in golden.groupby("slice"):
@@ -301,10 +302,10 @@ def test_slice_table_equals_evaluating_each_slice(runs, qrels, golden):
 def test_slice_table_refuses_questions_the_golden_set_does_not_slice():
     """A question of the qrels missing from the golden set was silently left out of its slice's mean."""
     with pytest.raises(ValueError, match=r"question\(s\) \['q2'\] of the qrels are not in the golden set"):
-        h.slice_table({"X": RUN}, QRELS, GOLDEN.iloc[:1], k=1)
+        slice_table({"X": RUN}, QRELS, GOLDEN.iloc[:1], k=1)
     with pytest.raises(ValueError, match="the golden set has no 'slice' column"):
-        h.slice_table({"X": RUN}, QRELS, GOLDEN.drop(columns="slice"), k=1)
+        slice_table({"X": RUN}, QRELS, GOLDEN.drop(columns="slice"), k=1)
     extra = pd.concat([GOLDEN, pd.DataFrame({"id": ["q9"], "question": ["?"], "evidence": ["-"], "slice": ["u"]})])
-    table = h.slice_table({"X": RUN}, QRELS, extra, k=1)  # a golden question that is not scored adds no row
+    table = slice_table({"X": RUN}, QRELS, extra, k=1)  # a golden question that is not scored adds no row
     assert list(table.index) == [("s", "X"), ("t", "X")] and table["questions"].tolist() == [1, 1]
     assert table["recall"].tolist() == [1.0, 1.0]

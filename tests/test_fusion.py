@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.fusion import fuse_runs
 from retrieval_eval.fusion import TIE_RULES
 
 
@@ -38,7 +39,7 @@ def test_bad_input_raises_a_clear_error(call, message):
 
 def test_fuse_runs_equals_the_committed_hybrid_run(runs, qrels):
     """``runs["hybrid"]`` (conftest) is the committed run of data/runs/, equal to a fresh ranking (test_pipeline)."""
-    fused = h.fuse_runs([runs["BM25"], runs["vector"]])
+    fused = fuse_runs([runs["BM25"], runs["vector"]])
     assert list(fused) == list(runs["hybrid"]) == list(qrels) and len(fused) == 47
     assert fused == runs["hybrid"]
     assert all(len(r) <= 20 for r in fused.values())  # the top 10 of each
@@ -46,17 +47,17 @@ def test_fuse_runs_equals_the_committed_hybrid_run(runs, qrels):
 
 def test_fuse_runs_refuses_runs_over_different_questions():
     with pytest.raises(ValueError, match="the runs hold different question ids"):
-        h.fuse_runs([{"q1": ["a"], "q2": ["b"]}, {"q1": ["a"], "q3": ["b"]}])
+        fuse_runs([{"q1": ["a"], "q2": ["b"]}, {"q1": ["a"], "q3": ["b"]}])
     with pytest.raises(ValueError, match="the runs hold different question ids"):
-        h.fuse_runs([{"q1": ["a"], "q2": ["b"]}, {"q1": ["a"]}])
+        fuse_runs([{"q1": ["a"], "q2": ["b"]}, {"q1": ["a"]}])
     with pytest.raises(ValueError, match="question 'q2': ranking 1: duplicate id 'b'"):
-        h.fuse_runs([{"q1": ["a"], "q2": ["b", "b"]}, {"q1": ["a"], "q2": ["b"]}])
+        fuse_runs([{"q1": ["a"], "q2": ["b", "b"]}, {"q1": ["a"], "q2": ["b"]}])
     with pytest.raises(ValueError, match="runs is empty: nothing to fuse"):
-        h.fuse_runs([])
+        fuse_runs([])
     with pytest.raises(ValueError, match=r"run 1 must be a mapping \{question_id: ranking\}, not list"):
-        h.fuse_runs([["a", "b"], ["b", "a"]])  # two rankings where two runs belong
+        fuse_runs([["a", "b"], ["b", "a"]])  # two rankings where two runs belong
     with pytest.raises(ValueError, match="runs must be a list of runs"):
-        h.fuse_runs({"q1": ["a"]})
+        fuse_runs({"q1": ["a"]})
 
 
 # --- ties decided exactly, whatever the order of the lists ---------------------------------------
@@ -100,9 +101,9 @@ def test_ids_that_are_not_str_are_refused_naming_the_list_and_rank():
     with pytest.raises(ValueError, match=r"ranking 2: the ranking holds 1 \(int\) at rank 2: ids must be str"):
         h.reciprocal_rank_fusion([["a"], ["b", 1]])
     with pytest.raises(ValueError, match=r"run 2 holds question id 7 \(int\): ids must be str"):
-        h.fuse_runs([{"q1": ["a"]}, {7: ["a"]}])
+        fuse_runs([{"q1": ["a"]}, {7: ["a"]}])
     with pytest.raises(ValueError, match=r"run 1 holds question id 7 \(int\)"):
-        h.fuse_runs([{7: ["a"]}, {7: ["a"]}])
+        fuse_runs([{7: ["a"]}, {7: ["a"]}])
 
 
 def test_the_tie_rule_orders_equal_scores_and_nothing_else():
@@ -110,7 +111,7 @@ def test_the_tie_rule_orders_equal_scores_and_nothing_else():
     lists = [["a", "b", "c"], ["b", "a"]]
     assert h.reciprocal_rank_fusion(lists) == ["a", "b", "c"]
     assert h.reciprocal_rank_fusion(lists, ties="id descending") == ["b", "a", "c"]
-    assert h.fuse_runs([{"q": lists[0]}, {"q": lists[1]}], ties="id descending") == {"q": ["b", "a", "c"]}
+    assert fuse_runs([{"q": lists[0]}, {"q": lists[1]}], ties="id descending") == {"q": ["b", "a", "c"]}
     with pytest.raises(ValueError, match=r"ties must be one of \['id ascending', 'id descending'\], got 'random'"):
         h.reciprocal_rank_fusion(lists, ties="random")
 

@@ -6,6 +6,7 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 import helpers as h
+from retrieval_eval.retrievers import VectorRetriever
 from retrieval_eval.models import ModelFileError, load_model, load_tokenizer, model_fingerprint, unknown_only
 
 
@@ -60,14 +61,14 @@ def test_a_hub_name_with_a_local_snapshot_follows_its_content(tmp_path, monkeypa
 def test_new_weights_saved_at_the_same_path_get_new_vectors(chunks, model_copy, tmp_path):
     """A model re-saved at the same path with new weights must not reuse the old model's cached vectors."""
     cache = tmp_path / "embeddings"
-    before = h.VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=cache)
+    before = VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=cache)
     weights = model_copy / "model.safetensors"
     with safe_open(weights, "np") as f:
         metadata = f.metadata()
     tensors = load_file(weights)
     tensors["embeddings.LayerNorm.bias"] = tensors["embeddings.LayerNorm.bias"] + np.float32(0.05)
     save_file(tensors, weights, metadata=metadata)
-    after = h.VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=cache)
+    after = VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=cache)
     assert after.cache_folder != before.cache_folder
     assert sorted(p.name for p in cache.iterdir()) == sorted([before.cache_folder.name, after.cache_folder.name])
     assert not np.allclose(after.embeddings, before.embeddings)
@@ -84,7 +85,7 @@ def test_a_truncated_weights_file_is_one_line_where_the_model_is_loaded(chunks, 
     weights = model_copy / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     for load in (lambda: load_model(str(model_copy)),
-                 lambda: h.VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=tmp_path)):
+                 lambda: VectorRetriever(chunks[:3], model_name=str(model_copy), cache_dir=tmp_path)):
         try:
             load()
         except ModelFileError as exc:

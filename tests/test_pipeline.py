@@ -16,6 +16,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.fusion import fuse_runs
+from retrieval_eval.trec import read_run
 from retrieval_eval import pipeline
 from retrieval_eval.golden import GOLDEN_COLUMNS
 from retrieval_eval.parameters import ParameterError
@@ -23,7 +25,6 @@ from retrieval_eval.evaluation import run_columns
 from retrieval_eval.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT, RUNS_DIR
 from retrieval_eval.pipeline import BM25, Fusion, Stage, Vector, stage_fingerprint
 from retrieval_eval.retrievers import ENGINE_DEFAULTS
-from retrieval_eval.trec import read_run
 
 PYTHON = [sys.executable, "-c"]
 
@@ -46,7 +47,7 @@ def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, 
     for name, run in setup.runs.items():
         assert run == read_run(pipeline.run_file(name)).rankings
         assert list(run) == list(golden["id"]) and all(len(r) <= pipeline.DEPTH for r in run.values())
-    assert setup.runs["hybrid"] == h.fuse_runs([setup.runs["BM25"], setup.runs["vector"]])
+    assert setup.runs["hybrid"] == fuse_runs([setup.runs["BM25"], setup.runs["vector"]])
     assert setup.skipped == [] and setup.unreadable == {"chunks": [], "questions": [], "cut": []}
 
 
@@ -138,10 +139,10 @@ def test_a_name_already_there_replaces_the_default_and_what_reads_it_follows(tmp
     default = h.evaluation_setup(cache_dir=tmp_path)
     assert list(setup.runs) == ["BM25", "vector", "hybrid"]
     assert setup.runs["BM25"] != default.runs["BM25"] and setup.runs["vector"] == default.runs["vector"]
-    assert setup.runs["hybrid"] == h.fuse_runs([setup.runs["BM25"], setup.runs["vector"]]) != default.runs["hybrid"]
+    assert setup.runs["hybrid"] == fuse_runs([setup.runs["BM25"], setup.runs["vector"]]) != default.runs["hybrid"]
     function = h.evaluation_setup(retrievers={"BM25": lambda question: ["01_plans_and_prices#00"]}, cache_dir=tmp_path)
     assert set(map(tuple, function.runs["BM25"].values())) == {("01_plans_and_prices#00",)}
-    assert function.runs["hybrid"] == h.fuse_runs([function.runs["BM25"], function.runs["vector"]])
+    assert function.runs["hybrid"] == fuse_runs([function.runs["BM25"], function.runs["vector"]])
 
 
 class Missing(Stage):
@@ -204,7 +205,7 @@ def test_a_stage_that_reads_a_run_that_comes_later_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"retriever 'fused' reads the runs \['BM25', 'mine'\], but \['mine'\] come later"):
         h.evaluation_setup(retrievers={"fused": Fusion(("BM25", "mine")), "mine": mine}, cache_dir=tmp_path)
     later = h.evaluation_setup(retrievers={"mine": mine, "fused": Fusion(("BM25", "mine"))}, cache_dir=tmp_path)
-    assert later.runs["fused"] == h.fuse_runs([later.runs["BM25"], later.runs["mine"]])
+    assert later.runs["fused"] == fuse_runs([later.runs["BM25"], later.runs["mine"]])
 
     class Zero:
         def score(self, question, texts):

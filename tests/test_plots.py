@@ -1,3 +1,4 @@
+from retrieval_eval.plots import plot_precision_ceiling
 """retrieval_eval/plots.py: the evaluation plots draw the numbers they are given."""
 
 import matplotlib
@@ -60,7 +61,7 @@ def test_first_relevant_ranks_needs_a_retriever_column():
 def test_precision_ceiling_curve_comes_from_the_labels():
     qrels = {"q1": {"a": 1}, "q2": {"a": 1, "b": 1}}
     table = pd.DataFrame({("precision", 1): [0.5], ("precision", 2): [0.25]}, index=["run"])
-    fig = h.plot_precision_ceiling(qrels, ks=[1, 2], table=table, k=2)
+    fig = plot_precision_ceiling(qrels, ks=[1, 2], table=table, k=2)
     ceiling, one_over_k, run = fig.axes[0].lines
     assert [t.get_text() for t in fig.axes[0].texts] == ["ceiling at k = 2: 0.750"]
     assert list(ceiling.get_ydata()) == [1.0, h.precision_ceiling(qrels, 2)] == [1.0, 0.75]
@@ -68,16 +69,16 @@ def test_precision_ceiling_curve_comes_from_the_labels():
     assert one_over_k.get_zorder() > ceiling.get_zorder()  # drawn on top: the two nearly coincide on our labels
     assert list(run.get_ydata()) == [0.5, 0.25]
     with pytest.raises(ValueError, match=r"the table has no precision at k = \[3\]"):
-        h.plot_precision_ceiling(qrels, ks=[1, 3], table=table)
+        plot_precision_ceiling(qrels, ks=[1, 3], table=table)
     with pytest.raises(ValueError, match="k = 5 is not one of the ks"):
-        h.plot_precision_ceiling(qrels, ks=[1, 2], k=5)
+        plot_precision_ceiling(qrels, ks=[1, 2], k=5)
 
 
 def test_precision_ceiling_picture_has_its_title_and_readable_text(smallest_displayed_pt):
     qrels = {"q1": {"a": 1}, "q2": {"a": 1, "b": 1}}
     ks = range(1, 11)
     table = pd.DataFrame({("precision", k): [0.5 / k, 0.4 / k, 0.3 / k] for k in ks}, index=["BM25", "vector", "hybrid"])
-    fig = h.plot_precision_ceiling(qrels, ks=ks, table=table, k=3, title="The precision@k ceiling of these labels")
+    fig = plot_precision_ceiling(qrels, ks=ks, table=table, k=3, title="The precision@k ceiling of these labels")
     assert fig.axes[0].get_title() == "The precision@k ceiling of these labels"
     assert smallest_displayed_pt(fig) >= 10
 
@@ -134,7 +135,7 @@ PLOTS = {
     "plot_metrics": lambda p: h.plot_metrics(h.evaluate(p.runs, p.qrels, ks=range(1, 11)), p.qrels, k_llm=3),
     "plot_first_relevant_ranks": lambda p: h.plot_first_relevant_ranks(
         h.first_relevant_ranks(p.runs, p.qrels, p.golden), k=3, as_mrr=True, title="What each rank adds"),
-    "plot_precision_ceiling": lambda p: h.plot_precision_ceiling(
+    "plot_precision_ceiling": lambda p: plot_precision_ceiling(
         p.qrels, ks=range(1, 11), table=h.evaluate(p.runs, p.qrels, ks=range(1, 11)), k=3, title="The ceiling"),
     "plot_intervals": lambda p: h.plot_intervals(h.interval_table(p.runs, p.qrels, k=3), title="Intervals"),
     "plot_two_stage": lambda p: h.plot_two_stage(h.two_stage_table(p.runs, p.qrels), "hybrid"),

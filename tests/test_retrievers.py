@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.retrievers import VectorRetriever
 from retrieval_eval.models import document_prefix, model_window, query_prefix
 from retrieval_eval.paths import ROOT
 from retrieval_eval.retrievers import rank_by_score, stop_word_list, unindexable_chunks
@@ -37,7 +38,7 @@ def test_embeddings_are_normalised_and_cached(vector, chunks):
 
     assert np.allclose(np.linalg.norm(vector.embeddings, axis=1), 1.0, atol=1e-5)
     assert len(list(vector.cache_folder.glob("*.npy"))) == len(chunks)
-    cached = h.VectorRetriever(chunks, cache_dir=vector.cache_folder.parent)
+    cached = VectorRetriever(chunks, cache_dir=vector.cache_folder.parent)
     assert np.array_equal(cached.embeddings, vector.embeddings)
 
 
@@ -202,7 +203,7 @@ from retrieval_eval.paths import ROOT
 from retrieval_eval.retrievers import rank_by_score, stop_word_list, unindexable_chunks
 chunks = h.load_chunks()
 for _ in range(2):  # the second time, the embeddings come from the cache
-    retriever = h.VectorRetriever(chunks, cache_dir=sys.argv[1])
+    retriever = VectorRetriever(chunks, cache_dir=sys.argv[1])
 print(retriever.rank("How long does delivery take?")[0])
 """
 
@@ -252,9 +253,9 @@ def test_empty_query_is_refused(bm25):
 @pytest.mark.slow
 def test_chunk_longer_than_window_is_refused(chunks, tmp_path):
     with pytest.raises(ValueError, match="more than the model's window of 256"):
-        h.VectorRetriever(chunks, window=256, cache_dir=tmp_path)
+        VectorRetriever(chunks, window=256, cache_dir=tmp_path)
     with pytest.raises(ValueError, match="the window must be an integer from 1 to the model's window of 512, got 513"):
-        h.VectorRetriever(chunks, window=513, cache_dir=tmp_path)
+        VectorRetriever(chunks, window=513, cache_dir=tmp_path)
 
 
 @pytest.mark.slow
@@ -284,7 +285,7 @@ def test_prompts_come_from_the_models_own_configuration_not_its_name(model_copy,
     declared = json.loads(config.read_text()) | {"prompts": {"query": "query: ", "passage": "passage: "}}
     config.write_text(json.dumps(declared))
     assert query_prefix(str(named_bge)) == "query: " and document_prefix(str(named_bge)) == "passage: "
-    retriever = h.VectorRetriever(chunks[:2], model_name=str(named_bge), cache_dir=tmp_path / "cache")
+    retriever = VectorRetriever(chunks[:2], model_name=str(named_bge), cache_dir=tmp_path / "cache")
     texts = ["passage: " + c["text"] for c in chunks[:2]]
     expected = retriever.model.encode(texts, prompt="", normalize_embeddings=True, show_progress_bar=False)
     assert np.allclose(retriever.embeddings, expected, atol=1e-6)

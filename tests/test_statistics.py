@@ -14,6 +14,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import helpers as h
+from retrieval_eval.statistics import beats_chance, bootstrap_ci, chance_found, mean_interval, paired_test, wilson_ci
 from retrieval_eval.statistics import BOOTSTRAP, SEED
 
 
@@ -39,10 +40,10 @@ def test_mcnemar_p_and_mid_p_by_hand():
     assert result["test"] == "McNemar's exact test" and result["method"] == "exact binomial on 11 questions that differ"
     assert (result["wins"], result["ties"], result["losses"]) == (9, 36, 2)
     assert result["difference"] == pytest.approx(7 / 47) and result["se"] == 0.0
-    assert h.paired_test(a, b) == result
+    assert paired_test(a, b) == result
     # on values of 0 and 1 the sign-flip permutation test is the same exact test: the same p
     assert h.permutation_test(a, b)["p"] == pytest.approx(result["p"])
-    assert h.paired_test([1, 0.5], [0, 0.5])["test"] == "paired permutation test"
+    assert paired_test([1, 0.5], [0, 0.5])["test"] == "paired permutation test"
 
 
 def test_mcnemar_when_nothing_or_everything_differs_one_way():
@@ -213,29 +214,29 @@ def test_any_false_alarm_by_hand():
 def test_bootstrap_interval_contains_the_mean_and_narrows_with_more_questions():
     small = np.array([0, 1, 1, 0, 1] * 10, dtype=float) * 0.5
     large = np.tile(small, 10)
-    mean_s, low_s, high_s = h.bootstrap_ci(small)
-    mean_l, low_l, high_l = h.bootstrap_ci(large)
+    mean_s, low_s, high_s = bootstrap_ci(small)
+    mean_l, low_l, high_l = bootstrap_ci(large)
     assert mean_s == pytest.approx(0.3) and low_s <= mean_s <= high_s and low_l <= mean_l <= high_l
     assert high_l - low_l < (high_s - low_s) / 2
-    assert h.bootstrap_ci(small) == (mean_s, low_s, high_s)  # same seed, same interval
-    assert h.bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0, 1.0)
+    assert bootstrap_ci(small) == (mean_s, low_s, high_s)  # same seed, same interval
+    assert bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0, 1.0)
 
 
 def test_wilson_interval_of_15_out_of_15_is_not_zero_width():
-    share, low, high = h.wilson_ci(15, 15)
+    share, low, high = wilson_ci(15, 15)
     z = stats.norm.isf(0.025)
     assert share == high == 1.0
     assert low == pytest.approx(15 / (15 + z**2))  # Wilson's lower bound at n/n, by hand: n / (n + z²)
-    assert h.wilson_ci(0, 15)[1:] == pytest.approx((0.0, 1 - low))
+    assert wilson_ci(0, 15)[1:] == pytest.approx((0.0, 1 - low))
 
 
 def test_mean_interval_picks_wilson_for_binary_values():
-    binary = h.mean_interval([1.0] * 15)
-    assert binary["interval"] == "Wilson score" and (binary["low"], binary["high"]) == pytest.approx(h.wilson_ci(15, 15)[1:])
-    graded = h.mean_interval([1.0, 0.5, 0.0, 1.0])
+    binary = mean_interval([1.0] * 15)
+    assert binary["interval"] == "Wilson score" and (binary["low"], binary["high"]) == pytest.approx(wilson_ci(15, 15)[1:])
+    graded = mean_interval([1.0, 0.5, 0.0, 1.0])
     assert graded["interval"] == "percentile bootstrap"
-    assert (graded["mean"], graded["low"], graded["high"]) == h.bootstrap_ci([1.0, 0.5, 0.0, 1.0])
-    forced = h.mean_interval([1.0, 0.0, 1.0, 1.0], method=BOOTSTRAP)
+    assert (graded["mean"], graded["low"], graded["high"]) == bootstrap_ci([1.0, 0.5, 0.0, 1.0])
+    forced = mean_interval([1.0, 0.0, 1.0, 1.0], method=BOOTSTRAP)
     assert forced["interval"] == BOOTSTRAP and forced["high"] - forced["low"] > 0
 
 
@@ -323,7 +324,7 @@ def test_chance_found_is_the_closed_form_and_every_order_counted(n, k):
     for r in range(n + 1):
         brute = sum(any(c < r for c in order[:k]) for order in orders) / len(orders)  # chunks 0..r-1 are relevant
         closed = 1 - math.comb(n - r, min(k, n)) / math.comb(n, min(k, n))
-        assert h.chance_found([r], n, k)[0] == pytest.approx(brute) == pytest.approx(closed)
+        assert chance_found([r], n, k)[0] == pytest.approx(brute) == pytest.approx(closed)
 
 
 @settings(max_examples=60, deadline=None)
@@ -334,7 +335,7 @@ def test_beats_chance_equals_brute_force(chances, data):
     for outcome in itertools.product((0, 1), repeat=len(chances)):
         if sum(outcome) >= found:
             brute += math.prod(p if o else 1 - p for p, o in zip(chances, outcome))
-    assert h.beats_chance(found, chances) == pytest.approx(brute, abs=1e-12)
+    assert beats_chance(found, chances) == pytest.approx(brute, abs=1e-12)
 
 
 def test_two_slices_is_fishers_exact_test():
@@ -346,9 +347,9 @@ def test_two_slices_is_fishers_exact_test():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: h.bootstrap_ci([0.5, math.nan, 1.0]), "finite numbers"),
-    (lambda: h.bootstrap_ci([0.5, 1.0], confidence=95), "confidence must be between 0 and 1"),
-    (lambda: h.bootstrap_ci([0.5]), "at least 2 values"),
+    (lambda: bootstrap_ci([0.5, math.nan, 1.0]), "finite numbers"),
+    (lambda: bootstrap_ci([0.5, 1.0], confidence=95), "confidence must be between 0 and 1"),
+    (lambda: bootstrap_ci([0.5]), "at least 2 values"),
     (lambda: h.permutation_test([1, 0], [0, 1], n_resamples=0), "n_resamples must be >= 1"),  # checked even when p = 1
     (lambda: h.permutation_test([1, 0, 1], [0, 1, 0], exact_limit=1.5), "exact_limit must be an integer"),
     (lambda: h.permutation_test([], []), "same, non-zero length"),
@@ -356,11 +357,11 @@ def test_two_slices_is_fishers_exact_test():
     (lambda: h.permutation_test([[1, 0]], [[0, 1]]), "flat list of finite numbers"),
     (lambda: h.mcnemar_test([1, 0.5], [1, 0]), r"a holds \[0.5\]"),
     (lambda: h.mcnemar_test([1, 0], [2, 0]), r"b holds \[2.0\]"),
-    (lambda: h.wilson_ci(16, 15), "successes must be an integer between 0 and n = 15"),
-    (lambda: h.wilson_ci(1.0, 15), "successes must be an integer"),
-    (lambda: h.wilson_ci(0, 0), "n must be >= 1"),
-    (lambda: h.mean_interval([1.0, 0.5], method="Wilson score"), r"needs values of 0 or 1, got \[0.5\]"),
-    (lambda: h.mean_interval([1.0, 0.5], method="wilson"), "method must be 'Wilson score', 'percentile bootstrap' or None"),
+    (lambda: wilson_ci(16, 15), "successes must be an integer between 0 and n = 15"),
+    (lambda: wilson_ci(1.0, 15), "successes must be an integer"),
+    (lambda: wilson_ci(0, 0), "n must be >= 1"),
+    (lambda: mean_interval([1.0, 0.5], method="Wilson score"), r"needs values of 0 or 1, got \[0.5\]"),
+    (lambda: mean_interval([1.0, 0.5], method="wilson"), "method must be 'Wilson score', 'percentile bootstrap' or None"),
     (lambda: h.holm([]), "p_values is empty"),
     (lambda: h.holm([0.5, 1.2]), r"p_values must lie in \[0, 1\], got \[1.2\]"),
     (lambda: h.holm([0.5, math.nan]), "p_values must be a flat list of finite numbers"),
@@ -376,11 +377,11 @@ def test_two_slices_is_fishers_exact_test():
     (lambda: h.questions_needed(0.1, 0.2, power=80), "power must be between 0 and 1"),
     (lambda: h.fewest_discordant(0), "alpha must be between 0 and 1"),
     (lambda: h.best_case_detectable_difference(10.0), "n_questions must be an integer"),
-    (lambda: h.chance_found([5], 3, 1), r"n_relevant must be whole numbers from 0 to n_chunks = 3, got \[5\]"),
-    (lambda: h.chance_found([1], 3, 0), "k must be >= 1"),
-    (lambda: h.beats_chance(-1, [0.5]), "found must be a whole number from 0 to 1"),
-    (lambda: h.beats_chance(1.5, [0.5, 0.5]), "found must be a whole number"),
-    (lambda: h.beats_chance(1, [1.5]), r"every chance in \[0, 1\], got 1 and \[1.5\]"),
+    (lambda: chance_found([5], 3, 1), r"n_relevant must be whole numbers from 0 to n_chunks = 3, got \[5\]"),
+    (lambda: chance_found([1], 3, 0), "k must be >= 1"),
+    (lambda: beats_chance(-1, [0.5]), "found must be a whole number from 0 to 1"),
+    (lambda: beats_chance(1.5, [0.5, 0.5]), "found must be a whole number"),
+    (lambda: beats_chance(1, [1.5]), r"every chance in \[0, 1\], got 1 and \[1.5\]"),
     (lambda: h.two_slices(5, 3, 1, 4), "found_a and found_b must be whole numbers from 0 to n_a and n_b, got 5 of 3"),
 ])
 def test_bad_input_raises_a_clear_error(call, message):

@@ -6,6 +6,8 @@ import pytest
 import pytrec_eval
 
 import helpers as h
+from retrieval_eval.conventions import r_precision
+from retrieval_eval.trec import read_qrels, read_run
 from retrieval_eval.paths import ROOT
 from retrieval_eval.trec import (
     Coverage, FormatError, TrecFormatError, align_run, find_line, judgements, trec_order, write_trec_qrels, write_trec_run,
@@ -81,7 +83,7 @@ def write(tmp_path, name, data):
 def our_measures(ranked, gains, ks=(1, 5, 10, 15, 20, 30, 100, 200, 500, 1000)):
     """trec_eval's names for the values of our metric functions (0 for a question without a relevant document)."""
     relevant = h.relevant_ids(gains)
-    out = {"recip_rank": h.reciprocal_rank(ranked, relevant), "Rprec": h.r_precision(ranked, gains),
+    out = {"recip_rank": h.reciprocal_rank(ranked, relevant), "Rprec": r_precision(ranked, gains),
            "map": h.average_precision(ranked, gains)}
     for k in ks:
         out |= {f"P_{k}": h.precision_at_k(ranked, relevant, k), f"recall_{k}": h.recall_at_k(ranked, relevant, k),
@@ -93,7 +95,7 @@ def our_measures(ranked, gains, ks=(1, 5, 10, 15, 20, 30, 100, 200, 500, 1000)):
     ("qrels.test", "results.test"), ("qrels.rel_level", "results.test"), ("qrels.test", "results.trunc"),
     ("qrels.test.with-comments", "results.test")])
 def test_what_the_readers_return_scores_as_trec_eval(qrels_file, run_file):
-    qrels, run = h.read_qrels(DATA / qrels_file), h.read_run(DATA / run_file)
+    qrels, run = read_qrels(DATA / qrels_file), read_run(DATA / run_file)
     # pytrec_eval is given each document's score and sorts by itself (score, then docid descending)
     scored = {q: dict(zip(run.rankings[q], run.scores[q])) for q in run.rankings}
     theirs = pytrec_eval.RelevanceEvaluator(qrels, {"P", "recall", "ndcg_cut", "success", "recip_rank", "Rprec", "map"}
@@ -109,23 +111,23 @@ def test_what_the_readers_return_scores_as_trec_eval(qrels_file, run_file):
 
 
 def test_the_files_as_read():
-    qrels, run = h.read_qrels(DATA / "qrels.test"), h.read_run(DATA / "results.test")
+    qrels, run = read_qrels(DATA / "qrels.test"), read_run(DATA / "results.test")
     lines = (DATA / "qrels.test").read_text().splitlines()
     assert sum(map(len, qrels.values())) == len(lines) and list(qrels) == ["301", "302", "303"]
     assert {g for gains in qrels.values() for g in gains.values()} == {0, 1}
-    graded = h.read_qrels(DATA / "qrels.rel_level")
+    graded = read_qrels(DATA / "qrels.rel_level")
     assert sorted(g for gains in graded.values() for g in gains.values()).count(-1) == 304
     assert {g for gains in graded.values() for g in gains.values()} == {-1, 0, 1, 2, 3, 4}
     assert run.tag == "STANDARD" and run.n_documents == 1500 and run.reordered == ("301", "302", "303")
     for qid, scores in run.scores.items():
         assert scores == sorted(scores, reverse=True)
-    trunc = h.read_run(DATA / "results.trunc")  # junk columns after the tag; no question 302
+    trunc = read_run(DATA / "results.trunc")  # junk columns after the tag; no question 302
     assert list(trunc.rankings) == ["301", "303"] and trunc.tag == "STANDARD"
 
 
 def test_comment_lines_and_a_docid_with_a_hash():
     # qrels.test.with-comments adds three '#' lines and renames one docno to "CR#93E-1860"
-    plain, with_comments = h.read_qrels(DATA / "qrels.test"), h.read_qrels(DATA / "qrels.test.with-comments")
+    plain, with_comments = read_qrels(DATA / "qrels.test"), read_qrels(DATA / "qrels.test.with-comments")
     differ = {(q, d) for q in plain for d in plain[q].keys() ^ with_comments[q].keys()}
     assert differ == {("301", "CR93E-1860"), ("301", "CR#93E-1860")}
     assert with_comments["301"]["CR#93E-1860"] == plain["301"]["CR93E-1860"] == 0
@@ -134,13 +136,13 @@ def test_comment_lines_and_a_docid_with_a_hash():
 def test_our_run_files_read_back_in_our_order(runs, tmp_path):
     for name, run in runs.items():
         path = write_trec_run(run, tmp_path / f"{name}.txt", name)
-        read = h.read_run(path)
+        read = read_run(path)
         assert read.rankings == {q: r for q, r in run.items() if r} and read.reordered == () and read.tag == name
 
 
 def test_ties_by_docid_descending_as_trec_eval(tmp_path):
-    qrels = h.read_qrels(write(tmp_path, "qrels", "q 0 a 1\nq 0 b 0\nq 0 c 2\nq 0 d 0\n"))
-    run = h.read_run(write(tmp_path, "run", "q Q0 a 1 1.0 t\nq Q0 b 2 1.0 t\nq Q0 c 3 1.0 t\nq Q0 d 4 1.0 t\n"))
+    qrels = read_qrels(write(tmp_path, "qrels", "q 0 a 1\nq 0 b 0\nq 0 c 2\nq 0 d 0\n"))
+    run = read_run(write(tmp_path, "run", "q Q0 a 1 1.0 t\nq Q0 b 2 1.0 t\nq Q0 c 3 1.0 t\nq Q0 d 4 1.0 t\n"))
     assert run.rankings["q"] == ["d", "c", "b", "a"] and run.reordered == ("q",)
     theirs = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "ndcg_cut"}).evaluate(
         {"q": dict(zip(run.rankings["q"], run.scores["q"]))})["q"]
@@ -159,37 +161,37 @@ def test_engine_formats(tmp_path):
              "  q1 Q0 d4 4 -inf es extra columns\n"  # leading blanks, -inf, junk after the tag
              "\n# a comment\n   # an indented comment\n"
              "q2 Q0 d9 1 0.30000000000000004 es")     # no final newline
-    run = h.read_run(write(tmp_path, "run", "\ufeff" + lines))
+    run = read_run(write(tmp_path, "run", "\ufeff" + lines))
     assert run.rankings == {"q1": ["d2", "d1", "d3", "d4"], "q2": ["d9"]}
     assert run.scores["q1"] == [12.5, 12.5, -0.035, -math.inf]
     assert run.tag == "es" and run.tags == ("es",) and run.reordered == ("q1",) and run.n_documents == 5
-    qrels = h.read_qrels(write(tmp_path, "qrels", "\ufeffq1\t0\td1\t1\r\n  q1 0 d2 -1  \n\n# note\nq2 0 d9 +2\n"))
+    qrels = read_qrels(write(tmp_path, "qrels", "\ufeffq1\t0\td1\t1\r\n  q1 0 d2 -1  \n\n# note\nq2 0 d9 +2\n"))
     assert qrels == {"q1": {"d1": 1, "d2": -1}, "q2": {"d9": 2}}
 
 
 def test_cr_only_line_ends(tmp_path):
     # old Mac line ends: trec_eval would read one line and keep only its first result
-    assert h.read_run(write(tmp_path, "run", "q Q0 a 1 2 t\rq Q0 b 2 1 t\r")).rankings == {"q": ["a", "b"]}
+    assert read_run(write(tmp_path, "run", "q Q0 a 1 2 t\rq Q0 b 2 1 t\r")).rankings == {"q": ["a", "b"]}
 
 
 def test_non_ascii_ids_tie_as_utf8_bytes(tmp_path):
     # strcmp on UTF-8 bytes orders as Python orders strings (code points)
     ids = ["a", "é", "z", "日本", "Z", "éa"]
     assert [ids[i] for i in trec_order(ids, [1.0] * len(ids))] == sorted(ids, key=lambda s: s.encode(), reverse=True)
-    run = h.read_run(write(tmp_path, "run", "".join(f"q Q0 {d} 1 0 t\n" for d in ids)))
+    run = read_run(write(tmp_path, "run", "".join(f"q Q0 {d} 1 0 t\n" for d in ids)))
     assert run.rankings["q"] == sorted(ids, reverse=True)
 
 
 def test_only_c_whitespace_separates_fields(tmp_path):
     from retrieval_eval.trec import _NOT_C_SPACE
 
-    assert h.read_run(write(tmp_path, "run", "q Q0 a\u00a0b 1 0 t\n")).rankings["q"] == ["a\u00a0b"]
+    assert read_run(write(tmp_path, "run", "q Q0 a\u00a0b 1 0 t\n")).rankings["q"] == ["a\u00a0b"]
     python_only = {c for c in map(chr, range(0x110000)) if c.isspace() and c not in " \t\n\r\x0b\x0c"}
     assert python_only == {c for c in map(chr, range(0x110000)) if _NOT_C_SPACE.match(c)}
 
 
 def test_the_tag_is_the_last_lines_and_the_rank_column_is_ignored(tmp_path):
-    run = h.read_run(write(tmp_path, "run", "q Q0 a 1 0.1 first\nq Q0 b 2 0.9 second\nq Q0 c 3 0.5 second\n"))
+    run = read_run(write(tmp_path, "run", "q Q0 a 1 0.1 first\nq Q0 b 2 0.9 second\nq Q0 c 3 0.5 second\n"))
     assert run.tag == "second" and run.tags == ("first", "second")
     assert run.rankings["q"] == ["b", "c", "a"] and run.reordered == ("q",)
 
@@ -210,7 +212,7 @@ def test_the_tag_is_the_last_lines_and_the_rank_column_is_ignored(tmp_path):
 def test_bad_qrels_lines(tmp_path, text, line, words):
     path = write(tmp_path, "my qrels é.txt", text)
     with pytest.raises(TrecFormatError) as info:
-        h.read_qrels(path)
+        read_qrels(path)
     assert info.value.line == line and info.value.path == str(path)
     assert str(info.value).startswith(f"{path}:{line}: ") and words in str(info.value)
 
@@ -227,11 +229,11 @@ def test_bad_qrels_lines(tmp_path, text, line, words):
 def test_bad_run_lines(tmp_path, text, line, words):
     path = write(tmp_path, "run.txt", text)
     with pytest.raises(TrecFormatError) as info:
-        h.read_run(path)
+        read_run(path)
     assert info.value.line == line and str(info.value).startswith(f"{path}:{line}: ") and words in str(info.value)
 
 
-@pytest.mark.parametrize("reader", [h.read_qrels, h.read_run])
+@pytest.mark.parametrize("reader", [read_qrels, read_run])
 @pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
 def test_empty_files(tmp_path, reader, text):
     with pytest.raises(TrecFormatError, match="holds no"):
@@ -240,11 +242,11 @@ def test_empty_files(tmp_path, reader, text):
 
 def test_missing_file_bad_utf8_and_a_long_line(tmp_path):
     with pytest.raises(TrecFormatError, match="nope.txt: cannot be read"):
-        h.read_run(tmp_path / "nope.txt")
+        read_run(tmp_path / "nope.txt")
     with pytest.raises(TrecFormatError, match=r"q:2: is not valid UTF-8 \(byte 0xff\)"):
-        h.read_qrels(write(tmp_path, "q", b"q 0 a 1\nq 0 \xff 1\n"))
+        read_qrels(write(tmp_path, "q", b"q 0 a 1\nq 0 \xff 1\n"))
     with pytest.raises(TrecFormatError) as info:
-        h.read_run(write(tmp_path, "r", "q " + "x" * 500 + "\n"))
+        read_run(write(tmp_path, "r", "q " + "x" * 500 + "\n"))
     assert "…" in str(info.value) and len(str(info.value)) < 400
 
 
@@ -273,5 +275,5 @@ def test_judgements_keep_the_line_of_each_label(tmp_path):
     """What the golden-set readers use to name the line of a label that no chunk has."""
     path = write(tmp_path, "qrels", "# a comment\nq1 0 a 1\n\nq1 0 b 0\nq2 0 a -1\n")
     assert judgements(path) == [(2, "q1", "a", 1), (4, "q1", "b", 0), (5, "q2", "a", -1)]
-    assert h.read_qrels(path) == {"q1": {"a": 1, "b": 0}, "q2": {"a": -1}}
+    assert read_qrels(path) == {"q1": {"a": 1, "b": 0}, "q2": {"a": -1}}
     assert issubclass(TrecFormatError, FormatError)  # one kind of error for every file format

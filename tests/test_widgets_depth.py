@@ -3,8 +3,8 @@
 import pytest
 
 import helpers as h
-from retrieval_eval.rerank import DEPTHS, oracle_rerank, two_stage_table
 from retrieval_eval.trec import read_run
+from retrieval_eval.rerank import DEPTHS, oracle_rerank, two_stage_table
 from retrieval_eval.paths import RUNS_DIR
 from retrieval_eval.widgets.depth import depth_widget, fixable
 

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 import helpers as h
+from retrieval_eval.evaluation import disagree_at_k
 from retrieval_eval.widgets.ranks import filter_questions, question_html, question_view, rank_heatmap_html, snippet_html
 
 
@@ -53,7 +54,7 @@ def test_search_slice_and_disagreement_filter_the_questions(ranks, setup):
     assert filter_questions(ranks, "FROST") == [q for q in ranks.index if "frost" in ranks.loc[q, "question"].lower()]
     a_slice = sorted(set(ranks["slice"]))[0]
     assert filter_questions(ranks, slice_name=a_slice) == list(ranks.index[ranks["slice"] == a_slice])
-    assert filter_questions(ranks, disagree_k=3) == list(ranks.index[h.disagree_at_k(ranks, 3)])
+    assert filter_questions(ranks, disagree_k=3) == list(ranks.index[disagree_at_k(ranks, 3)])
     widget = h.ranks_widget(setup.runs, setup.qrels, setup.golden, setup.chunks)
     assert widget.question.value == filter_questions(ranks, disagree_k=3)[0]
     widget.search.value = "frost"
