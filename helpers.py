@@ -29,7 +29,7 @@ from retrieval_eval.metrics import (
     METRICS, Metric, dcg_at_k, first_relevant_rank, mrr, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank,
     register_metric, relevant_ids, success_at_k,
 )
-from retrieval_eval.models import load_tokenizer
+from retrieval_eval.models import load_tokenizer, needs_the_embedding_model
 from retrieval_eval.pipeline import BM25, Fusion, Setup, Vector, default_retrievers, evaluation_setup
 from retrieval_eval.plots import plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_two_stage
 from retrieval_eval.rerank import DEPTHS, Rerank, SentenceReranker, load_reranker, oracle_rerank, rerank, seconds_per_question, two_stage_table
@@ -53,7 +53,7 @@ __all__ = [
     "recall_at_k", "precision_at_k", "reciprocal_rank", "mrr", "dcg_at_k", "ndcg_at_k", "success_at_k",
     "first_relevant_rank", "relevant_ids", "METRICS", "Metric", "register_metric",
     # corpus, chunks, golden set, labels (00)
-    "load_corpus", "load_chunks", "split_into_chunks", "load_tokenizer", "read_golden_csv", "label_chunks",
+    "load_corpus", "load_chunks", "split_into_chunks", "load_tokenizer", "needs_the_embedding_model", "read_golden_csv", "label_chunks",
     "normalise", "locate_evidence", "graded_labels", "read_known_false_negatives", "with_known_false_negatives",
     # a golden set of documents while retrieval returns chunks (deep dive: a real golden set)
     "document_level",

