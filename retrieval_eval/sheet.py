@@ -77,13 +77,13 @@ class Page:
 def numbers_table(setup, k: int = 3):
     """The golden set's numbers on the sheet: each retriever's four metrics at k and recall@10, how many
     questions it finds in the top k, and a random order's expected values."""
-    table = evaluate({name: setup.runs[name] for name in RUNS}, setup.qrels, ks=[k, 10])
+    runs, qrels, n = {name: setup.runs[name] for name in RUNS}, setup.qrels, len(setup.chunk_ids)
     columns = [(m, k) for m in ("recall", "precision", "MRR", "nDCG")] + [("recall", 10)]
-    out = table[columns].set_axis([f"{m}@{j}" for m, j in columns], axis=1)
-    ranks = first_relevant_ranks({name: setup.runs[name] for name in RUNS}, setup.qrels)
+    out = evaluate(runs, qrels, ks=[k, 10])[columns].set_axis([f"{m}@{j}" for m, j in columns], axis=1)
+    ranks = first_relevant_ranks(runs, qrels)
     out[f"found in top {k}"] = [int((ranks[name].fillna(k + 1) <= k).sum()) for name in RUNS]
-    chance = random_baseline(setup.qrels, len(setup.chunk_ids), k)
-    out.loc["random order"] = [chance[m] for m, _ in columns[:4]] + [random_baseline(setup.qrels, len(setup.chunk_ids), 10)["recall"], float("nan")]
+    chance = random_baseline(qrels, n, k)
+    out.loc["random order"] = [*(chance[m] for m, _ in columns[:4]), random_baseline(qrels, n, 10)["recall"], float("nan")]
     return out
 
 
