@@ -8,7 +8,7 @@ LITE_PY  := $(LITE)/bin/python
 LITE_STAMP := $(LITE)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab lab-lite test test-fast notebooks trec chunks evaluate evaluate-runs bench clean
+.PHONY: lab lab-lite test test-fast notebooks trec chunks sheet evaluate evaluate-runs bench clean
 
 # The Python that creates a venv: PYTHON if given (`make test PYTHON=python3.12`, or in the environment),
 # else the first of these that is Python 3.11 or newer. Looked for only when a venv is created, once per
@@ -88,6 +88,11 @@ trec: $(STAMP)
 # Rebuild data/chunks.jsonl from data/corpus (a test checks the stored file equals a rebuild).
 chunks: $(STAMP)
 	$(PY) -c "import helpers as h; h.write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
+
+# The one-page sheet for a class: definitions, the precision ceiling, the five rules, the interview lines and
+# the golden set's numbers, computed from the run (output/sheet.pdf, A4, one page).
+sheet: $(STAMP)
+	$(PY) -m retrieval_eval.sheet
 
 # `make evaluate CORPUS=folder GOLDEN=file.csv`: notebook 05 on your data, run with papermill, as a report
 # in output/REPORT/ (report.ipynb and report.html; REPORT defaults to the golden file's folder name).

@@ -38,7 +38,7 @@ from retrieval_eval.statistics import (
     any_false_alarm, best_case_detectable_difference, fewest_discordant, holm,
     mcnemar_power, mcnemar_size, mcnemar_test, permutation_test, questions_needed, two_slices,
     )
-from retrieval_eval.teaching import Answer, check_answers, course_map, evidence_html, plot_discount, plot_rankings, print_versions, random_cases
+from retrieval_eval.teaching import Answer, check_answers, course_map, interview_lines, evidence_html, plot_discount, plot_rankings, print_versions, random_cases
 from retrieval_eval.text import locate_evidence, normalise
 from retrieval_eval.trec import export_trec
 from retrieval_eval.widgets.ceiling import ceiling_widget
@@ -78,6 +78,7 @@ __all__ = [
     # pictures and teaching aids
     "plot_metrics", "plot_first_relevant_ranks", "plot_intervals", "plot_two_stage",
     "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions", "course_map",
+    "interview_lines",
     # widgets
     "playground_widget", "rank_slider_widget", "ceiling_widget", "ranks_widget", "rrf_widget", "depth_widget",
     # TREC files

@@ -23,7 +23,7 @@ import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
 from .checks import check_gains, check_list, check_k, check_ranking
-from .metrics import METRICS
+from .metrics import METRICS, relevant_ids
 from .models import SCORING_PACKAGES
 from .text import locate_evidence
 
@@ -65,10 +65,141 @@ def course_map(folder=None, markdown: bool = False):
         rows.append({"notebook": f"[{path.stem}]({path.name})", "path": course["path"], "minutes": course["minutes"],
                      "answers": course["answers"]})
     table = pd.DataFrame(rows).sort_values("path", key=lambda p: p != "core", kind="stable").reset_index(drop=True)
-    if not markdown:
-        return table
-    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
-    return "\n".join(lines + ["| " + " | ".join(str(v) for v in row) + " |" for row in table.itertuples(index=False)])
+    return markdown_table(table) if markdown else table
+
+
+def markdown_table(table) -> str:
+    """The text of a Markdown table of a DataFrame's columns (its index left out; "|" in a cell escaped)."""
+    def cell(value) -> str:
+        return str(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(map(cell, table.columns)) + " |", "|" + "---|" * len(table.columns)]
+    return "\n".join(lines + ["| " + " | ".join(map(cell, row)) + " |" for row in table.itertuples(index=False)])
+
+
+def interview_lines(setup, k: int = 3) -> dict[str, str]:
+    """The course's interview answers (notebook 07 and the sheet): first person, at most 30 words each, every
+    figure from ``setup`` (:func:`~retrieval_eval.pipeline.evaluation_setup`), whose runs must hold BM25, vector
+    and hybrid. The reranker's figures come from its run "hybrid + rerank" when ``setup`` has one, else
+    hybrid's top 10 are reranked here by :class:`~retrieval_eval.rerank.SentenceReranker`."""
+    from .comparisons import against_chance, paired_comparisons
+    from .evaluation import evaluate, first_relevant_ranks, precision_ceiling
+    from .golden import graded_labels
+    from .rerank import SentenceReranker, rerank
+
+    runs, qrels, golden, chunks = setup.runs, setup.qrels, setup.golden, setup.chunks
+    missing = [name for name in ("BM25", "vector", "hybrid") if name not in runs]
+    if missing:
+        raise ValueError(f"interview_lines needs the runs BM25, vector and hybrid; the setup has no {missing}")
+    k = check_k(k)
+    three = {name: runs[name] for name in ("BM25", "vector", "hybrid")}
+    reranked = runs.get("hybrid + rerank") or rerank(runs["hybrid"], SentenceReranker(), {c["id"]: c["text"] for c in chunks},
+                                                     dict(zip(golden["id"], golden["question"])), 10)
+    table = evaluate(three, qrels, ks=[1, k, 10]).loc["hybrid"]
+    after = evaluate({"hybrid + rerank": reranked}, qrels, ks=[1, k]).iloc[0]
+    found = int((first_relevant_ranks({"hybrid": runs["hybrid"]}, qrels)["hybrid"].fillna(k + 1) <= k).sum())
+    graded = evaluate({"hybrid": runs["hybrid"]}, graded_labels(golden, chunks), ks=[k]).iloc[0]
+    single, n = sum(len(relevant_ids(g)) == 1 for g in qrels.values()), len(qrels)
+    pair = paired_comparisons(three, qrels, k=k).loc[("BM25 − hybrid", "recall")]
+    chance = against_chance(three, qrels, len(setup.chunk_ids), k)
+    lines = {
+        "Which metric do you read first?": f"Recall at the k my LLM reads. Our hybrid search gets the evidence into "
+            f"the top {k} for {found} of {n} questions.",
+        "Why is your precision so low?": f"{single} of {n} questions have one relevant chunk, so precision@{k} "
+            f"cannot pass {precision_ceiling(qrels, k):.2f}. Ours is {table[('precision', k)]:.2f}.",
+        "MRR or recall?": f"Recall says the evidence arrived; MRR says how high. Hybrid's MRR@{k} is "
+            f"{table[('MRR', k)]:.2f}, its recall@{k} {table[('recall', k)]:.2f}.",
+        "When do you use nDCG?": f"When some chunks answer better than others. With graded labels, hybrid's nDCG@{k} is "
+            f"{graded[('nDCG', k)]:.2f}; the ideal holds every judged chunk.",
+        "How did you label relevance?": f"A chunk is relevant if it contains the question's evidence string, copied "
+            f"from the corpus: automatic and strict. {single} of {n} questions have one relevant chunk.",
+        "How would you evaluate a reranker?": f"Same candidates, before and after. Recall@{k} went "
+            f"{table[('recall', k)]:.2f} to {after[('recall', k)]:.2f}, but recall@1 {table[('recall', 1)]:.2f} to "
+            f"{after[('recall', 1)]:.2f}; recall@10, {table[('recall', 10)]:.2f}, caps it.",
+        "Is your improvement real?": f"I compare question by question. Hybrid beats BM25 on {pair['losses']} "
+            f"questions and loses {pair['wins']} of {n}: {pair['verdict']}. "
+            + ("Both beat random clearly." if (chance.loc[["BM25", "hybrid"], "p"] < 0.001).all() else ""),
+    }
+    too_long = {q: len(a.split()) for q, a in lines.items() if len(a.split()) > 30}
+    if too_long:
+        raise ValueError(f"interview lines over 30 words: {too_long}")
+    return lines
+
+
+def teacher_key(setup, k: int = 3):
+    """The expected value of every guided step of the core notebooks' widgets, got by driving the widgets as a
+    class does (clicks, sliders) from the starts the notebooks give them; ``setup`` is the Polder evaluation
+    (its runs BM25, vector, hybrid). One row per step: notebook, step, what to ask, expected."""
+    import pandas as pd
+
+    from .evaluation import first_relevant_ranks, precision_ceiling
+    from .widgets.ceiling import CeilingWidget
+    from .widgets.depth import DepthWidget
+    from .widgets.playground import PlaygroundWidget
+    from .widgets.rank_slider import RankSliderWidget, rank_slider_scores
+    from .widgets.rrf import FUSED, RRFWidget
+
+    runs = {name: setup.runs[name] for name in ("BM25", "vector", "hybrid")}
+    qrels, rows = setup.qrels, []
+
+    def step(notebook, ask, expected):
+        rows.append((notebook, sum(r[0] == notebook for r in rows) + 1, ask, expected))
+
+    def clicks(widget, *ranks):
+        for rank in ranks:
+            widget.rank_buttons[rank - 1].click()
+        return widget.state["values"]
+
+    toy = PlaygroundWidget([0, 0, 1, 0, 0, 1], k=k, metrics=["recall"], max_gain=1)  # 01: c1 and c2 at ranks 3 and 6
+    step("01", f"recall@{k} when c2 moves up to rank 2 (click rank 6, then rank 2)", f"{clicks(toy, 6, 2)['recall']:.3f}")
+    toy.reset()
+    toy.k.value = 6
+    step("01", "reset, then k = 6: recall@6", f"{toy.state['values']['recall']:.3f}")
+    toy = PlaygroundWidget([0, 0, 1, 1, 0], k=k, metrics=["recall", "precision"], max_gain=1)  # 02: c1 and c9 at 3 and 4
+    toy.k.value = 5
+    step("02", "precision@5 (k to 5)", f"{toy.state['values']['precision']:.3f}")
+    step("02", "ranks 1 and 2 marked relevant too: precision@5", f"{clicks(toy, 1, 2)['precision']:.3f}")
+    best = precision_ceiling({"toy": {f"r{i}": 1 for i in range(4)}}, 5)
+    step("02", "the most precision@5 can reach with those 4 relevant chunks", f"{best:.3f}")
+    ceiling = CeilingWidget(qrels, runs, k=k)
+    falls = []
+    for j in (1, 2, 3, 5, 10):
+        ceiling.k.value = j
+        falls.append(f"k = {j}: {ceiling.state['ceiling']:.3f}")
+    step("02", "ceiling widget: how fast does the precision@k ceiling fall from 1?", "; ".join(falls))
+    ceiling.reset()
+    top = ceiling.table[("precision", k)].idxmax()
+    ceiling.retriever.value = top
+    share = ceiling.state["numbers"].loc[top, "of ceiling"]
+    step("02", f"ceiling widget: what share of its ceiling does the best retriever reach at k = {k}?", f"{top}: {share:.0%}")
+    slider = RankSliderWidget(rank=3, k=k)
+    slider.rank.value = 4
+    values = slider.state["values"]
+    step("03", f"rank slider, rank 3 → 4: RR and RR@{k}", f"RR {values['RR']:.3f}, RR@{k} {values['RR@k']:.3f}")
+    rr = {r: rank_slider_scores(r, k)["scores"]["RR"] for r in (1, 2, 9, 10)}
+    step("03", "which costs more: rank 1 → 2 or rank 9 → 10?", f"1 → 2 costs {rr[1] - rr[2]:.3f}; 9 → 10 costs {rr[9] - rr[10]:.3f}")
+    toy = PlaygroundWidget([1, 0, 2, 0, 1], k=k)  # 04: c5, c2, c1, c7, c8 with c1 graded 2, c5 and c8 graded 1
+    before = clicks(toy, 1, 3, 3)["nDCG"]
+    step("04", f"nDCG@{k} with the full answer at rank 1 (click rank 1 once, rank 3 twice)", f"{before:.3f}")
+    toy.missed.value = 1
+    after = toy.state["values"]["nDCG"]
+    step("04", "then one relevant chunk added that was not retrieved",
+         f"{after:.3f}" + (f" (unchanged: the ideal top {k} already held gains as high)" if after == before else ""))
+    ranks = first_relevant_ranks(runs, qrels)
+    missed = {name: set(ranks.index[ranks[name].fillna(k + 1) > k]) for name in ("BM25", "vector")}
+    step("05", f"ranks widget: are the questions BM25 misses in the top {k} the ones vector search misses?",
+         f"BM25 misses {len(missed['BM25'])}, vector {len(missed['vector'])}, both {len(missed['BM25'] & missed['vector'])}")
+    rrf = RRFWidget(runs, qrels, setup.golden, k=k)
+    first = rrf.state["metrics"]["first relevant rank"]
+    step("05", f"RRF widget on {rrf.question.value}: which chunk does fusion put first, and where the first relevant one?",
+         f"{rrf.state['fused'][0]} first; first relevant at rank {first[FUSED]} (BM25 {first['BM25']}, vector "
+         f"{first['vector']}): fusion {rrf.state['verdict']}")
+    depth = DepthWidget(runs, qrels, k=k)
+    values = depth.state["values"]
+    step("06", f"depth widget, {depth.stage.value} and N = {depth.n.value}: the best recall@{k}, and how many questions "
+         "a reranker could fix and cannot", f"{values['ceiling']:.3f}; could fix {values['could fix']}, cannot fix "
+         f"{values['cannot fix']}")
+    return pd.DataFrame(rows, columns=["notebook", "step", "what to ask", "expected"])
 
 
 def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str:

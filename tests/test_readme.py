@@ -74,3 +74,12 @@ def test_audit_slice_size_figure():
     family = 0.05 / 6  # notebook 08's slice family: 2 slices × 3 pairs, Holm's first step
     assert (f"`h.fewest_discordant(0.05 / m)`: {h.fewest_discordant(family)} for\nthe 6 slice tests of notebook 08, so 15 "
             f"questions cannot pass that step below a difference of {h.best_case_detectable_difference(15, family):.2f}.") in README
+
+
+def test_the_teachers_key_is_the_one_the_widgets_give(setup):
+    """The README's key is what driving the widgets gives now: regenerate it with
+    ``markdown_table(teacher_key(h.evaluation_setup()))`` when a widget or a notebook's toy changes."""
+    from retrieval_eval.teaching import markdown_table, teacher_key
+
+    shown = README.split("<!-- teacher key: start -->\n")[1].split("\n<!-- teacher key: end -->")[0]
+    assert shown == markdown_table(teacher_key(setup))

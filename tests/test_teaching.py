@@ -402,3 +402,26 @@ def test_print_versions_names_the_scoring_packages_then_the_others_each_once(cap
     assert len(out.splitlines()) == 1 and out.startswith("Python ")
     names = [part.split()[0] for part in out.split("; ", 1)[1].split(", ")]
     assert names == [*SCORING_PACKAGES, *TABLE_PACKAGES]
+
+
+# --- teacher_key --------------------------------------------------------------------------------
+
+
+def test_the_teachers_key_agrees_with_the_metric_functions(setup):
+    """Each guided step of the widgets, worked out again with the metric functions on the ranking the clicks make."""
+    from retrieval_eval.teaching import teacher_key
+
+    key = teacher_key(setup).set_index(["notebook", "step"])["expected"]
+    assert key[("01", 1)] == f"{h.recall_at_k(['c3', 'c2', 'c1', 'c9', 'c4', 'c7'], {'c1', 'c2'}, 3):.3f}"
+    assert key[("01", 2)] == f"{h.recall_at_k(['c3', 'c7', 'c1', 'c9', 'c4', 'c2'], {'c1', 'c2'}, 6):.3f}"
+    assert key[("02", 1)] == f"{h.precision_at_k(['c3', 'c7', 'c1', 'c9', 'c4'], {'c1', 'c9'}, 5):.3f}"
+    assert key[("02", 2)] == f"{h.precision_at_k(['a', 'b', 'c1', 'c9', 'c4'], {'a', 'b', 'c1', 'c9'}, 5):.3f}"
+    assert key[("03", 1)] == f"RR {h.reciprocal_rank(list('abcr'), {'r'}):.3f}, RR@3 {h.reciprocal_rank(list('abcr'), {'r'}, k=3):.3f}"
+    graded = {"a": 2, "c": 1, "e": 1}  # 04: rank 1 clicked once (1 → 2), rank 3 twice (2 → 0 → 1)
+    assert key[("04", 1)] == f"{h.ndcg_at_k(list('abcde'), graded, 3):.3f}"
+    assert key[("04", 2)].startswith(f"{h.ndcg_at_k(list('abcde'), graded | {'missed': 1}, 3):.3f}")
+    row = h.two_stage_table(setup.runs, setup.qrels, k=3).loc[("BM25", 10)]
+    assert key[("06", 1)] == f"{row['recall@N (ceiling)']:.3f}; could fix {int(row['could fix'])}, cannot fix {int(row['cannot fix'])}"
+    shares = {name: h.share_of_ceiling(run, setup.qrels, 3) for name, run in setup.runs.items()}
+    best = h.evaluate(setup.runs, setup.qrels, ks=[3])[("precision", 3)].idxmax()
+    assert key[("02", 5)] == f"{best}: {shares[best]:.0%}"

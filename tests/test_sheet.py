@@ -1,0 +1,74 @@
+"""retrieval_eval/sheet.py: ``make sheet`` writes one A4 page whose numbers, read back from the PDF, are the evaluation's."""
+
+import re
+
+import pytest
+from pypdf import PdfReader
+
+import helpers as h
+from retrieval_eval.paths import RUNS_DIR
+from retrieval_eval.sheet import RUNS, Page, write_sheet
+from retrieval_eval.teaching import interview_lines
+
+K = 3
+
+
+@pytest.fixture(scope="module")
+def sheet_setup(setup):
+    """The teaching setup with the committed reranked run, as ``make sheet`` reads it (no embedding model)."""
+    return setup._replace(runs=setup.runs | {"hybrid + rerank": h.read_run(RUNS_DIR / "hybrid_rerank.trec").rankings})
+
+
+@pytest.fixture(scope="module")
+def pdf(sheet_setup, tmp_path_factory):
+    return PdfReader(write_sheet(sheet_setup, tmp_path_factory.mktemp("sheet") / "sheet.pdf"))
+
+
+def flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def test_one_a4_page_no_type_under_8_pt(pdf):
+    assert len(pdf.pages) == 1
+    box = pdf.pages[0].mediabox
+    assert (float(box.width), float(box.height)) == pytest.approx((595.3, 841.9), abs=1)  # A4 in points
+    sizes = []
+    pdf.pages[0].extract_text(visitor_text=lambda text, cm, tm, font, size: sizes.append(size * abs(tm[3] * cm[3])) if text.strip() else None)
+    assert min(sizes) >= 8
+
+
+def test_the_numbers_are_the_evaluations(pdf, sheet_setup):
+    text = pdf.pages[0].extract_text()
+    lines = {line.split(" ")[0]: line for line in text.splitlines()}
+    table = h.evaluate({name: sheet_setup.runs[name] for name in RUNS}, sheet_setup.qrels, ks=[K, 10])
+    ranks = h.first_relevant_ranks({name: sheet_setup.runs[name] for name in RUNS}, sheet_setup.qrels)
+    found = ranks[list(RUNS)].fillna(K + 1).le(K).sum()
+    for name in RUNS:
+        expected = [table.loc[name, (m, K)] for m in ("recall", "precision", "MRR", "nDCG")] + [table.loc[name, ("recall", 10)]]
+        assert lines[name] == f"{name} " + " ".join(f"{v:.3f}" for v in expected) + f" {found[name]}"
+    chance = h.random_baseline(sheet_setup.qrels, len(sheet_setup.chunk_ids), K)
+    assert f"random order {chance['recall']:.3f} {chance['precision']:.3f} {chance['MRR']:.3f} {chance['nDCG']:.3f}" in text
+    single = sum(len(g) == 1 for g in sheet_setup.qrels.values())
+    assert (f"Here {single} of {len(sheet_setup.qrels)} questions have one relevant chunk: the precision@{K} ceiling is "
+            f"{h.precision_ceiling(sheet_setup.qrels, K):.3f}") in flat(text)
+    assert f"{len(sheet_setup.golden)} questions, {len(sheet_setup.chunk_ids)} chunks" in text
+    for question, answer in interview_lines(sheet_setup, K).items():
+        assert flat(question) in flat(text) and flat(answer) in flat(text), question
+
+
+def test_a_sheet_that_would_not_fit_is_refused():
+    page = Page()
+    with pytest.raises(ValueError, match="does not fit one A4 page"):
+        for _ in range(200):
+            page.text("one more line of the sheet")
+
+
+def test_interview_lines_name_the_runs_they_need(sheet_setup):
+    with pytest.raises(ValueError, match=r"needs the runs BM25, vector and hybrid.*\['vector'\]"):
+        interview_lines(sheet_setup._replace(runs={n: r for n, r in sheet_setup.runs.items() if n != "vector"}))
+
+
+@pytest.mark.slow
+def test_the_committed_reranked_run_gives_the_lines_a_fresh_reranking_gives(setup, sheet_setup):
+    """Notebook 07 reranks afresh (its setup has no "hybrid + rerank"); the sheet reads data/runs/: the same lines."""
+    assert interview_lines(setup, K) == interview_lines(sheet_setup, K)
