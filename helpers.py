@@ -32,8 +32,8 @@ from retrieval_eval.metrics import (
 from retrieval_eval.models import load_tokenizer, needs_the_embedding_model
 from retrieval_eval.pipeline import BM25, Fusion, Setup, Vector, default_retrievers, evaluation_setup
 from retrieval_eval.plots import plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_two_stage
-from retrieval_eval.rerank import DEPTHS, Rerank, SentenceReranker, load_reranker, oracle_rerank, rerank, seconds_per_question, two_stage_table
-from retrieval_eval.retrievers import ENGINE_DEFAULTS, BM25Retriever, tokenize
+from retrieval_eval.rerank import DEPTHS, Rerank, SentenceReranker, load_reranker, oracle_rerank, rerank, seconds_per_call, seconds_per_question, two_stage_table
+from retrieval_eval.retrievers import LUCENE_ENGLISH, BM25Retriever, tokenize
 from retrieval_eval.statistics import (
     any_false_alarm, best_case_detectable_difference, fewest_discordant, holm,
     mcnemar_power, mcnemar_size, mcnemar_test, permutation_test, questions_needed, two_slices,
@@ -59,7 +59,7 @@ __all__ = [
     "document_level",
     # the set-up call and the registry of retrievers (01-06)
     "evaluation_setup", "Setup", "default_retrievers", "BM25", "Vector", "Fusion", "Rerank",
-    "BM25Retriever", "tokenize", "ENGINE_DEFAULTS", "reciprocal_rank_fusion",
+    "BM25Retriever", "tokenize", "LUCENE_ENGLISH", "reciprocal_rank_fusion",
     # tables (01-05)
     "evaluate", "batch_scores", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "random_baseline", "KS",
     # is a difference real? plain words (core) and the tests (deep dive)
@@ -67,7 +67,7 @@ __all__ = [
     "any_false_alarm", "fewest_discordant", "best_case_detectable_difference", "mcnemar_power", "mcnemar_size",
     "questions_needed", "two_slices",
     # two-stage retrieval (06)
-    "rerank", "oracle_rerank", "SentenceReranker", "load_reranker", "two_stage_table", "seconds_per_question", "DEPTHS",
+    "rerank", "oracle_rerank", "SentenceReranker", "load_reranker", "two_stage_table", "seconds_per_question", "seconds_per_call", "DEPTHS",
     # conventions of other tools (deep dive)
     "switchboard", "trec_eval_means", "hit_rate", "capped_recall", "precision_of_returned",
     "average_precision", "ndcg_retrieved_ideal", "macro_mean",

@@ -3,8 +3,8 @@
 A baseline is only as fair as its analyzer and settings. :func:`bm25_table` scores a list of BM25
 settings side by side at k and counts the questions each row moves against the row before;
 :data:`BM25_STEPS` builds ours from rank-bm25 as shipped, :data:`BM25_VARIANTS` puts our analyzer
-under other engines' idf, k1 and b, and :data:`~retrieval_eval.retrievers.ENGINE_DEFAULTS` is an
-engine's BM25 untouched. The BM25 deep dive reads them.
+under other engines' idf, k1 and b, and :data:`~retrieval_eval.retrievers.LUCENE_ENGLISH` is
+Lucene's English analyzer and BM25 untouched. The BM25 deep dive reads them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pandas as pd
 
 from .checks import check_k
 from .evaluation import evaluate, first_relevant_ranks, random_baseline
-from .retrievers import ENGINE_DEFAULTS, BM25Retriever
+from .retrievers import LUCENE_ENGLISH, BM25Retriever
 
 # Each adds one choice to the one before; the last is BM25Retriever's default (a test checks it).
 BM25_STEPS = {
@@ -33,7 +33,7 @@ BM25_VARIANTS = {
     "ours, Lucene's idf": {"idf": "lucene"},
     "ours, Lucene's idf, k1 1.2, b 0.75 (Lucene's)": {"idf": "lucene", "k1": 1.2},
     "ours, Lucene's idf, k1 0.9, b 0.4 (Anserini's)": {"idf": "lucene", "k1": 0.9, "b": 0.4},
-    "an engine's defaults: Lucene's 33 stop words, Porter, Lucene's idf, k1 1.2": ENGINE_DEFAULTS,
+    "Lucene's English analyzer untouched: its 33 stop words, Porter, Lucene's idf, k1 1.2": LUCENE_ENGLISH,
 }
 
 

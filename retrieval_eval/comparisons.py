@@ -108,23 +108,24 @@ def plain_summary(table: pd.DataFrame, metric: str | None = None) -> str:
              for (_, m), r in rows.iterrows() if r.verdict != TOO_CLOSE]
     where = f"On {_metric_label(metric, k)}, " if metric else ""
     if not ahead:
-        return f"{where}{n} questions cannot tell any two of them apart: every gap is too close to call"
+        return f"{where}no gap between them passed the test on these {n} questions: every one is too close to call"
     return f"{where or 'C'}{'c' if where else ''}learly ahead: " + "; ".join(ahead) + ". Every other gap is too close to call"
 
 
 def plain_table(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`paired_comparisons` as a grid in plain words: one row per pair, one column per metric, each cell
-    the questions won each way and the verdict, e.g. "14–4 for vector: too close to call"."""
+    the mean gap, the questions won each way and the verdict, e.g. "vector +0.085 (14–4): too close to call".
+    The gap's sign names the leader: the tests weigh how much each question moved, not only which way."""
     def cell(r) -> str:
         if not r["wins"] + r["losses"]:
             return "no question differs"
-        leader, more, fewer = (r["A"], r["wins"], r["losses"]) if r["wins"] >= r["losses"] else (r["B"], r["losses"], r["wins"])
-        return f"{more}–{fewer} for {leader}: " + (TOO_CLOSE if r["verdict"] == TOO_CLOSE else "ahead")
+        leader, more, fewer = (r["A"], r["wins"], r["losses"]) if r["difference"] >= 0 else (r["B"], r["losses"], r["wins"])
+        return f"{leader} +{abs(r['difference']):.3f} ({more}–{fewer}): " + (TOO_CLOSE if r["verdict"] == TOO_CLOSE else "ahead")
 
     grid = table.apply(cell, axis=1).unstack("metric")[list(dict.fromkeys(table.index.get_level_values("metric")))]
     grid.columns = [_metric_label(m, table.attrs["k"]) for m in grid.columns]
     return grid.loc[list(dict.fromkeys(table.index.get_level_values("pair")))].rename_axis(
-        f"questions won, of {table.attrs['questions']}")
+        f"mean gap (questions won each way), of {table.attrs['questions']}")
 
 
 def against_chance(runs: Mapping, qrels: Mapping, n_chunks: int, k: int = 3) -> pd.DataFrame:

@@ -256,9 +256,9 @@ def teaching_registry() -> dict[str, Stage]:
     """The runs committed under ``data/runs/``: the three retrievers, an engine's BM25 untouched, and
     hybrid's top 10 reranked by the built-in sentence re-scorer."""
     from .rerank import Rerank, SentenceReranker
-    from .retrievers import ENGINE_DEFAULTS
+    from .retrievers import LUCENE_ENGLISH
 
-    return default_retrievers() | {"BM25 (engine defaults)": BM25(**ENGINE_DEFAULTS),
+    return default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH),
                                    "hybrid + rerank": Rerank("hybrid", SentenceReranker())}
 
 

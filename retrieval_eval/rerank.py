@@ -166,16 +166,18 @@ class Rerank(Stage):
 
 def two_stage_table(runs: Mapping[str, Run], qrels: Qrels, reranked: Mapping[tuple, Run] | None = None,
                     depths: Sequence[int] = DEPTHS, k: int = 3) -> pd.DataFrame:
-    """Per first stage and candidate pool N: the ceiling recall@N, then recall@k and MRR@k before
+    """Per first stage and candidate pool N: the bounds recall@N (of recall@k after reranking) and success@N
+    (a relevant chunk in the top N: of success, MRR and nDCG at k), then recall@k and MRR@k before
     reranking, with the oracle, and with a real reranker (``reranked[(first stage, N)]``, when given);
-    and how many questions a reranker could fix (relevant in the top N, not in the top k) or cannot
-    (no relevant chunk in the top N)."""
+    and how many questions a reranker could bring into the top k (relevant in the top N, not in the top
+    k) or cannot (no relevant chunk in the top N)."""
     k, depths, (runs, qrels) = check_k(k), check_ks(depths, "depths"), check_runs(runs, qrels)
     rows = []
     for name, run in runs.items():
         for n in depths:
             found = {q: [c in relevant_ids(qrels[q]) for c in run[q][:n]] for q in qrels}
-            row = {"first stage": name, "N": n, f"recall@N (ceiling)": evaluate({name: run}, qrels, [n], ["recall"]).iat[0, 0]}
+            row = {"first stage": name, "N": n, "recall@N (ceiling)": evaluate({name: run}, qrels, [n], ["recall"]).iat[0, 0],
+                   "success@N": sum(map(any, found.values())) / len(found)}
             for label, r in (("first stage", run), ("oracle", oracle_rerank(run, qrels, n)),
                              ("reranker", (reranked or {}).get((name, n)))):
                 if r is not None:
@@ -187,13 +189,35 @@ def two_stage_table(runs: Mapping[str, Run], qrels: Qrels, reranked: Mapping[tup
     return pd.DataFrame(rows).astype({"could fix": int, "cannot fix": int}).set_index(["first stage", "N"])
 
 
-def seconds_per_question(reranker, run: Run, texts: Mapping[str, str], questions: Mapping[str, str], depth: int = 10) -> pd.Series:
-    """The time the reranker takes per question to score its top ``depth`` (wall clock, seconds), from a fresh
-    start each time (a reranker that keeps what it has read, as :class:`SentenceReranker` does, forgets it first)."""
-    times = {}
-    for q, ranked in run.items():
-        getattr(reranker, "forget", lambda: None)()
+def seconds_per_question(reranker, run: Run, texts: Mapping[str, str], questions: Mapping[str, str], depth: int = 10,
+                         fresh: bool = True, repeat: int = 3) -> pd.Series:
+    """The time the reranker takes per question to score its top ``depth``: the median of ``repeat`` timings,
+    after one warm-up call (wall clock, seconds). ``fresh``: a reranker that keeps what it has read, as
+    :class:`SentenceReranker` keeps sentence vectors, forgets it before each call, as a cross-encoder reads
+    every pair anew; else it reads what it stored (sentence vectors can be computed once, offline)."""
+    def one(q, ranked) -> float:
+        if fresh:
+            getattr(reranker, "forget", lambda: None)()
         start = time.perf_counter()
         reranker.score(questions[q], [texts[c] for c in ranked[:depth]])
-        times[q] = time.perf_counter() - start
-    return pd.Series(times, name=f"seconds to rerank {depth}")
+        return time.perf_counter() - start
+
+    first = next(iter(run.items()))
+    one(*first)  # warm-up: the model's first call pays for loading
+    return pd.Series({q: float(np.median([one(q, ranked) for _ in range(check_k(repeat, "repeat"))]))
+                      for q, ranked in run.items()}, name=f"seconds to rerank {depth}")
+
+
+def seconds_per_call(function, arguments, repeat: int = 3) -> pd.Series:
+    """The median wall-clock time of ``function(argument)`` over ``repeat`` calls, per argument, after one warm-up."""
+    arguments = list(arguments)
+    function(arguments[0])
+    times = {}
+    for argument in arguments:
+        runs = []
+        for _ in range(check_k(repeat, "repeat")):
+            start = time.perf_counter()
+            function(argument)
+            runs.append(time.perf_counter() - start)
+        times[argument] = float(np.median(runs))
+    return pd.Series(times, name="seconds")

@@ -110,9 +110,10 @@ def unindexable_chunks(chunks: Sequence[Chunk]) -> list[str]:
     return [c["id"] for c in chunks if not tokenize(c["text"])]
 
 
-# What a search engine's English analyzer and BM25 do out of the box (Lucene's EnglishAnalyzer: its 33 stop
-# words, Porter stemming; Lucene's idf and BM25Similarity's k1 and b, as Elasticsearch and OpenSearch).
-ENGINE_DEFAULTS = {"stop_words": "lucene", "stemmer": "porter", "idf": "lucene", "k1": 1.2, "b": 0.75}
+# Lucene's English analyzer and BM25 untouched (EnglishAnalyzer: its 33 stop words, Porter stemming; Lucene's idf,
+# BM25Similarity's k1 and b): Elasticsearch's and OpenSearch's `english` analyzer, Anserini's default. (Their
+# *standard* analyzer drops no stop word and stems nothing.) Our tokenizer only approximates Lucene's.
+LUCENE_ENGLISH = {"stop_words": "lucene", "stemmer": "porter", "idf": "lucene", "k1": 1.2, "b": 0.75}
 
 
 class BM25Retriever:
@@ -122,8 +123,8 @@ class BM25Retriever:
     Our defaults are tuned on the golden set, and say so: NLTK's 179 stop words (chosen with the
     results in view) and ``epsilon=0`` (rank-bm25 floors a negative idf at epsilon × the average idf,
     0.25 by default, which on a few dozen chunks outweighs a moderately rare term; at 0 a term in half
-    the chunks or more adds nothing). ``k1=1.5``, ``b=0.75``: rank-bm25's. :data:`ENGINE_DEFAULTS` is
-    what an engine does untouched. Only chunks that score above 0 are ranked: padding the ranking would
+    the chunks or more adds nothing). ``k1=1.5``, ``b=0.75``: rank-bm25's. :data:`LUCENE_ENGLISH` is
+    Lucene's English analyzer and BM25 untouched. Only chunks that score above 0 are ranked: padding the ranking would
     credit chunks for their place in the file.
     """
 

@@ -103,8 +103,8 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
     pair = paired_comparisons(three, qrels, k=k).loc[("BM25 − hybrid", "recall")]
     chance = against_chance(three, qrels, len(setup.chunk_ids), k)
     lines = {
-        "Which metric do you read first?": f"Recall at the k my LLM reads. Our hybrid search gets the evidence into "
-            f"the top {k} for {found} of {n} questions.",
+        "Which metric do you read first?": f"Recall at the k my LLM reads: hybrid's recall@{k} is "
+            f"{table[('recall', k)]:.2f}, a relevant chunk in the top {k} for {found} of {n} questions.",
         "Why is your precision so low?": f"{single} of {n} questions have one relevant chunk, so precision@{k} "
             f"cannot pass {precision_ceiling(qrels, k):.2f}. Ours is {table[('precision', k)]:.2f}.",
         "MRR or recall?": f"Recall says the evidence arrived; MRR says how high. Hybrid's MRR@{k} is "
@@ -113,9 +113,9 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
             f"{graded[('nDCG', k)]:.2f}; the ideal holds every judged chunk.",
         "How did you label relevance?": f"A chunk is relevant if it contains the question's evidence string, copied "
             f"from the corpus: automatic and strict. {single} of {n} questions have one relevant chunk.",
-        "How would you evaluate a reranker?": f"Same candidates, before and after. Recall@{k} went "
-            f"{table[('recall', k)]:.2f} to {after[('recall', k)]:.2f}, but recall@1 {table[('recall', 1)]:.2f} to "
-            f"{after[('recall', 1)]:.2f}; recall@10, {table[('recall', 10)]:.2f}, caps it.",
+        "How would you evaluate a reranker?": f"Same candidates before and after, beside an oracle. Our stand-in "
+            f"moved recall@{k} {table[('recall', k)]:.2f} to {after[('recall', k)]:.2f}, recall@1 "
+            f"{table[('recall', 1)]:.2f} to {after[('recall', 1)]:.2f}; recall@10, {table[('recall', 10)]:.2f}, caps it.",
         "Is your improvement real?": f"I compare question by question. Hybrid beats BM25 on {pair['losses']} "
             f"questions and loses {pair['wins']} of {n}: {pair['verdict']}. "
             + ("Both beat random clearly." if (chance.loc[["BM25", "hybrid"], "p"] < 0.001).all() else ""),

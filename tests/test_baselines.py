@@ -66,8 +66,8 @@ def test_the_variants_start_at_our_default_and_end_at_an_engine(chunks, question
     labels = list(h.BM25_VARIANTS)
     assert list(table.index) == [*labels, RANDOM]
     assert h.BM25_VARIANTS[labels[0]] == {} and table.attrs["runs"][labels[0]] == runs["BM25"]
-    assert h.BM25_VARIANTS[labels[-1]] == h.ENGINE_DEFAULTS
-    engine = h.BM25Retriever(chunks, **h.ENGINE_DEFAULTS)
+    assert h.BM25_VARIANTS[labels[-1]] == h.LUCENE_ENGLISH
+    engine = h.BM25Retriever(chunks, **h.LUCENE_ENGLISH)
     assert table.attrs["runs"][labels[-1]] == {q: engine.rank(text) for q, text in questions.items()}
     assert all(options.get("idf", "robertson") in ("robertson", "lucene") for options in h.BM25_VARIANTS.values())
 

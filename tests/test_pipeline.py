@@ -24,7 +24,7 @@ from retrieval_eval.parameters import ParameterError
 from retrieval_eval.evaluation import run_columns
 from retrieval_eval.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT, RUNS_DIR
 from retrieval_eval.pipeline import BM25, Fusion, Stage, Vector, stage_fingerprint
-from retrieval_eval.retrievers import ENGINE_DEFAULTS
+from retrieval_eval.retrievers import LUCENE_ENGLISH
 
 PYTHON = [sys.executable, "-c"]
 
@@ -54,7 +54,7 @@ def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, 
 def test_the_committed_settings_are_the_teaching_registrys(setup):
     """settings.json names each committed file's stage; a default that changes leaves the committed run unused."""
     stored = json.loads((RUNS_DIR / "settings.json").read_text(encoding="utf-8"))
-    stages = h.default_retrievers() | {"BM25 (engine defaults)": BM25(**ENGINE_DEFAULTS)}
+    stages = h.default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH)}
     for name, stage in stages.items():
         assert stored[pipeline.run_file(name).name] == pipeline._portable(stage.key()), name
     assert sorted(stored) == sorted(p.name for p in RUNS_DIR.glob("*.trec"))
