@@ -14,7 +14,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .checks import check_ids, check_list, check_k
-from .models import document_prefix, fast_tokenizer, load_tokenizer, model_window
+from .models import document_prefix, fast_tokenizer, load_tokenizer, model_problems, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
 
@@ -27,7 +27,30 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 SYSTEM_NAMES = {"thumbs.db", "desktop.ini", "__macosx", "$recycle.bin", "system volume information"}
 
 
-def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) -> dict[str, str]:
+class ParameterError(ValueError):
+    """Wrong parameters of an evaluation: ``problems`` holds one line each; the message lists them all."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__(f"{len(self.problems)} problem(s) with the parameters; fix them all and run again:\n"
+                         + "\n".join(f"- {p}" for p in self.problems))
+
+
+def check_parameters(corpus, golden, model_name=None, chunk_size=CHUNK_SIZE) -> None:
+    """Refuse, in one :class:`ParameterError` listing every problem, a corpus that is not a folder, a golden
+    file that is not a file, and a model or chunk size that cannot work (:func:`~retrieval_eval.models.model_problems`)."""
+    problems = []
+    for name, value, kind, exists in (("CORPUS", corpus, "folder", os.path.isdir), ("GOLDEN", golden, "file", os.path.isfile)):
+        if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+            problems.append(f"{name} must be the path of a {kind}, got {value!r}")
+        elif not exists(value):
+            problems.append(f"{name} {str(value)!r}: no such {kind}")
+    problems += model_problems(model_name, chunk_size)
+    if problems:
+        raise ParameterError(problems)
+
+
+def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None, exclude: Sequence[str | Path] = ()) -> dict[str, str]:
     """Read every document of a corpus folder and its subfolders: one file, one document.
 
     What is read: files ending in ``.md``, ``.markdown`` or ``.txt`` (in any case: ``Hours.MD``
@@ -52,6 +75,8 @@ def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) ->
         folder: the corpus folder.
         skipped: a list that receives ``(relative path, reason)`` for each file or folder not
             read (also when an error is raised); when ``None``, a ``UserWarning`` lists them instead.
+        exclude: the other input files of the evaluation (the golden set, qrels, runs): one saved
+            inside the corpus folder is left out of the corpus and listed, never read as a document.
 
     Returns:
         ``{document id: text}`` in path order; line endings are ``"\n"``.
@@ -72,8 +97,11 @@ def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) ->
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder} is a file, not a folder: the corpus is a folder of .md, .markdown or .txt documents")
     not_read, problems, docs, origin = [], [], {}, {}
+    inputs = {_identity(Path(p)) for p in exclude if Path(p).is_file()}
     for path, reason in _corpus_files(folder):
         relative = path.relative_to(folder).as_posix()
+        if not reason and inputs and _identity(path) in inputs:
+            reason = "an input of this evaluation (the golden set, qrels or a run), not a document: left out of the corpus"
         if reason:
             not_read.append((relative + ("/" if path.is_dir() else ""), reason))
             continue

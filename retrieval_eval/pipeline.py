@@ -18,7 +18,8 @@ import hashlib
 import json
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -29,11 +30,10 @@ from tqdm import tqdm
 
 from . import fusion, retrievers, text
 from .checks import Chunk, Qrels, Ranking, Run, check_ids
-from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
+from .corpus import CHUNK_SIZE, ParameterError, check_parameters, load_corpus, stored_or_split_chunks
 from .fusion import fuse_runs
 from .golden import load_golden_with_qrels
 from .models import fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter, unknown_only
-from .parameters import check_parameters
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, RUNS_DIR, write_atomically
 from .retrievers import BM25Retriever, VectorRetriever, unindexable_chunks
 
@@ -205,18 +205,33 @@ def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
     return read_run(path).rankings if stored.get(path.name) == _portable(stage.key()) else None
 
 
-def _cached(path: Path, questions: Mapping) -> Run | None:
-    """The run stored at ``path``, or None (missing, or not a ranking per question: it is set aside and rebuilt)."""
+def _cached(path: Path, questions: Mapping, chunk_ids: set) -> Run | None:
+    """The run stored at ``path``, or None: missing, or failing its checks, when it is set aside as
+    ``.bad`` with a warning naming it (and the run is ranked again)."""
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
         return None
     except ValueError:
         run = None
-    if isinstance(run, dict) and list(run) == list(questions) and all(
-            isinstance(r, list) and all(isinstance(d, str) for d in r) for r in run.values()):
+    problem = _cache_problem(run, questions, chunk_ids)
+    if problem is None:
         return run
     path.replace(path.with_suffix(".bad"))
+    warnings.warn(f"the rankings cache file {path} {problem}: set aside as {path.with_suffix('.bad').name}, ranked again",
+                  stacklevel=3)
+    return None
+
+
+def _cache_problem(run, questions: Mapping, chunk_ids: set) -> str | None:
+    if not isinstance(run, dict) or list(run) != list(questions):
+        return "is not JSON holding one ranking per question of this golden set"
+    for q, ranked in run.items():
+        if not isinstance(ranked, list) or not all(isinstance(d, str) for d in ranked) or len(set(ranked)) < len(ranked):
+            return f"holds a ranking of question {q!r} that is not a list of distinct chunk ids"
+        unknown = set(ranked) - chunk_ids
+        if unknown:
+            return f"names chunk(s) this corpus does not have, for question {q!r}: {sorted(unknown)[:3]}"
     return None
 
 
@@ -233,7 +248,7 @@ def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questio
         run = committed_run(name, stage, teaching)
         path = Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json" if stage.cached else None
         if run is None and path is not None:
-            run = _cached(path, questions)
+            run = _cached(path, questions, chunk_ids)
         if run is None:
             run = check_stage_run(stage.run(Context(chunks, dict(questions), runs, Path(cache_dir), progress)), name,
                                   questions, chunk_ids)
@@ -305,34 +320,61 @@ class Setup(NamedTuple):
                    for kind, ids in self.unreadable.items() if ids])
 
 
+def labelled_setup(corpus: str | Path = CORPUS_DIR, golden: str | Path = GOLDEN_PATH, *, model_name: str | None = None,
+                   chunk_size: int = CHUNK_SIZE, progress: bool = False, exclude: Sequence[str | Path] = (),
+                   cutoffs: Sequence[int] = ()) -> Setup:
+    """The chunks, golden set and qrels of :func:`evaluation_setup`, without runs (``runs`` is empty).
+
+    The golden file and the files in ``exclude`` are left out of the corpus when they sit in its folder
+    (listed in ``skipped``). Each of ``cutoffs`` (the k a caller will read) must be at most the number
+    of chunks: a larger one is refused before anything is ranked (:class:`~retrieval_eval.corpus.ParameterError`).
+    """
+    check_parameters(corpus, golden, model_name, chunk_size)
+    skipped: list = []
+    docs = load_corpus(corpus, skipped=skipped, exclude=[golden, *exclude])
+    chunks = stored_or_split_chunks(docs, corpus, model_name, chunk_size, progress)
+    too_deep = sorted({k for k in cutoffs if k > len(chunks)})
+    if too_deep:
+        raise ParameterError([f"the cut-off k = {k} is more than the {len(chunks)} chunks of the corpus: every ranking "
+                              f"ends before rank {k}; use k <= {len(chunks)}" for k in too_deep])
+    teaching = _teaching(corpus, golden, model_name, chunk_size)
+    # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
+    counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
+    golden_set, qrels = load_golden_with_qrels(golden, chunks, docs, counter, chunk_size, prefix)
+    return Setup(docs, chunks, golden_set, qrels, {}, skipped, {"chunks": [], "questions": []})
+
+
+def _teaching(corpus, golden, model_name, chunk_size) -> bool:
+    return (Path(corpus).resolve() == CORPUS_DIR.resolve() and Path(golden).resolve() == GOLDEN_PATH.resolve()
+            and model_name is None and chunk_size == CHUNK_SIZE)
+
+
 def evaluation_setup(corpus: str | Path = CORPUS_DIR, golden: str | Path = GOLDEN_PATH, *,
                      retrievers: Mapping[str, Stage | Callable] | None = None, reranker=None,
                      model_name: str | None = None, chunk_size: int = CHUNK_SIZE, progress: bool = False,
-                     cache_dir: str | Path = CACHE_DIR) -> Setup:
+                     cache_dir: str | Path = CACHE_DIR, cutoffs: Sequence[int] = ()) -> Setup:
     """Chunks, golden set and qrels, and every retriever's run over every question.
 
     ``retrievers`` adds entries to :func:`default_retrievers` (a name already there replaces it): a
     function ``question -> [chunk ids, best first]`` or a stage. ``reranker`` (a name or a reranker,
     see :func:`~retrieval_eval.rerank.load_reranker`) adds "hybrid + rerank": hybrid's top 10 reranked.
-    Every parameter is checked before anything is read; the golden file before any model loads.
+    Every parameter is checked before anything is read; the golden file before any model loads;
+    ``cutoffs`` as :func:`labelled_setup` checks them, and none may pass :data:`DEPTH`.
     """
     from .rerank import Rerank, load_reranker
 
-    check_parameters(corpus, golden, model_name, chunk_size)
+    too_deep = sorted({k for k in cutoffs if k > DEPTH})
+    if too_deep:
+        raise ParameterError([f"the cut-off k = {k} is more than the {DEPTH} ranks each run keeps; use k <= {DEPTH}"
+                              for k in too_deep])
+    setup = labelled_setup(corpus, golden, model_name=model_name, chunk_size=chunk_size, progress=progress, cutoffs=cutoffs)
     registry = default_retrievers(model_name, chunk_size) | dict(retrievers or {})
     if reranker is not None:
         registry["hybrid + rerank"] = Rerank("hybrid", load_reranker(reranker))
-    skipped: list = []
-    docs = load_corpus(corpus, skipped=skipped)
-    chunks = stored_or_split_chunks(docs, corpus, model_name, chunk_size, progress)
-    teaching = (Path(corpus).resolve() == CORPUS_DIR.resolve() and Path(golden).resolve() == GOLDEN_PATH.resolve()
-                and model_name is None and chunk_size == CHUNK_SIZE)
-    # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
-    counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
-    golden_set, qrels = load_golden_with_qrels(golden, chunks, docs, counter, chunk_size, prefix)
-    questions = dict(zip(golden_set["id"], golden_set["question"]))
-    runs = run_registry(registry, chunks, questions, teaching, cache_dir, progress)
-    unreadable = {"chunks": [], "questions": []} if teaching else {
-        "chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
+    teaching = _teaching(corpus, golden, model_name, chunk_size)
+    questions = dict(zip(setup.golden["id"], setup.golden["question"]))
+    runs = run_registry(registry, setup.chunks, questions, teaching, cache_dir, progress)
+    unreadable = setup.unreadable if teaching else {
+        "chunks": unknown_only({c["id"]: c["text"] for c in setup.chunks}, model_name),
         "questions": unknown_only(questions, model_name)}
-    return Setup(docs, chunks, golden_set, qrels, runs, skipped, unreadable)
+    return setup._replace(runs=runs, unreadable=unreadable)

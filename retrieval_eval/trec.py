@@ -56,12 +56,12 @@ def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path)
     Taught in: the README's "Trust the numbers" (``make trec`` writes the same lines through export_trec);
     no notebook calls it (``make bench`` and the tests do).
     """
-    text = _qrels_text(qrels)
+    text = qrels_text(qrels)
     Path(path).write_text(text, encoding="utf-8")
     return Path(path)
 
 
-def _qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
+def qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
     """The qrels as the text of a TREC qrels file, checked (see :func:`write_trec_qrels`)."""
     check_ids(qrels, "the qrels hold question id")
     lines = []
@@ -98,12 +98,12 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
     Taught in: the README's "Trust the numbers" (``make trec`` writes the same lines through export_trec);
     no notebook calls it (the tests do).
     """
-    text = _run_text(run, tag)
+    text = run_text(run, tag)
     Path(path).write_text(text, encoding="utf-8")
     return Path(path)
 
 
-def _run_text(run: Mapping[str, Sequence[str]], tag: str) -> str:
+def run_text(run: Mapping[str, Sequence[str]], tag: str) -> str:
     """One run as the text of a TREC run file, checked (see :func:`write_trec_run`)."""
     if not isinstance(tag, str):
         raise ValueError(f"the tag must be a str, got {tag!r}")
@@ -147,10 +147,10 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
     """
     if not isinstance(runs, Mapping):
         raise ValueError(f"runs must be a mapping {{retriever name: {{question_id: ranking}}}}, got {runs!r:.60}")
-    texts = {"qrels.txt": _qrels_text(qrels)}
+    texts = {"qrels.txt": qrels_text(qrels)}
     for name, run in runs.items():
         try:
-            texts[f"run.{name}.txt"] = _run_text(run, name)
+            texts[f"run.{name}.txt"] = run_text(run, name)
         except ValueError as exc:
             raise ValueError(f"run {name!r}: {exc}") from None
     folder = Path(folder)
@@ -424,25 +424,6 @@ class Coverage(NamedTuple):
     run_only: tuple
     missing: tuple
     no_relevant: tuple
-
-    def summary(self) -> str:
-        """One sentence with the counts and the first five question ids of each group.
-
-        Taught in: the README's "Bring your engine's runs" (``make evaluate-runs``).
-        """
-
-        def some(qids):
-            return ", ".join(map(repr, qids[:5])) + (f" and {len(qids) - 5} more" if len(qids) > 5 else "")
-
-        parts = [f"{len(self.scored)} questions scored"]
-        if self.run_only:
-            parts.append(f"{len(self.run_only)} in the run but not in the qrels, ignored ({some(self.run_only)})")
-        if self.missing:
-            parts.append(f"{len(self.missing)} in the qrels but not in the run, scored 0 ({some(self.missing)})")
-        if self.no_relevant:
-            parts.append(f"{len(self.no_relevant)} with no relevant document in the qrels, left out "
-                         f"({some(self.no_relevant)})")
-        return "; ".join(parts)
 
 
 def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> tuple[dict, Coverage]:
