@@ -237,7 +237,7 @@ def evaluate_runs(values: dict, cache_dir: Path):
     from .pipeline import labelled_setup
     import pandas as pd
 
-    from .report import LEFT_OUT_COLUMNS, Evaluation, left_out_table
+    from .report import LEFT_OUT_COLUMNS, Evaluation, left_out_table, plain_id
     from .trec import TrecFormatError, align_run, find_line, read_qrels, read_run
 
     print("Runs " + ", ".join(map(str, values["RUNS"])), flush=True)
@@ -250,14 +250,19 @@ def evaluate_runs(values: dict, cache_dir: Path):
                                chunk_size=values["CHUNK_SIZE"], progress=True, exclude=values["RUNS"], cutoffs=check)
         judged, unit, chunk_ids = setup.qrels, "chunk", {c["id"] for c in setup.chunks}
         for path, run in zip(values["RUNS"], runs.values()):
-            unknown = next(((q, d) for q, ranked in run.rankings.items() for d in ranked if d not in chunk_ids), None)
+            unknown = next(((q, d) for q, ranked in run.rankings.items() for d in ranked
+                            if d not in chunk_ids and plain_id(d) not in chunk_ids), None)
             if unknown:
                 raise TrecFormatError(path, find_line(path, *unknown), f"{unknown[1]!r} (question {unknown[0]!r}) is not a "
                                       "chunk id of this corpus: with GOLDEN and CORPUS a run ranks the chunks made with the "
                                       "same CHUNK_SIZE and MODEL_NAME; or give QRELS")
     rankings, rows = {}, []
     for name, run in runs.items():
-        rankings[name], coverage = align_run(run, judged)
+        ranked = run.rankings
+        if setup:  # a report's TREC files percent-encode whitespace and "%" in ids: read them as the golden set's
+            ranked = {q if q in judged else plain_id(q): [d if d in chunk_ids else plain_id(d) for d in r]
+                      for q, r in ranked.items()}
+        rankings[name], coverage = align_run(ranked, judged)
         rows += [("question in the run but not judged: ignored", q, name) for q in coverage.run_only]
         rows += [("judged question the run does not answer: scored 0", q, name) for q in coverage.missing]
         rows += [("ranking re-sorted as trec_eval reads it (score, then id descending)", q, name) for q in run.reordered]
@@ -273,13 +278,12 @@ def evaluate_runs(values: dict, cache_dir: Path):
 
 def _about(values: dict) -> dict:
     """The inputs as the report shows them."""
-    shown = {"CORPUS": "corpus", "GOLDEN": "golden set", "QRELS": "qrels", "RUNS": "runs", "MODEL_NAME": "embedding model",
-             "CHUNK_SIZE": "chunk size (word pieces)", "RERANKER": "reranker"}
-    about = {label: "\n".join(map(str, values[name])) if isinstance(values[name], list) else str(values[name])
-             for name, label in shown.items() if values.get(name) is not None}
-    if "embedding model" not in about and "corpus" in about:
-        about["embedding model"] = "all-MiniLM-L6-v2 (bundled)"
-    return about
+    shown = {"CORPUS": "corpus", "GOLDEN": "golden set", "QRELS": "qrels", "RUNS": "runs", "RERANKER": "reranker"}
+    if values["CORPUS"]:
+        shown |= {"MODEL_NAME": "embedding model", "CHUNK_SIZE": "chunk size (word pieces)"}
+        values = {"MODEL_NAME": "all-MiniLM-L6-v2 (bundled)"} | {k: v for k, v in values.items() if v is not None}
+    return {label: "\n".join(map(str, values[name])) if isinstance(values[name], list) else str(values[name])
+            for name, label in shown.items() if values.get(name) is not None}
 
 
 # --- the report folder and the report -------------------------------------------------------------
@@ -319,21 +323,28 @@ def run_template(folder: Path, output_dir: Path, cache_dir: Path) -> None:
     from nbconvert import HTMLExporter
     from tqdm import tqdm
 
-    from .report import ReportError, write_file
+    from .report import PROGRESS, ReportError, write_file
+
+    class Client(NotebookClient):
+        def output(self, outs, msg, display_id, cell_index):  # progress lines go to the terminal, not the report
+            text = msg["content"].get("text", "") if msg["msg_type"] == "stream" else ""
+            if text.startswith(PROGRESS):
+                bar.set_postfix_str(f"{_title(cells[bar.n])}: {text.strip().splitlines()[-1][len(PROGRESS):]}")
+                return None
+            return super().output(outs, msg, display_id, cell_index)
 
     nb = nbformat.read(TEMPLATE, as_version=4)
     cells = [c for c in nb.cells if c.cell_type == "code"]
     bar = tqdm(total=len(cells), desc="report", unit="cell")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-           "RETRIEVAL_EVAL_OUTPUT": str(output_dir), "RETRIEVAL_EVAL_CACHE": str(cache_dir)}
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(folder)}},
-                            on_cell_start=lambda cell, **_: bar.set_postfix_str(cell.source.splitlines()[0].lstrip("# "))
-                            if cell.cell_type == "code" else None,
-                            on_cell_executed=lambda **_: bar.update())
+           "RETRIEVAL_EVAL_OUTPUT": str(output_dir), "RETRIEVAL_EVAL_CACHE": str(cache_dir), "RETRIEVAL_EVAL_PROGRESS": "1"}
+    client = Client(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(folder)}},
+                    on_cell_start=lambda cell, **_: bar.set_postfix_str(_title(cell)) if cell.cell_type == "code" else None,
+                    on_cell_executed=lambda **_: bar.update())
     try:
         client.execute(env=env, stderr=subprocess.DEVNULL)  # the kernel's own start-up warnings are no news here
     except (CellExecutionError, CellControlSignal, DeadKernelError) as exc:
-        failed = next((c.source.splitlines()[0].lstrip("# ") for c in cells
+        failed = next((_title(c) for c in cells
                        if any(o.get("output_type") == "error" for o in c.get("outputs", []))), "a cell")
         write_file(folder, "report.ipynb", nbformat.writes(nb).encode("utf-8"), output_dir)
         detail = (f"{exc.ename}: {exc.evalue}" if isinstance(exc, CellExecutionError) else str(exc)).strip().splitlines()
@@ -344,6 +355,11 @@ def run_template(folder: Path, output_dir: Path, cache_dir: Path) -> None:
     write_file(folder, "report.ipynb", nbformat.writes(nb).encode("utf-8"), output_dir)
     html, _ = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True).from_notebook_node(nb)
     write_file(folder, "report.html", html.encode("utf-8"), output_dir)
+
+
+def _title(cell) -> str:
+    """A template cell's title: its first line, a comment."""
+    return cell.source.splitlines()[0].lstrip("# ")
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -363,6 +379,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         try:
             values = read_parameters(target, environ, output_dir, cache_dir)
             ev = (evaluate if target == "evaluate" else evaluate_runs)(values, cache_dir)
+            for what, n in ev.left_out["what"].value_counts(sort=False).items():
+                print(f"note: {n:,} × {what} (listed in the report)", file=sys.stderr)
             folder = claim(output_dir, values["REPORT"] or default_name(values, target), "REPORT" in values["given"])
             print(f"Report folder {folder}", flush=True)
             ev.folder = folder

@@ -297,6 +297,8 @@ def _own_fast_tokenizer(tokenizer):
     many short texts at once, much faster than through transformers; ValueError for a slow one."""
     from tokenizers import Tokenizer
 
+    if isinstance(tokenizer, Tokenizer) and tokenizer.truncation is None and tokenizer.padding is None:
+        return tokenizer  # nothing to switch off: no copy (a copy of all-MiniLM's costs ~50 ms, once per document)
     if isinstance(tokenizer, Tokenizer):
         fast = Tokenizer.from_str(tokenizer.to_str())
     elif getattr(tokenizer, "is_fast", False):

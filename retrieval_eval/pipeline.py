@@ -76,8 +76,15 @@ class BM25(Stage):
     idf: str = "robertson"
 
     def run(self, context: Context) -> Run:
+        """``BM25Retriever.rank`` cut at DEPTH (the chunks scoring > 0, ties by id), with NumPy."""
         bm25 = BM25Retriever(context.chunks, **asdict(self), progress=context.progress)
-        return {q: bm25.rank(text)[:DEPTH] for q, text in _progress(context.questions, "ranking with BM25", context.progress)}
+        ids, by_id = _id_order(bm25.ids)
+        run = {}
+        for q, text in _progress(context.questions, "ranking with BM25", context.progress):
+            scores = bm25.scores(text)
+            top = np.lexsort((by_id, -scores))[:DEPTH]
+            run[q] = list(ids[top[scores[top] > 0]])
+        return run
 
 
 @dataclass(frozen=True)
@@ -94,8 +101,7 @@ class Vector(Stage):
         vector = VectorRetriever(context.chunks, self.model_name, self.window, context.cache_dir / "embeddings",
                                  context.progress)
         queries = vector.encode_queries(list(context.questions.values()), context.progress)
-        by_id = np.argsort(np.argsort(vector.ids, kind="stable"))  # each chunk's place in id order: ties by id
-        ids = np.asarray(vector.ids, dtype=object)
+        ids, by_id = _id_order(vector.ids)
         return {q: list(ids[np.lexsort((by_id, -(vector.embeddings @ v)))[:DEPTH]])
                 for q, v in zip(context.questions, queries)}
 
@@ -138,6 +144,11 @@ class Function(Stage):
             except Exception as exc:
                 raise ValueError(f"question {q!r}: the function raised {type(exc).__name__}: {exc}") from exc
         return run
+
+
+def _id_order(chunk_ids: list) -> tuple[np.ndarray, np.ndarray]:
+    """The ids as an array, and each chunk's place in id order (the tie rule: equal scores by id)."""
+    return np.asarray(chunk_ids, dtype=object), np.argsort(np.argsort(chunk_ids, kind="stable"))
 
 
 def default_retrievers(model_name: str | None = None, chunk_size: int = CHUNK_SIZE) -> dict[str, Stage]:

@@ -17,21 +17,24 @@ import io
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 import pandas as pd
 
-from .comparisons import SUCCESS, interval_table, paired_comparisons
+from .comparisons import SUCCESS, interval_table, paired_comparisons, values_at_k
 from .evaluation import disagree_at_k, first_relevant_ranks, per_question_scores, precision_ceiling
 from .metrics import METRICS, relevant_ids
 from .retrievers import unindexable_chunks
-from .statistics import ALPHA, fewest_discordant
+from .statistics import ALPHA, fewest_discordant, paired_test
 from .text import escape
 from .trec import qrels_text, read_qrels, read_run, run_text
 
 SHOWN = 10  # rows of a long list shown in the report; all of them go to a CSV file beside it
+PROGRESS = "report progress: "  # a line the make targets show in the terminal and leave out of the report
 LEFT_OUT, LEFT_OUT_COLUMNS = "left_out.csv", ["what", "item", "detail"]
 
 
@@ -238,6 +241,15 @@ class Section:
         return f'<div class="report-section tex2jax_ignore mathjax_ignore"><h2>{escape(self.title)}</h2>\n{self.html}</div>'
 
 
+def _progress(items: list, what: str):
+    """``items``, saying how far a long step has come when the make targets run the report (they set
+    ``RETRIEVAL_EVAL_PROGRESS``; in a notebook nothing is printed)."""
+    for done, item in enumerate(items):
+        if os.environ.get("RETRIEVAL_EVAL_PROGRESS"):
+            print(f"{PROGRESS}{what} {done + 1}/{len(items)}", file=sys.stderr, flush=True)
+        yield item
+
+
 def _names(names) -> str:
     return ", ".join(f"<b>{escape(n)}</b>" for n in names)
 
@@ -365,6 +377,11 @@ def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
         return Section(title, f"<p>Left out: no paired test can reach p &lt; {alpha} unless at least {need} questions differ "
                               f"between two runs, and this evaluation has {n} question{'s' * (n != 1)}.</p>")
     metrics = [m for m in ("recall", "MRR", "nDCG") if m in METRICS]
+    # Each test once with progress (a permutation test of 5,000 questions takes seconds); the table below
+    # makes the same calls, whose results paired_test's permutation test keeps (statistics._flip_p).
+    wide = {m: values_at_k(ev.runs, ev.qrels, ev.k, m) for m in metrics}
+    for m, (a, b) in _progress([(m, pair) for m in metrics for pair in combinations(ev.runs, 2)], "paired test"):
+        paired_test(wide[m][a], wide[m][b])
     table = paired_comparisons(ev.runs, ev.qrels, k=ev.k, metrics=metrics, alpha=alpha)
     ahead = table[table["verdict"] != "too close to call"]
     verdicts = "".join(f"<li>{escape(METRICS[metric].at(ev.k))}: <b>{escape(a)}</b> ahead of <b>{escape(b)}</b> "

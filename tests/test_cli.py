@@ -318,6 +318,23 @@ def test_runs_against_a_golden_set_must_rank_its_chunk_ids(tmp_path, capsys):
     assert not (tmp_path / "output").exists()
 
 
+def test_a_reports_trec_files_score_against_its_golden_set_even_with_spaces_in_ids(corpus, tmp_path):
+    """A corpus file named with a space gives chunk ids with a space, which a report's TREC files percent-encode."""
+    from retrieval_eval.report import trec_id
+    from retrieval_eval.trec import run_text
+
+    (corpus / "02_borrowing.md").rename(corpus / "02 borrowing.md")
+    setup = pipeline.labelled_setup(corpus, EXAMPLE / "golden.csv", chunk_size=128)
+    ideal = {q: list(gains) for q, gains in setup.qrels.items()}
+    assert any(" " in c for r in ideal.values() for c in r)
+    run = tmp_path / "ideal.trec"
+    run.write_text(run_text({trec_id(q): [trec_id(c) for c in r] for q, r in ideal.items()}, "ideal"))
+    values = cli.read_parameters("evaluate-runs", {"GOLDEN": str(EXAMPLE / "golden.csv"), "CORPUS": str(corpus),
+                                                   "CHUNK_SIZE": "128", "RUNS": str(run)}, tmp_path / "o", tmp_path / "c")
+    ev = cli.evaluate_runs(values, tmp_path / "c")
+    assert ev.runs["ideal.trec"] == ideal and set(ev.scores.query("metric == 'recall'")["value"]) == {1.0}
+
+
 # --- the make targets end to end ----------------------------------------------------------------------
 
 
@@ -403,6 +420,8 @@ def test_make_evaluate_alone_reports_the_teaching_set_and_a_reranker_adds_its_ru
                   "How sure: intervals", "Is a difference real? Paired tests", "Can this golden set tell the runs apart?"):
         assert title in page, title
     assert "hybrid + rerank" in page and "Check yourself" not in page  # no quiz, no lesson
+    # a long cell says how far it has come in the terminal, and the report keeps none of it
+    assert "the paired tests: paired test 18/18" in done.stderr and "report progress" not in (report / "report.ipynb").read_text()
 
 
 @pytest.mark.slow
