@@ -93,9 +93,11 @@ def _run_files(text: str, start: str | None) -> list[Path]:
         raise ValueError(f"{exc} (RUNS is split like a shell command line: quote a path with spaces)") from None
     names = [p.name for p in paths]
     twice = sorted({n for n in names if names.count(n) > 1})
-    if twice or set(names) & set(RANK_COLUMNS):
-        raise ValueError(f"runs are named by their file name: {sorted(set(twice) | set(names) & set(RANK_COLUMNS))} "
-                         f"{'is given twice' if twice else 'is taken by a column of the report'}; rename it")
+    if twice:
+        raise ValueError(f"runs are named by their file name, and {twice} is given twice; rename one")
+    if set(names) & set(RANK_COLUMNS):
+        raise ValueError(f"a run named {sorted(set(names) & set(RANK_COLUMNS))} (its file name) would take the place of "
+                         "a column of the report; rename the file")
     return paths
 
 

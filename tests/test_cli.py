@@ -102,8 +102,8 @@ def test_each_kind_of_bad_parameter_is_one_line_naming_it(tmp_path, environ, mes
     ({"RUNS": "r.trec", "GOLDEN": "g.csv"}, "give either QRELS"),
     ({"QRELS": "q"}, "RUNS is missing"),
     ({"QRELS": "q", "RUNS": '"my run.trec'}, "No closing quotation (RUNS is split like a shell command line"),
-    ({"QRELS": "q", "RUNS": "a/r.trec b/r.trec"}, "['r.trec'] is given twice; rename it"),
-    ({"QRELS": "q", "RUNS": "slice"}, "['slice'] is taken by a column of the report"),
+    ({"QRELS": "q", "RUNS": "a/r.trec b/r.trec"}, "runs are named by their file name, and ['r.trec'] is given twice"),
+    ({"QRELS": "q", "RUNS": "slice"}, "a run named ['slice'] (its file name) would take the place of a column"),
     ({"QRELS": "q", "RUNS": "r.trec", "CHUNK_SIZE": "256"}, "CHUNK_SIZE applies to GOLDEN and CORPUS only"),
     ({"QRELS": "q", "RUNS": "r.trec", "RERANKER": "sentence"}, "RERANKER is a parameter of make evaluate only"),
 ])

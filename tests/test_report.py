@@ -91,6 +91,17 @@ def test_escaped_markdown_reads_as_typed_in_nbconvert(text):
     assert html.unescape(out[3:-4]) == text
 
 
+@pytest.mark.slow  # nbconvert's import
+def test_the_audit_summary_escapes_slice_names_in_its_markdown():
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    from retrieval_eval.audit import golden_set_audit
+
+    ev = payload_evaluation()
+    out = markdown2html_mistune(golden_set_audit(ev.golden, ev.chunks, ev.qrels, ev.runs, k=3).summary())
+    assert "<details" not in out and "<script" not in out and html.escape(PAYLOADS[2], quote=False) in out
+
+
 @pytest.mark.parametrize("value, shown", [(0.0004, "< 0.001"), (0.9996, "> 0.999"), (-0.0004, "> -0.001"), (0.5, "0.500"),
                                           (1.0, "1.000"), (0.0, "0.000"), (2.9997, "> 2.999"), (math.nan, "–"), (1 / 3, "0.333")])
 def test_numbers_never_look_whole_by_rounding_alone(value, shown):
@@ -225,9 +236,7 @@ CHECK = """payloads => ({
 
 
 def check_page(page, payloads):
-    """Nothing of the payloads ran or became markup, and each reads as typed. Add a widget's static view
-    (an nbconvert HTML file) or live view (a JupyterLab page, tests/lab.py) by opening it in ``page`` and
-    calling this."""
+    """Nothing of the payloads ran or became markup, and each reads as typed."""
     page.wait_for_timeout(300)
     seen = page.evaluate(CHECK, payloads)
     assert seen["title"] != "pwned" and seen["injected"] == 0, seen["injected"]
@@ -236,9 +245,16 @@ def check_page(page, payloads):
     assert not missing, missing
 
 
+PAGES = ["make evaluate's report", "make evaluate-runs' report"]
+# The one place to add the widgets: a name here, and in payload_pages an entry for it, the address of
+# its static view (an nbconvert HTML export of a notebook that shows the widget on payload data) or of its
+# live view (a JupyterLab page from tests/lab.py, after Run All), with the payloads it must show as typed.
+
+
 @pytest.fixture(scope="module")
-def payload_reports(tmp_path_factory):
-    """`make evaluate` and `make evaluate-runs` on a corpus, golden set and runs whose names and text hold the payloads."""
+def payload_pages(tmp_path_factory):
+    """{name in PAGES: (address, payloads it shows)}: both make targets on a corpus, golden set, qrels and
+    runs whose names and text hold the payloads."""
     tmp = tmp_path_factory.mktemp("payloads")
     folder = tmp / "set <b>x</b> $HOME 'q'"
     corpus = folder / "corpus <details>"
@@ -258,29 +274,27 @@ def payload_reports(tmp_path_factory):
     first = Path(done.stdout.split("Report: ")[1].split("\n")[0])
     runs = folder / "runs"
     runs.mkdir()
-    for name in PAYLOADS[:3]:  # run files named with the payloads (no "/" in a file name)
+    for name in PAYLOADS[:3]:  # qrels and run files named with the payloads (no "/" in a file name)
         shutil.copy(first.parent / "run.vector.trec", runs / f"{name}.trec")
-    done = run_make("evaluate-runs", f"QRELS={first.parent / 'qrels.txt'}", "K=1",
-                    "RUNS=" + shlex.join(str(p) for p in sorted(runs.iterdir())), tmp=tmp)
+    qrels = shutil.copy(first.parent / "qrels.txt", folder / f"{PAYLOADS[2]}.qrels")
+    done = run_make("evaluate-runs", f"QRELS={qrels}", "K=1", "RUNS=" + shlex.join(str(p) for p in sorted(runs.iterdir())),
+                    tmp=tmp)
     assert done.returncode == 0, done.stderr[-3000:]
     second = Path(done.stdout.split("Report: ")[1].split("\n")[0])
-    return {"evaluate": (first, PAYLOADS[:3] + [str(corpus), "q2 [x](javascript:1)", f"{PAYLOADS[1]}.pdf"]),
-            "evaluate-runs": (second, [f"{p}.trec" for p in PAYLOADS[:3]])}
+    return {PAGES[0]: (first.as_uri(), PAYLOADS[:3] + [str(corpus), "q2 [x](javascript:1)", f"{PAYLOADS[1]}.pdf"]),
+            PAGES[1]: (second.as_uri(), [f"{p}.trec" for p in PAYLOADS[:3]] + [str(qrels)])}
 
 
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-@pytest.mark.parametrize("target", ["evaluate", "evaluate-runs"])
-def test_no_payload_runs_in_either_report_and_each_reads_as_typed(payload_reports, target):
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
+@pytest.mark.parametrize("name", PAGES)
+def test_no_payload_runs_and_each_reads_as_typed(payload_pages, name):
     from lab import chromium
 
-    path, payloads = payload_reports[target]
+    address, payloads = payload_pages[name]
     with chromium() as browser:
         page = browser.new_page()
-        page.goto(path.as_uri())
+        page.goto(address)
         check_page(page, payloads)
         page.close()
