@@ -303,7 +303,7 @@ def scores_section(ev: Evaluation) -> Section:
             f"{number(1 / n)}. MRR@k is the mean reciprocal rank with the ranking cut at k.</p>")
     if deep:
         html += (f"<p>No run ranks more than {deepest:,} {ev.unit}s, so at k = {', '.join(map(str, deep))} every run is scored "
-                 f"on what it returned: recall and MRR do not change past rank {deepest:,}, and precision@k still divides by k.</p>")
+                 f"on what it returned: past its last rank nothing is added (precision@k still divides by k).</p>")
     if ev.folder is not None:
         html += '<p>Every value per run, question, metric and k is in <a href="scores.csv">scores.csv</a>.</p>'
     return Section("The scores", html + _table(shown) + _figure(plot_metrics, table, ev.qrels, ev.k), {"means": table})

@@ -271,8 +271,7 @@ def test_a_broken_golden_set_lists_every_problem_before_any_model_loads(tmp_path
                           CHUNK_SIZE="128")
     assert status == 1 and "golden.csv has 3 problem(s)" in err
     assert all(f"question '{q}'" in err for q in ("lh02", "lh03", "lh04"))
-    assert "sentence_transformers" not in sys.modules or not (tmp_path / "cache" / "embeddings").exists()
-    assert not (tmp_path / "cache").exists() and not (tmp_path / "output").exists()
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "output").exists()  # nothing embedded, nothing ranked
 
 
 @pytest.mark.parametrize("damage, problem", [
