@@ -208,12 +208,13 @@ def _table(table: pd.DataFrame, index: bool = True) -> str:
     return table.to_html(float_format=number, na_rep="–", index=index, border=0)
 
 
-def _long(ev: Evaluation, table: pd.DataFrame, name: str, what: str) -> str:
-    """A table shown in part when long (the first :data:`SHOWN` rows), written whole beside the report."""
-    index = not isinstance(table.index, pd.RangeIndex)
+def _long(ev: Evaluation, table: pd.DataFrame, name: str, what: str, shown: pd.DataFrame | None = None) -> str:
+    """A table (as ``shown``, when given) shown in part when long (the first :data:`SHOWN` rows), written
+    whole beside the report."""
+    shown, index = table if shown is None else shown, not isinstance(table.index, pd.RangeIndex)
     if len(table) <= SHOWN:
-        return _table(table, index)
-    return f"<p>The first {SHOWN} of {len(table):,} {escape(what)}.{ev.save(name, table)}</p>" + _table(table.head(SHOWN), index)
+        return _table(shown, index)
+    return f"<p>The first {SHOWN} of {len(table):,} {escape(what)}.{ev.save(name, table)}</p>" + _table(shown.head(SHOWN), index)
 
 
 def _figure(draw, *args, **kwargs) -> str:
@@ -300,7 +301,7 @@ def scores_section(ev: Evaluation) -> Section:
     deepest = max((len(r) for run in ev.runs.values() for r in run.values()), default=0)
     deep = [k for k in ev.ks if k > deepest]
     html = (f"<p>Each value is a mean over the {n:,} questions: one question moves a mean of a 0-or-1 value by "
-            f"{number(1 / n)}. MRR@k is the mean reciprocal rank with the ranking cut at k.</p>")
+            f"1/{n:,}. MRR@k is the mean reciprocal rank with the ranking cut at k.</p>")
     if deep:
         html += (f"<p>No run ranks more than {deepest:,} {ev.unit}s, so at k = {', '.join(map(str, deep))} every run is scored "
                  f"on what it returned: past its last rank nothing is added (precision@k still divides by k).</p>")
@@ -394,7 +395,10 @@ def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
             + (f"{len(ahead)} verdict{'s' * (len(ahead) != 1)} say one run is ahead:</p><ul>{verdicts}</ul>" if len(ahead)
                else "Every difference is too close to call.</p>"))
     columns = ["mean A", "mean B", "difference", "wins", "ties", "losses", "test", "p", "Holm p", "verdict"]
-    return Section(title, html + _long(ev, table[columns], "paired_tests.csv", "tests"), {"tests": table})
+    shown = table[columns].copy()
+    for column in ("p", "Holm p"):  # a p-value is never 0, though a float may underflow to it
+        shown[column] = ["< 0.001" if p < 5e-4 else number(p) for p in shown[column]]
+    return Section(title, html + _long(ev, table[columns], "paired_tests.csv", "tests", shown), {"tests": table})
 
 
 def audit_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
