@@ -84,6 +84,8 @@ def test_numbers_are_whole_and_in_plain_digits(tmp_path, text):
     ({"MODEL_NAME": "no/such-model"}, "MODEL_NAME 'no/such-model': not installed here: no such folder, and not in the local "
                                       "Hugging Face cache (nothing is downloaded)"),
     ({"CHUNK_SIZE": "1024"}, "CHUNK_SIZE 1024 is larger than the model's window of 512 word pieces"),
+    ({"CHUNK_SIZE": "2"}, "CHUNK_SIZE 2 leaves no room for text beside the 2 special and prompt tokens"),
+    ({"MODEL_NAME": str(EXAMPLE)}, f"MODEL_NAME {str(EXAMPLE)!r}: {EXAMPLE} holds no config.json: it is not a model folder"),
     ({"RERANKER": "no/such-cross-encoder"}, "RERANKER='no/such-cross-encoder': not installed here: no such folder, and "
                                             "not in the local Hugging Face cache (nothing is downloaded); or "
                                             "RERANKER=sentence, the built-in re-scorer"),
@@ -118,6 +120,43 @@ def test_evaluate_runs_parameters(tmp_path, environ, message):
     finally:
         os.chdir(cwd)
     assert any(message in line for line in lines), lines
+
+
+@pytest.mark.parametrize("name, damage, expected", [
+    ("config.json", "[]", "must hold a JSON object"),
+    ("tokenizer.json", "{", "cannot be read as a tokenizer"),
+    ("model.safetensors", None, "is damaged"),
+])
+def test_a_damaged_model_is_one_line_naming_its_file(tmp_path, name, damage, expected):
+    """A copy of the bundled model (links to its files) with one file damaged."""
+    from retrieval_eval.models import model_path
+
+    model = tmp_path / "model"
+    model.mkdir()
+    for path in Path(model_path(None)).iterdir():
+        (model / path.name).symlink_to(path)
+    (model / name).unlink()
+    if damage is None:
+        (model / name).write_bytes((Path(model_path(None)) / name).read_bytes()[:1000])
+    else:
+        (model / name).write_text(damage)
+    [line] = problems("evaluate", tmp_path, MODEL_NAME=str(model))
+    assert line.startswith(f"MODEL_NAME {str(model)!r}: ") and str(model / name) in line and expected in line, line
+
+
+@pytest.mark.parametrize("text, name", [("my report é", "my report é"), ("cafe\u0301", "caf\u00e9"), ("v1.2-final", "v1.2-final")])
+def test_plain_report_names_with_spaces_and_other_letters_are_taken_in_nfc(tmp_path, text, name):
+    values = cli.read_parameters("evaluate", {"REPORT": text, "PWD": str(Path.cwd())}, tmp_path / "o", tmp_path / "c")
+    assert values["REPORT"] == name
+
+
+def test_the_checks_load_no_model_and_no_torch(tmp_path):
+    script = ("import sys; from pathlib import Path; from retrieval_eval import cli; "
+              f"cli.read_parameters('evaluate', {{'RERANKER': 'sentence', 'PWD': str(Path.cwd())}}, Path({str(tmp_path)!r}), "
+              f"Path({str(tmp_path)!r})); print([m for m in ('torch', 'sentence_transformers') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]", done.stderr[-2000:]
+    assert cli.TEMPLATE.is_file()  # the template is package data (pyproject.toml)
 
 
 def test_the_built_in_reranker_and_a_model_folder_are_accepted(tmp_path):
@@ -308,6 +347,20 @@ def test_a_bad_run_line_is_one_line_with_its_file_and_line(tmp_path, capsys):
     assert not (tmp_path / "output").exists()
 
 
+@pytest.mark.parametrize("run, qrels, message", [
+    ("q1 Q0 a 1 2 t\nq1 Q0 a 2 1 t\n", "q1 0 a 1\n", "run.trec:2: document 'a' is listed twice for question 'q1'"),
+    ("q1 Q0 a 1 2\n", "q1 0 a 1\n", "run.trec:1: a run line needs 6 fields"),
+    ("q1 Q0 a 1 2 t\n", "q1 0 a 1\nq1 0 b yes\n", "qrels.txt:2: relevance 'yes' is not an integer"),
+    ("q1 Q0 a 1 2 t\n", "q1 0 a 0\n", "no judged question has a relevant document: there is nothing to score"),
+])
+def test_bad_files_stop_before_anything_is_written_naming_the_file_and_line(tmp_path, capsys, run, qrels, message):
+    (tmp_path / "run.trec").write_text(run)
+    (tmp_path / "qrels.txt").write_text(qrels)
+    status, _, err = main("evaluate-runs", tmp_path, capsys, QRELS=str(tmp_path / "qrels.txt"), RUNS=str(tmp_path / "run.trec"))
+    assert status == 1 and message in err and "Traceback" not in err
+    assert not (tmp_path / "output").exists()
+
+
 def test_runs_against_a_golden_set_must_rank_its_chunk_ids(tmp_path, capsys):
     run = tmp_path / "run.trec"
     run.write_text("lh01 Q0 01_opening_hours#00 1 2 t\nlh01 Q0 passage-17 2 1 t\n")
@@ -445,6 +498,8 @@ def test_a_copied_checkout_runs_its_own_code_with_paths_as_typed(tmp_path):
                            f"GOLDEN={data / 'golden.csv'}", "CHUNK_SIZE=128", "REPORT=copied"],
                           cwd=copy, env={**env, "PWD": str(copy)}, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
+    for step in ("chunking", "BM25 indexing", "embedding chunks", "ranking with BM25", "report"):  # progress, in the terminal
+        assert step in done.stderr, step
     page = (copy / "output" / "copied" / "report.html").read_text()
     assert "What this copy evaluated" in page and str(data / "corpus") in page.replace("&#x27;", "'")
     assert any((copy / ".cache").rglob("*.json"))  # the copy's own cache
