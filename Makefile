@@ -94,35 +94,23 @@ chunks: $(STAMP)
 sheet: $(STAMP)
 	$(PY) -m retrieval_eval.sheet
 
-# `make evaluate CORPUS=folder GOLDEN=file.csv`: notebook 05 on your data, run with papermill, as a report
-# in output/REPORT/ (report.ipynb and report.html; REPORT defaults to the golden file's folder name).
-# The variables reach retrieval_eval/evaluate_report.py through the environment, unchanged: no make
-# path function touches a path (they split it at spaces). Relative paths start from START_DIR, the
-# folder make was started from (also with make -C). Unset variables take the runner's defaults.
-# $(value ...) keeps the text as typed: make would expand a "$" in it.
-override CORPUS := $(value CORPUS)
-override GOLDEN := $(value GOLDEN)
-override CHUNK_SIZE := $(value CHUNK_SIZE)
-override K := $(value K)
-override MODEL_NAME := $(value MODEL_NAME)
-override REPORT := $(value REPORT)
-export CORPUS GOLDEN CHUNK_SIZE K MODEL_NAME REPORT
-export START_DIR := $(or $(PWD),$(CURDIR))
+# `make evaluate [CORPUS=folder GOLDEN=file.csv] [K=3] [KS="1 3 5 10"] [CHUNK_SIZE=512] [MODEL_NAME=...]
+#  [RERANKER=sentence|folder] [REPORT=name]`, and `make evaluate-runs (QRELS=file | GOLDEN=file.csv CORPUS=folder)
+#  RUNS="a.trec b.trec" [...]`: a report in a new folder output/REPORT/ (see the README's "Your own data").
+# Every variable reaches retrieval_eval/cli.py through the environment as typed ($(value ...): no make
+# expansion, no path function splitting it at spaces); the runner checks them all at once. START_DIR is
+# PWD as make received it: a relative path is refused when it names another folder than the one make runs in.
+# Adding a parameter: its name here and one line in cli.PARAMETERS.
+PARAMETERS := CORPUS GOLDEN QRELS RUNS MODEL_NAME CHUNK_SIZE K KS RERANKER REPORT
+$(foreach name,$(PARAMETERS),$(eval override $(name) := $$(value $(name))))
+export $(PARAMETERS)
+export START_DIR := $(PWD)
 
 evaluate: $(STAMP)
-	$(PY) -m retrieval_eval.evaluate_report
+	$(PY) -m retrieval_eval.cli evaluate
 
-# `make evaluate-runs QRELS=qrels.txt RUNS="run1.trec run2.trec" [KS="1 3 5 10"] [K=3] [REPORT=name]`, or GOLDEN=file.csv
-# CORPUS=folder [CHUNK_SIZE=512] [MODEL_NAME=...] instead of QRELS: score TREC runs from any engine. Writes
-# output/REPORT/ (scores.csv, report.ipynb, report.html). Every variable reaches the Python runner unchanged through
-# the environment (no make path functions); RUNS is split like a shell command line: quote a path with spaces.
-# Relative paths start from START_DIR, as for `make evaluate`; unset variables take the runner's defaults.
-override QRELS := $(value QRELS)
-override RUNS := $(value RUNS)
-override KS := $(value KS)
-export QRELS RUNS KS
 evaluate-runs: $(STAMP)
-	$(PY) -m retrieval_eval.evaluate_runs
+	$(PY) -m retrieval_eval.cli evaluate-runs
 
 # Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
 bench: $(TEST_STAMP)

@@ -64,8 +64,15 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    besides the report); and the reading alone (``load_inputs``). Target: the whole ``make evaluate
    BEIR=...`` within 3 minutes on 2 cores.
 
+9. ``make evaluate`` at scale (``report``): 2,000 synthetic documents of 50–100 English words (the Polder
+   corpus's words, Zipf-distributed) and 5,000 questions, generated from the fixed seed into a temporary
+   folder; the whole target with an empty cache (``RETRIEVAL_EVAL_CACHE`` and ``RETRIEVAL_EVAL_OUTPUT`` in
+   that folder): wall time, split where the report folder is claimed (the terminal part, then the
+   report), the peak memory of its largest process, the cache's size, and the report's slowest cell.
+   Targets: at most 5 minutes and a cache of at most 50 MB.
+
 ``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
-``vector-search``, ``engine``, ``widgets``, ``beir``) runs one section only.
+``vector-search``, ``engine``, ``beir``, ``report``, ``rerank``, ``widgets``) runs one section only.
 """
 
 from __future__ import annotations
@@ -85,8 +92,10 @@ import pandas as pd
 import pytrec_eval
 
 import helpers as h
-from retrieval_eval.retrievers import VectorRetriever
-from retrieval_eval.paths import OUTPUT_DIR, ROOT
+from retrieval_eval.evaluation import per_question_scores
+from retrieval_eval.paths import CORPUS_DIR, OUTPUT_DIR, ROOT
+from retrieval_eval.retrievers import STEMMER, STOP_WORDS, VectorRetriever, stop_word_list
+from retrieval_eval.trec import align_run, read_run, write_trec_qrels
 
 SEED = 0
 N_QUESTIONS, DEPTH = 10_000, 100
@@ -253,7 +262,7 @@ def bench_vector_search(rng):
 
 ENGINE_CHUNKS, ENGINE_QUESTIONS, ENGINE_DEPTH, ENGINE_K1, ENGINE_B = 100_000, 5_000, 100, 1.5, 0.75
 RANK_BM25_QUESTIONS = 50  # rank-bm25 scores every chunk in Python: a sample of the questions is enough
-ENGINE_DIR = OUTPUT_DIR / "bench-engine"  # the run and qrels files; the report goes to output/bench-engine-report
+ENGINE_DIR = OUTPUT_DIR / "bench-engine"  # the run and qrels files (the report goes to a temporary folder)
 
 
 def synthetic_questions(rng, chunks, vocabulary, n):
@@ -303,7 +312,7 @@ def bench_engine():
           f"{load[0]:.1f} at the start")
     # The series' analyzer (h.tokenize): NLTK's stop words, and the Snowball stemmer without PyStemmer's word cache,
     # which thrashes on this vocabulary (retrievers._stemmer says by how much).
-    stemmer, stop_words = Stemmer.Stemmer(h.STEMMER), sorted(h.stop_word_list(h.STOP_WORDS))
+    stemmer, stop_words = Stemmer.Stemmer(STEMMER), sorted(stop_word_list(STOP_WORDS))
     stemmer.maxCacheSize = 0
     t_tokens, tokens = best_of(lambda: bm25s.tokenize([c["text"] for c in chunks], stopwords=stop_words, stemmer=stemmer,
                                                        show_progress=False), repeat=1)
@@ -316,23 +325,21 @@ def bench_engine():
     ENGINE_DIR.mkdir(parents=True, exist_ok=True)
     run_path, qrels_path = ENGINE_DIR / "run.bm25s.trec", ENGINE_DIR / "qrels.txt"
     left_out = write_engine_run(run_path, qids, ids, docs, scores, "bm25s")
-    h.write_trec_qrels(qrels, qrels_path)
+    write_trec_qrels(qrels, qrels_path)
     print(f"   bm25s: tokenize {t_tokens:.1f} s, index {t_index:.1f} s; top {ENGINE_DEPTH} of {len(qids):,} questions "
           f"(1 thread) {t_retrieve:.1f} s = {len(qids) / t_retrieve:,.0f} questions/s; run file "
           f"{run_path.stat().st_size / 2**20:.1f} MiB, {left_out:,} zero-score results left out")
 
     t_read, loaded = best_of(lambda: _loaded(run_path, qrels_path), repeat=1)
-    t_score, table = best_of(lambda: h.scores_table(*loaded), repeat=1)
-    start = time.perf_counter()
-    # -o: never time a re-install of .venv (`make bench` has just checked it)
-    subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "evaluate-runs", f"QRELS={qrels_path}",
-                    f"RUNS={shlex.quote(str(run_path))}", "REPORT=bench-engine-report"],
-                   cwd=ROOT, check=True, capture_output=True, text=True)
-    t_make = time.perf_counter() - start
+    t_score, table = best_of(lambda: per_question_scores(*loaded, ks=[10]), repeat=1)
+    with tempfile.TemporaryDirectory() as output:
+        start = time.perf_counter()
+        make("evaluate-runs", f"QRELS={qrels_path}", f"RUNS={shlex.quote(str(run_path))}", output=output)
+        t_make = time.perf_counter() - start
     means = table.groupby(["metric", "k"])["value"].mean()
     print(f"   make evaluate-runs: {t_make:.1f} s in all (read and match {t_read:.1f} s, score {t_score:.1f} s, the rest "
           f"the report notebook and its HTML); recall@10 {means['recall', 10]:.4f}, MRR@10 "
-          f"{means['reciprocal_rank', 10]:.4f}, nDCG@10 {means['ndcg', 10]:.4f}")
+          f"{means['MRR', 10]:.4f}, nDCG@10 {means['nDCG', 10]:.4f}")
 
     sample = query_tokens[:RANK_BM25_QUESTIONS]
     token_strings = {i: t for t, i in tokens.vocab.items()}
@@ -353,12 +360,98 @@ def bench_engine():
 
 
 def _loaded(run_path, qrels_path):
-    """The run read and matched to the qrels, as ``make evaluate-runs`` does: (rankings, qrels)."""
-    evaluation = h.load_runs([run_path], qrels=qrels_path)
-    return evaluation.rankings, evaluation.qrels
+    """The run read and matched to the qrels, as ``make evaluate-runs`` does: ({name: rankings}, qrels)."""
+    qrels = h.read_qrels(qrels_path)
+    rankings, coverage = align_run(read_run(run_path), qrels)
+    return {"bm25s": rankings}, {q: qrels[q] for q in coverage.scored}
 
 
-# --- 5. Notebooks --------------------------------------------------------------------------------
+def make(target, *assignments, output, cache=None, env=None):
+    """`make TARGET ...` with the reports in ``output`` (and the cache in ``cache``), this environment's venv
+    taken as installed (never time a re-install); returns the finished process (check=True)."""
+    venv = Path(sys.prefix)
+    env = {**os.environ, "RETRIEVAL_EVAL_OUTPUT": str(output), "PWD": str(ROOT), **(env or {}),
+           **({"RETRIEVAL_EVAL_CACHE": str(cache)} if cache else {})}
+    return subprocess.run(["make", "--no-print-directory", f"VENV={venv}", "-o", f"{venv}/.installed", target, *assignments],
+                          cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+
+
+# --- 9. make evaluate at scale -------------------------------------------------------------------------
+
+SCALE_DOCS, SCALE_QUESTIONS = 2_000, 5_000
+SCALE_TARGET_S, SCALE_TARGET_MB = 300, 50  # cold, on our 2-core machine; the rankings and embeddings cache
+
+
+def synthetic_golden_set(rng, folder: Path) -> tuple[Path, Path]:
+    """``SCALE_DOCS`` documents of 50–100 English words (Zipf-distributed) in ``folder/corpus`` and
+    ``SCALE_QUESTIONS`` questions in ``folder/golden.csv``: each with an evidence string of 8 consecutive words
+    among the first 30 of a random document (no chunk boundary cuts it) and a question of 4 of those words
+    and one random word; the slices "exact" and "mixed" alternate."""
+    import re
+
+    # English words (those of the Polder corpus), so that a word is one or two word pieces as in real text.
+    words = sorted({w.lower() for path in sorted(CORPUS_DIR.rglob("*.md")) for w in re.findall(r"[A-Za-z]{2,}", path.read_text())})
+    vocabulary = [words[i] for i in rng.permutation(len(words))]
+    p = 1.0 / (np.arange(len(vocabulary)) + 10)
+    docs = [[vocabulary[w] for w in rng.choice(len(vocabulary), size=n, p=p / p.sum())]
+            for n in rng.integers(50, 101, size=SCALE_DOCS)]
+    (folder / "corpus").mkdir(parents=True)
+    for i, words in enumerate(docs):
+        (folder / "corpus" / f"doc{i:05d}.md").write_text(" ".join(words) + "\n", encoding="utf-8")
+    rows = []
+    for q, d in enumerate(rng.integers(0, SCALE_DOCS, size=SCALE_QUESTIONS)):
+        start = int(rng.integers(0, 22))
+        evidence = docs[d][start:start + 8]
+        asked = [*rng.choice(evidence, size=4, replace=False), vocabulary[rng.integers(len(vocabulary))]]
+        rows.append((f"q{q:05d}", "what about " + " ".join(asked) + "?", " ".join(evidence), ("exact", "mixed")[q % 2]))
+    import pandas as pd
+
+    pd.DataFrame(rows, columns=["id", "question", "evidence", "slice"]).to_csv(folder / "golden.csv", index=False)
+    return folder / "corpus", folder / "golden.csv"
+
+
+def bench_report():
+    """`make evaluate` on the synthetic set, cold (empty cache): the whole target's time, the peak memory of
+    its largest process, the cache's size, and the report's slowest cell."""
+    import nbformat
+    from datetime import datetime
+
+    rng = np.random.default_rng(SEED)  # its own generator: the same data whichever sections run
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        corpus, golden = synthetic_golden_set(rng, tmp / "set")
+        # A fresh process runs make: its children's peak memory is this target's alone; it notes when the
+        # terminal part ends (the report folder is claimed) and the report begins.
+        watcher = ("import resource, subprocess, sys, time\nstart = time.perf_counter()\n"
+                   "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)\n"
+                   "split = [time.perf_counter() - start for line in p.stdout if line.startswith('Report folder')]\n"
+                   "assert p.wait() == 0\nprint(split[0], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        venv = Path(sys.prefix)
+        command = ["make", "--no-print-directory", f"VENV={venv}", "-o", f"{venv}/.installed", "evaluate",
+                   f"CORPUS={corpus}", f"GOLDEN={golden}", "REPORT=scale"]
+        env = {**os.environ, "RETRIEVAL_EVAL_OUTPUT": str(tmp / "output"), "RETRIEVAL_EVAL_CACHE": str(tmp / "cache"),
+               "PWD": str(ROOT)}
+        start = time.perf_counter()
+        terminal, peak_kib = subprocess.run([sys.executable, "-c", watcher, *command], cwd=ROOT, env=env, check=True,
+                                            capture_output=True, text=True).stdout.split()
+        seconds = time.perf_counter() - start
+        cache_mib = sum(f.stat().st_size for f in (tmp / "cache").rglob("*") if f.is_file()) / 2**20
+        folder = tmp / "output" / "scale"
+        cells = [c for c in nbformat.read(folder / "report.ipynb", as_version=4).cells if c.cell_type == "code"]
+        times = {c.source.splitlines()[0].lstrip("# "): (datetime.fromisoformat(c.metadata.execution["iopub.status.idle"])
+                                                          - datetime.fromisoformat(c.metadata.execution["iopub.status.busy"]))
+                 .total_seconds() for c in cells}
+        slowest = max(times, key=times.get)
+        report_mib = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
+    print(f"8. make evaluate at scale: {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, cold cache; {os.cpu_count()} "
+          f"cores, no GPU; load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    print(f"   {seconds:.0f} s in all (target <= {SCALE_TARGET_S} s: {'met' if seconds <= SCALE_TARGET_S else 'MISSED'}); "
+          f"the terminal part {float(terminal):.0f} s, the report {seconds - float(terminal):.0f} s; peak memory {int(peak_kib) / 1024:.0f} MiB (the largest process); cache {cache_mib:.1f} MiB (target <= "
+          f"{SCALE_TARGET_MB} MB: {'met' if cache_mib * 2**20 <= SCALE_TARGET_MB * 1e6 else 'MISSED'}); the report's "
+          f"{len(cells)} cells {sum(times.values()):.0f} s, the slowest '{slowest}' {times[slowest]:.1f} s; report folder "
+          f"{report_mib:.0f} MiB")
+
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 IMPORT_TARGET_S, TOTAL_CPU_TARGET_S, WIDGETS_TARGET_S = 1.5, 40.0, 8.0
@@ -646,7 +739,26 @@ def bench_beir():
                                            for run, row in means.iterrows()))
 
 
-SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir")
+# --- 10. The built-in second stage ----------------------------------------------------------------------
+
+
+def bench_rerank():
+    """The median time the sentence reranker adds per question at N = 10 on the teaching set (hybrid's top 10):
+    every sentence encoded anew (as a cross-encoder reads every pair), and with its sentence vectors stored."""
+    from retrieval_eval.rerank import SentenceReranker, seconds_per_question
+
+    setup = h.evaluation_setup()
+    texts, questions = {c["id"]: c["text"] for c in setup.chunks}, dict(zip(setup.golden["id"], setup.golden["question"]))
+    reranker = SentenceReranker()
+    print(f"10. second stage (load average {os.getloadavg()[0]:.1f}): the sentence reranker on hybrid's top 10, "
+          f"{len(questions)} questions")
+    for fresh in (True, False):
+        seconds = seconds_per_question(reranker, setup.runs["hybrid"], texts, questions, depth=10, fresh=fresh)
+        print(f"   {'every sentence encoded anew' if fresh else 'sentence vectors stored'}: median "
+              f"{seconds.median() * 1000:.0f} ms per question (from {seconds.min() * 1000:.0f} to {seconds.max() * 1000:.0f} ms)")
+
+
+SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir", "report", "rerank")
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 
 
@@ -682,6 +794,10 @@ def main():
         bench_engine()
     if "beir" in chosen:
         bench_beir()
+    if "report" in chosen:
+        bench_report()
+    if "rerank" in chosen:
+        bench_rerank()
     print(f"Total bench time {time.perf_counter() - start:.0f} s")
 
 

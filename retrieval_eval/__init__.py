@@ -4,9 +4,9 @@ Notebooks, tests and the Makefile import ``helpers`` (the face that hands these 
 module here to see how a concept is computed. Imports run one way, from the bottom up:
 
 ``paths``, ``checks`` → ``metrics``, ``more_metrics`` → ``conventions``, ``fusion`` → ``text`` → ``models``
-→ ``parameters``, ``corpus`` → ``golden`` → ``retrievers`` → ``evaluation`` → ``baselines``, ``batch``, ``statistics``,
-``trec`` → ``power`` → ``comparisons``, ``audit`` → ``pipeline``, ``reports`` → ``chunking``, ``evaluate_report``,
-``evaluate_runs`` (the make targets), ``plots``, ``teaching`` → ``widgets``.
+→ ``corpus`` → ``golden`` → ``retrievers`` → ``evaluation`` → ``baselines``, ``batch``, ``statistics``,
+``trec`` → ``power`` → ``comparisons``, ``audit`` → ``pipeline`` → ``chunking``, ``plots``, ``report`` →
+``cli`` (the make targets), ``teaching`` → ``widgets``.
 """
 
 import os

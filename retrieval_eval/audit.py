@@ -35,6 +35,7 @@ from .metrics import relevant_ids
 from .corpus import check_chunks
 from .statistics import best_case_detectable_difference
 from .retrievers import tokenize
+from .text import escape
 from .statistics import ALPHA
 
 NEAR_DUPLICATE = 0.8  # word-shingle Jaccard at or above which two chunks count as near duplicates
@@ -81,12 +82,12 @@ class Audit(NamedTuple):
             f"- **{len(self.review)}** unlabelled chunks in some retriever's top {k} hold at least {self.min_shared:.0%} "
             "of the evidence's content words: review them for missed labels.",
             "- Share of a question's content words found in its evidence, mean per slice: "
-            + ", ".join(f"{s} {row['mean']:.2f}" for s, row in self.overlap_by_slice.iterrows()) + ".",
+            + ", ".join(f"{escape(s, markdown=True)} {row['mean']:.2f}" for s, row in self.overlap_by_slice.iterrows()) + ".",
             f"- Hit rate@{k} (a relevant chunk in the top {k}), with {int(whole['questions'])} questions: no difference "
             f"smaller than {bound(whole)} can be significant (exact McNemar test, α = {self.alpha:.2g}); the largest observed "
             f"between two retrievers is {whole['largest observed']:.2f}. Per slice, the smallest difference it could "
             "show against the largest observed: "
-            + "; ".join(f"{name} ({int(row['questions'])} questions) {bound(row)} against {row['largest observed']:.2f}"
+            + "; ".join(f"{escape(name, markdown=True)} ({int(row['questions'])} questions) {bound(row)} against {row['largest observed']:.2f}"
                         for name, row in sizes.iloc[:-1].iterrows()) + ".",
         ]
         return "\n".join(lines)

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from .checks import check_ids, check_list, check_k
 from .formats import load_chunks
-from .models import document_prefix, fast_tokenizer, load_tokenizer, model_window
+from .models import document_prefix, fast_tokenizer, load_tokenizer, model_problems, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
 
@@ -28,13 +28,51 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 SYSTEM_NAMES = {"thumbs.db", "desktop.ini", "__macosx", "$recycle.bin", "system volume information"}
 
 
-def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) -> dict[str, str]:
+class ParameterError(ValueError):
+    """Wrong parameters of an evaluation: ``problems`` holds one line each; the message lists them all."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__(f"{len(self.problems)} problem(s) with the parameters; fix them all and run again:\n"
+                         + "\n".join(f"- {p}" for p in self.problems))
+
+
+def raise_problems(problems) -> None:
+    """One :class:`ParameterError` listing every problem given (falsy entries are no problem)."""
+    problems = [p for p in problems if p]
+    if problems:
+        raise ParameterError(problems)
+
+
+def path_problem(name: str, path, kind: str) -> str | None:
+    """What is wrong with a path parameter (``kind``: "folder", "file", "file or folder"...), or None."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        return f"{name} must be the path of a {kind}, got {path!r}"
+    path = Path(path)
+    if not path.exists():
+        return f"{name} {str(path)!r}: no such {kind} (from {Path.cwd()})"
+    if kind == "folder" and not path.is_dir():
+        return f"{name} {str(path)!r} is a file; give the folder that holds the documents"
+    if kind == "file" and not path.is_file():
+        return f"{name} {str(path)!r} is a folder; give the file"
+    return None
+
+
+def check_parameters(corpus, golden, model_name=None, chunk_size=CHUNK_SIZE) -> None:
+    """Refuse, in one :class:`ParameterError` listing every problem, a corpus that is not a folder, a golden
+    file that is not a file, and a model or chunk size that cannot work (:func:`~retrieval_eval.models.model_problems`)."""
+    raise_problems([path_problem("CORPUS", corpus, "folder"), path_problem("GOLDEN", golden, "file"),
+                    *model_problems(model_name, chunk_size)])
+
+
+def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None, exclude: Sequence[str | Path] = ()) -> dict[str, str]:
     """Read every document of a corpus folder and its subfolders: one file, one document, ``{document id: text}``.
 
     Read: files ending in ``.md``, ``.markdown`` or ``.txt`` in any case, at any depth, in UTF-8 (with or
     without a byte-order mark) or UTF-16/UTF-32 with one (:func:`~retrieval_eval.text.read_text`); line
     endings become ``"\n"``. A document's id is its path without the extension, ``/`` between folders
     (``faq/returns.md`` → ``faq/returns``). A link to a file is read as that file, unless it is read anyway.
+    ``exclude``: the evaluation's other input files (golden set, qrels, runs): one inside the folder is left out, listed.
 
     Not read, and listed with the reason (into ``skipped`` when given, else one warning): hidden and system
     files and folders (``.DS_Store``, ``.git/``, ``~$`` lock files, ``Thumbs.db``), other file types, empty
@@ -49,8 +87,11 @@ def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None) ->
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder} is a file, not a folder: the corpus is a folder of .md, .markdown or .txt documents")
     not_read, problems, docs, origin = [], [], {}, {}
+    inputs = {_identity(Path(p)) for p in exclude if Path(p).is_file()}
     for path, reason in _corpus_files(folder):
         relative = path.relative_to(folder).as_posix()
+        if not reason and inputs and _identity(path) in inputs:
+            reason = "an input of this evaluation (the golden set, qrels or a run), not a document: left out of the corpus"
         if reason:
             not_read.append((relative + ("/" if path.is_dir() else ""), reason))
             continue
@@ -216,6 +257,8 @@ def _own_fast_tokenizer(tokenizer):
     many short texts at once, much faster than through transformers; ValueError for a slow one."""
     from tokenizers import Tokenizer
 
+    if isinstance(tokenizer, Tokenizer) and tokenizer.truncation is None and tokenizer.padding is None:
+        return tokenizer  # nothing to switch off: no copy (a copy of all-MiniLM's costs ~50 ms, once per document)
     if isinstance(tokenizer, Tokenizer):
         fast = Tokenizer.from_str(tokenizer.to_str())
     elif getattr(tokenizer, "is_fast", False):

@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from functools import lru_cache
+from numbers import Integral
 from pathlib import Path
 
 
@@ -164,6 +165,34 @@ def installed_model_problem(model_name: str) -> str | None:
     if _hub_snapshot(model_name) is not None:
         return None
     return "not installed here: no such folder, and not in the local Hugging Face cache (nothing is downloaded)"
+
+
+def model_problems(model_name, chunk_size) -> list[str]:
+    """What is wrong with a model name and a chunk size, one line each (``[]``: nothing): a model that is
+    not installed or has a damaged file (named), a chunk size that is not a whole number, is past the
+    model's window or leaves no room beside its special tokens and prompt. Reads no weights, no torch."""
+    problems, window, reserved = [], None, 0
+    if model_name is not None and (not isinstance(model_name, str) or not model_name.strip()):
+        problems.append(f"MODEL_NAME must be a model name or folder, got {model_name!r}")
+    else:
+        try:
+            window = model_window(model_name)
+            reserved = token_counter(model_name)(document_prefix(model_name))
+            check_weights(model_name)
+        except (OSError, ValueError) as exc:
+            window = None
+            missing = None if isinstance(exc, ModelFileError) or model_name is None else installed_model_problem(model_name)
+            problems.append(f"MODEL_NAME {'the bundled model' if model_name is None else repr(model_name)}: "
+                            f"{missing or _first_line(exc)}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, Integral):
+        problems.append(f"CHUNK_SIZE must be a whole number of word pieces, e.g. 512, got {chunk_size!r}")
+    elif window is not None and chunk_size > window:
+        problems.append(f"CHUNK_SIZE {chunk_size} is larger than the model's window of {window} word pieces: "
+                        "the model could not read a whole chunk")
+    elif window is not None and chunk_size <= reserved:
+        problems.append(f"CHUNK_SIZE {chunk_size} leaves no room for text beside the {reserved} special and prompt "
+                        "tokens the model reads with each chunk")
+    return problems
 
 
 def model_fingerprint(model_name: str | None = None) -> str:

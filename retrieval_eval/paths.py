@@ -43,20 +43,3 @@ def write_atomically(path: Path, data: bytes) -> None:
     except BaseException:
         os.unlink(temporary)
         raise
-
-
-def typed_path(text: str, start: str | os.PathLike | None = None) -> Path:
-    """A path as a user typed it (``~`` expanded), made absolute from ``start`` when it is relative.
-
-    ``start`` is the folder the command was started from (``START_DIR``, set by the Makefile, also
-    with ``make -C``); ``None`` means the current folder. The text is used as it is: no splitting at
-    spaces, no other expansion.
-
-    Args:
-        text: the path as typed (a str).
-        start: the folder a relative path is read from (str or path), or ``None``.
-
-    Not taught; used by the make targets' parameter checks and readers (``make evaluate``,
-    ``make evaluate-runs``; the README's "Your own data").
-    """
-    return (Path(start or Path.cwd()) / Path(text).expanduser()).absolute()

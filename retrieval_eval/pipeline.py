@@ -18,7 +18,8 @@ import hashlib
 import json
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -29,12 +30,13 @@ from tqdm import tqdm
 
 from . import fusion, retrievers, text
 from .checks import Chunk, Qrels, Ranking, Run, check_ids
-from .corpus import CHUNK_SIZE, load_corpus, stored_or_split_chunks
+from .corpus import CHUNK_SIZE, ParameterError, load_corpus, path_problem, raise_problems, stored_or_split_chunks
 from .formats import load_chunks, own_corpus
 from .fusion import fuse_runs
 from .golden import LEVELS, document_run, load_golden
-from .models import document_prefix, fingerprint, model_fingerprint, query_prefix, scoring_versions, token_counter, unknown_only
-from .parameters import model_problems, path_problem, raise_problems
+from .models import (
+    document_prefix, fingerprint, model_fingerprint, model_problems, query_prefix, scoring_versions, token_counter, unknown_only,
+)
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, RUNS_DIR, write_atomically
 from .retrievers import BM25Retriever, VectorRetriever, unindexable_chunks
 
@@ -77,8 +79,15 @@ class BM25(Stage):
     idf: str = "robertson"
 
     def run(self, context: Context) -> Run:
+        """``BM25Retriever.rank`` cut at DEPTH (the chunks scoring > 0, ties by id), with NumPy."""
         bm25 = BM25Retriever(context.chunks, **asdict(self), progress=context.progress)
-        return {q: bm25.rank(text)[:DEPTH] for q, text in _progress(context.questions, "ranking with BM25", context.progress)}
+        ids, by_id = _id_order(bm25.ids)
+        run = {}
+        for q, text in _progress(context.questions, "ranking with BM25", context.progress):
+            scores = bm25.scores(text)
+            top = np.lexsort((by_id, -scores))[:DEPTH]
+            run[q] = list(ids[top[scores[top] > 0]])
+        return run
 
 
 @dataclass(frozen=True)
@@ -95,8 +104,7 @@ class Vector(Stage):
         vector = VectorRetriever(context.chunks, self.model_name, self.window, context.cache_dir / "embeddings",
                                  context.progress)
         queries = vector.encode_queries(list(context.questions.values()), context.progress)
-        by_id = np.argsort(np.argsort(vector.ids, kind="stable"))  # each chunk's place in id order: ties by id
-        ids = np.asarray(vector.ids, dtype=object)
+        ids, by_id = _id_order(vector.ids)
         return {q: list(ids[np.lexsort((by_id, -(vector.embeddings @ v)))[:DEPTH]])
                 for q, v in zip(context.questions, queries)}
 
@@ -138,6 +146,11 @@ class Function(Stage):
             except Exception as exc:
                 raise ValueError(f"retriever {self.name!r}, question {q!r}: the function raised {type(exc).__name__}: {exc}") from exc
         return run
+
+
+def _id_order(chunk_ids: list) -> tuple[np.ndarray, np.ndarray]:
+    """The ids as an array, and each chunk's place in id order (the tie rule: equal scores by id)."""
+    return np.asarray(chunk_ids, dtype=object), np.argsort(np.argsort(chunk_ids, kind="stable"))
 
 
 def default_retrievers(model_name: str | None = None, chunk_size: int = CHUNK_SIZE) -> dict[str, Stage]:
@@ -206,20 +219,32 @@ def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
 
 
 def _cached(path: Path, questions: Mapping, chunk_ids: set) -> Run | None:
-    """The run stored at ``path``, or None (missing, or not a valid run of these questions and chunks:
-    it is set aside and rebuilt)."""
+    """The run stored at ``path``, or None: missing, or failing its checks, when it is set aside as
+    ``.bad`` with a warning naming it (and the run is ranked again)."""
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
         return None
     except ValueError:
         run = None
-    try:
-        if isinstance(run, dict) and list(run) == list(questions):
-            return check_stage_run(run, "the cache", questions, chunk_ids)
-    except ValueError:
-        pass
+    problem = _cache_problem(run, questions, chunk_ids)
+    if problem is None:
+        return run
     path.replace(path.with_suffix(".bad"))
+    warnings.warn(f"the rankings cache file {path} {problem}: set aside as {path.with_suffix('.bad').name}, ranked again",
+                  stacklevel=3)
+    return None
+
+
+def _cache_problem(run, questions: Mapping, chunk_ids: set) -> str | None:
+    if not isinstance(run, dict) or list(run) != list(questions):
+        return "is not JSON holding one ranking per question of this golden set"
+    for q, ranked in run.items():
+        if not isinstance(ranked, list) or not all(isinstance(d, str) for d in ranked) or len(set(ranked)) < len(ranked):
+            return f"holds a ranking of question {q!r} that is not a list of distinct chunk ids"
+        unknown = set(ranked) - chunk_ids
+        if unknown:
+            return f"names chunk(s) this corpus does not have, for question {q!r}: {sorted(unknown)[:3]}"
     return None
 
 
@@ -299,7 +324,8 @@ class Inputs(NamedTuple):
 
 def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = None, *, questions: str | Path | None = None,
                 split: str = "test", level: str | None = None, model_name: str | None = None,
-                chunk_size: int = CHUNK_SIZE, progress: bool = False) -> Inputs:
+                chunk_size: int = CHUNK_SIZE, progress: bool = False, exclude: Sequence[str | Path] = (),
+                cutoffs: Sequence[int] = ()) -> Inputs:
     """The chunks, the golden set and its qrels at the level scored, whatever their formats (shared by
     :func:`evaluation_setup` and ``make evaluate-runs``); every parameter is checked before anything is read.
 
@@ -322,10 +348,14 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
     source = Path(corpus) if corpus is not None else own_corpus(golden) or CORPUS_DIR
     skipped: list = []
     if source.is_dir() and not (source / "corpus.jsonl").is_file():
-        docs = load_corpus(source, skipped=skipped)
+        docs = load_corpus(source, skipped=skipped, exclude=[p for p in (golden, questions, *exclude) if p is not None])
         chunks = stored_or_split_chunks(docs, source, model_name, chunk_size, progress)
     else:
         docs, chunks = {}, load_chunks(source / "corpus.jsonl" if source.is_dir() else source)
+    too_deep = sorted({k for k in cutoffs if k > len(chunks)})
+    if too_deep:
+        raise ParameterError([f"the cut-off k = {k} is more than the {len(chunks)} chunks of the corpus: every ranking "
+                              f"ends before rank {k}; use k <= {len(chunks)}" for k in too_deep])
     teaching = (source.resolve() == CORPUS_DIR.resolve() and Path(golden).resolve() == GOLDEN_PATH.resolve()
                 and model_name is None and chunk_size == CHUNK_SIZE)
     # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
@@ -333,6 +363,15 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
     labelled = load_golden(golden, chunks, docs or None, questions=questions, split=split, level=level, n_tokens=counter,
                            window=chunk_size, query_prefix=prefix)
     return Inputs(docs, chunks, labelled.golden, labelled.qrels, skipped + labelled.notes, labelled.level, teaching)
+
+
+def labelled_setup(corpus=None, golden=None, *, model_name: str | None = None, chunk_size: int = CHUNK_SIZE,
+                   progress: bool = False, exclude: Sequence[str | Path] = (), cutoffs: Sequence[int] = (), **formats) -> "Setup":
+    """The chunks, golden set and qrels of :func:`evaluation_setup`, without runs (``make evaluate-runs``)."""
+    inputs = load_inputs(corpus, golden, model_name=model_name, chunk_size=chunk_size, progress=progress,
+                         exclude=exclude, cutoffs=cutoffs, **formats)
+    return Setup(inputs.docs, inputs.chunks, inputs.golden, inputs.qrels, {}, inputs.skipped,
+                 {"chunks": [], "questions": [], "cut": []}, inputs.level)
 
 
 class Setup(NamedTuple):
@@ -375,7 +414,7 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
                      questions: str | Path | None = None, split: str = "test", level: str | None = None,
                      retrievers: Mapping[str, Stage | Callable] | None = None, reranker=None,
                      model_name: str | None = None, chunk_size: int = CHUNK_SIZE, progress: bool = False,
-                     cache_dir: str | Path = CACHE_DIR) -> Setup:
+                     cache_dir: str | Path = CACHE_DIR, cutoffs: Sequence[int] = ()) -> Setup:
     """Chunks, golden set and qrels (:func:`load_inputs`: any corpus and golden-set format, at the chunk or
     document level), and every retriever's run over every question.
 
@@ -383,14 +422,19 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
     function ``question -> [chunk ids, best first]`` or a stage. ``reranker`` (a name or a reranker,
     see :func:`~retrieval_eval.rerank.load_reranker`) adds "hybrid + rerank": hybrid's top 10 reranked.
     Every parameter is checked before anything is read; the golden file before any model loads. At the
-    document level each run ranks documents (:func:`~retrieval_eval.golden.document_run`).
+    document level each run ranks documents (:func:`~retrieval_eval.golden.document_run`). ``cutoffs``: the
+    k a caller will read, each refused when more than the chunks or the :data:`DEPTH` a run keeps.
     """
     from .rerank import Rerank, load_reranker
 
     if retrievers is not None and not isinstance(retrievers, Mapping):
         raise ValueError(f"retrievers must be a mapping {{name: function or stage}}, got {retrievers!r:.60}")
+    too_deep = sorted({k for k in cutoffs if k > DEPTH})
+    if too_deep:
+        raise ParameterError([f"the cut-off k = {k} is more than the {DEPTH} ranks each run keeps; use k <= {DEPTH}"
+                              for k in too_deep])
     inputs = load_inputs(corpus, golden, questions=questions, split=split, level=level, model_name=model_name,
-                         chunk_size=chunk_size, progress=progress)
+                         chunk_size=chunk_size, progress=progress, cutoffs=cutoffs)
     chunks, golden_set = inputs.chunks, inputs.golden
     registry = default_retrievers(model_name, chunk_size) | dict(retrievers or {})
     if reranker is not None:

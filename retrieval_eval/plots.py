@@ -7,6 +7,7 @@ most 5.6 inches tall, so a whole figure fits a 1366 × 768 screen.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import cycle
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -34,7 +35,7 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_llm: int |
         ax.set_visible(False)
     for ax, metric in zip(axes.flat, metrics):
         ks = list(table[metric].columns)
-        for run, marker in zip(table.index, MARKERS):
+        for run, marker in zip(table.index, cycle(MARKERS)):  # any number of runs
             ax.plot(ks, table.loc[run, metric].values, marker=marker, label=run)
         if metric == "precision" and qrels is not None:
             ax.plot(ks, [precision_ceiling(qrels, k) for k in ks], "k--", lw=1, label="ceiling")
@@ -99,7 +100,7 @@ def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), tab
     ax.fill_between(ks, ceiling, 1.05, color="grey", alpha=0.18, lw=0, label="unreachable with these labels")
     ax.plot(ks, ceiling, "-", color="#444444", lw=5, alpha=0.6, label="ceiling: a perfect ranking", zorder=2)
     ax.plot(ks, [1 / each for each in ks], "--", color="#d6604d", lw=1.8, label="1/k: one relevant chunk per question", zorder=4)
-    for name, marker in zip([] if table is None else table.index, MARKERS):
+    for name, marker in zip([] if table is None else table.index, cycle(MARKERS)):
         ax.plot(ks, [table.loc[name, ("precision", each)] for each in ks], marker=marker, lw=1, label=name)
     if k is not None:
         value = precision_ceiling(qrels, check_k(k))

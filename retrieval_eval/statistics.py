@@ -20,6 +20,7 @@ from .checks import check_k, check_list, check_probability, finite_number
 
 N_RESAMPLES = 10_000  # bootstrap resamples, and random sign flips when a permutation test cannot enumerate
 SEED = 20091  # fixed: two runs print identical intervals and p-values
+BATCH = 1000  # resamples SciPy draws at once: the same values, in bounded memory (5,000 questions: not GBs)
 EXACT_LIMIT = 10**6  # a permutation test enumerates every sign flip when 2^m is at most this
 ALPHA = 0.05  # the family-wise error rate of the verdicts
 POWER = 0.8  # the chance of detecting a real difference planners usually aim for
@@ -66,7 +67,7 @@ def bootstrap_ci(values: Sequence[float], n_resamples: int = N_RESAMPLES, confid
         return float(values[0]), float(values[0]), float(values[0])
     result = stats.bootstrap((values,), np.mean, n_resamples=check_k(n_resamples, "n_resamples"),
                              confidence_level=check_probability(confidence, "confidence"), method="percentile",
-                             rng=np.random.default_rng(seed))
+                             rng=np.random.default_rng(seed), batch=BATCH)
     return float(values.mean()), float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -128,7 +129,8 @@ def _flip_p(nonzero: bytes, exact: bool, n_resamples: int, seed: int) -> float:
 
     return float(stats.permutation_test(
         (np.frombuffer(nonzero),), _absolute_mean, permutation_type="samples", vectorized=True,
-        n_resamples=np.inf if exact else n_resamples, alternative="greater", rng=np.random.default_rng(seed)).pvalue)
+        n_resamples=np.inf if exact else n_resamples, alternative="greater", rng=np.random.default_rng(seed),
+        batch=BATCH).pvalue)
 
 
 def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED,

@@ -128,7 +128,7 @@ def locate_evidence(text: str, evidence: str) -> tuple[int, int] | None:
     return origin[start], origin[start + len(needle) - 1] + 1
 
 
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")  # < > & go through html.escape
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$])")  # < > & go through html.escape
 
 
 def escape(text, markdown: bool = False) -> str:

@@ -44,12 +44,12 @@ from .paths import OUTPUT_DIR
 def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
     """Write qrels as a TREC qrels file, one line ``question_id 0 chunk_id gain`` per judgement (whole-number
     gains, ids without whitespace)."""
-    text = _qrels_text(qrels)
+    text = qrels_text(qrels)
     Path(path).write_text(text, encoding="utf-8")
     return Path(path)
 
 
-def _qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
+def qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
     """The qrels as the text of a TREC qrels file, checked (see :func:`write_trec_qrels`)."""
     check_ids(qrels, "the qrels hold question id")
     lines = []
@@ -71,12 +71,12 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
     trec_eval re-sorts by score (ties by id descending), so the score written is ``len(ranking) − rank + 1``:
     it reads exactly our order. An empty ranking gets no line: ``trec_eval -c`` scores it 0, as we do.
     """
-    text = _run_text(run, tag)
+    text = run_text(run, tag)
     Path(path).write_text(text, encoding="utf-8")
     return Path(path)
 
 
-def _run_text(run: Mapping[str, Sequence[str]], tag: str) -> str:
+def run_text(run: Mapping[str, Sequence[str]], tag: str) -> str:
     """One run as the text of a TREC run file, checked (see :func:`write_trec_run`)."""
     if not isinstance(tag, str):
         raise ValueError(f"the tag must be a str, got {tag!r}")
@@ -103,10 +103,10 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
     any is written; e.g. ``trec_eval -m P.3 -m recall.3 -m recip_rank -m ndcg_cut.3 qrels.txt run.BM25.txt``."""
     if not isinstance(runs, Mapping):
         raise ValueError(f"runs must be a mapping {{retriever name: {{question_id: ranking}}}}, got {runs!r:.60}")
-    texts = {"qrels.txt": _qrels_text(qrels)}
+    texts = {"qrels.txt": qrels_text(qrels)}
     for name, run in runs.items():
         try:
-            texts[f"run.{name}.txt"] = _run_text(run, name)
+            texts[f"run.{name}.txt"] = run_text(run, name)
         except ValueError as exc:
             raise ValueError(f"run {name!r}: {exc}") from None
     folder = Path(folder)

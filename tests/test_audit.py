@@ -131,9 +131,10 @@ def test_the_audit_of_polder(golden, chunks, qrels, runs):
 
 
 def test_the_audit_of_the_library_example(example_dir, example_docs, example_chunks):
-    from retrieval_eval.golden import load_golden_with_qrels
+    from retrieval_eval.golden import load_golden
 
-    golden, qrels = load_golden_with_qrels(example_dir / "golden.csv", example_chunks, example_docs)
+    labelled = load_golden(example_dir / "golden.csv", example_chunks, example_docs)
+    golden, qrels = labelled.golden, labelled.qrels
     bm25 = h.BM25Retriever(example_chunks)
     runs = {"BM25": {q: bm25.rank(text) for q, text in zip(golden["id"], golden["question"])}}
     audit = golden_set_audit(golden, example_chunks, qrels, runs)

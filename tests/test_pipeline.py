@@ -20,7 +20,7 @@ from retrieval_eval.fusion import fuse_runs
 from retrieval_eval.trec import read_run
 from retrieval_eval import pipeline
 from retrieval_eval.golden import GOLDEN_COLUMNS
-from retrieval_eval.parameters import ParameterError
+from retrieval_eval.corpus import ParameterError
 from retrieval_eval.evaluation import run_columns
 from retrieval_eval.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT, RUNS_DIR
 from retrieval_eval.pipeline import BM25, Fusion, Stage, Vector, stage_fingerprint

@@ -1,0 +1,402 @@
+"""``make evaluate`` and ``make evaluate-runs``: ``python -m retrieval_eval.cli evaluate|evaluate-runs``.
+
+The parameters come from the environment exactly as typed (the Makefile passes them on unchanged), are
+read by the table :data:`PARAMETERS` and checked all at once before anything is read (exit status 2,
+one line per problem). Then the evaluation runs in the terminal with progress bars, a new report folder
+is claimed under the output folder (never one that exists: a default name gets ``-2``, ``-3``…, a
+``REPORT`` that exists is refused), the bundle, ``scores.csv`` and the TREC files are written into it
+(:func:`~retrieval_eval.report.write_bundle`), and the template ``templates/report.ipynb`` is executed
+in a kernel that imports this checkout's code, giving ``report.ipynb`` and ``report.html``. A problem
+with the data or the report is one message (exit status 1), never a traceback.
+
+A relative path is read from the folder make runs in, and refused when ``PWD`` (as make received it,
+``START_DIR``) names another folder: ``make -C``, or a program that changed folder without updating
+``PWD``. ``RETRIEVAL_EVAL_OUTPUT`` and ``RETRIEVAL_EVAL_CACHE`` move the output and cache folders.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import unicodedata
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .corpus import CHUNK_SIZE, ParameterError
+from .evaluation import KS, RANK_COLUMNS
+from .paths import CORPUS_DIR, GOLDEN_PATH, ROOT
+from .pipeline import DEPTH
+
+TEMPLATE = Path(__file__).parent / "templates" / "report.ipynb"
+TARGETS = ("evaluate", "evaluate-runs")
+EVALUATE, RUNS = TARGETS[:1], TARGETS[1:]
+K = 3  # the cut-off the LLM reads, unless K is given
+CELL_TIMEOUT = 1800  # seconds: a report cell that runs longer is stopped
+
+
+# --- reading one parameter: text in, value out, or a ValueError saying what is wrong ---------------
+
+
+def _resolve(text: str, start: str | None) -> Path:
+    """A path as typed, a relative one read from the folder make runs in (refused when PWD disagrees)."""
+    path = Path(text).expanduser()
+    if path.is_absolute():
+        return path
+    here = Path.cwd()
+    if start and not _same(start, here):
+        raise ValueError(f"a relative path, and PWD ({start}) is not the folder make runs in ({here}): make -C, or a "
+                         "program that changed folder without updating PWD; give an absolute path")
+    return here / path
+
+
+def _same(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _existing(kind: str) -> Callable[[str, str | None], Path]:
+    def read(text: str, start: str | None) -> Path:
+        path = _resolve(text, start)
+        if not (path.is_dir() if kind == "folder" else path.is_file()):
+            raise ValueError(f"no such {kind}: {path}" + (f" (it is a {'file' if kind == 'folder' else 'folder'})"
+                                                            if path.exists() else ""))
+        return path
+    return read
+
+
+def _whole(text: str, start=None) -> int:
+    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) < 1:
+        raise ValueError("must be a whole number >= 1 in plain digits, e.g. 3")
+    return int(text)
+
+
+def _cutoffs(text: str, start=None) -> list[int]:
+    ks = [_whole(part) for part in text.replace(",", " ").split()]
+    if len(set(ks)) < len(ks):
+        raise ValueError("holds a cut-off twice; give each once, e.g. KS=\"1 3 5 10\"")
+    return ks
+
+
+def _run_files(text: str, start: str | None) -> list[Path]:
+    try:
+        paths = [_existing("file")(part, start) for part in shlex.split(text)]
+    except ValueError as exc:  # an unclosed quote, or a file that is not there
+        raise ValueError(f"{exc} (RUNS is split like a shell command line: quote a path with spaces)") from None
+    names = [p.name for p in paths]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"runs are named by their file name, and {twice} is given twice; rename one")
+    if set(names) & set(RANK_COLUMNS):
+        raise ValueError(f"a run named {sorted(set(names) & set(RANK_COLUMNS))} (its file name) would take the place of "
+                         "a column of the report; rename the file")
+    return paths
+
+
+def _model(text: str, start: str | None) -> str:
+    """A model name, or a folder (made absolute when it is one); whether it works is checked with the others."""
+    try:
+        path = _resolve(text, start)
+    except ValueError:
+        return text
+    return str(path) if path.is_dir() else text
+
+
+def _reranker(text: str, start: str | None) -> str:
+    from .models import installed_model_problem
+    from .rerank import SentenceReranker
+
+    if text == SentenceReranker.name:
+        return text
+    model = _model(text, start)
+    problem = installed_model_problem(model)
+    if problem:
+        raise ValueError(f"{problem}; or RERANKER={SentenceReranker.name}, the built-in re-scorer")
+    return model
+
+
+def _report_name(text: str, start=None) -> str:
+    name = unicodedata.normalize("NFC", text)
+    if not re.fullmatch(r"[^\W][\w .-]{0,99}", name) or name != name.strip():
+        raise ValueError("must be a plain folder name: letters, digits, spaces, '.', '_' or '-', not starting with a "
+                         "dot or a space, at most 100 characters (e.g. REPORT=library_hours)")
+    return name
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One make variable: how its text is read, which targets take it, and its value when not given."""
+
+    read: Callable[[str, str | None], object]
+    targets: tuple = TARGETS
+    default: object = None
+
+
+# Adding a parameter is one line here (and its name in the Makefile's PARAMETERS), then using it below.
+PARAMETERS = {
+    "CORPUS": Parameter(_existing("folder")),
+    "GOLDEN": Parameter(_existing("file")),
+    "QRELS": Parameter(_existing("file"), RUNS),
+    "RUNS": Parameter(_run_files, RUNS),
+    "MODEL_NAME": Parameter(_model),
+    "CHUNK_SIZE": Parameter(_whole, default=CHUNK_SIZE),
+    "K": Parameter(_whole, default=K),
+    "KS": Parameter(_cutoffs),
+    "RERANKER": Parameter(_reranker, EVALUATE),
+    "REPORT": Parameter(_report_name),
+}
+DEFAULTS = {"evaluate": {"CORPUS": CORPUS_DIR, "GOLDEN": GOLDEN_PATH}, "evaluate-runs": {}}
+
+
+def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, cache_dir: Path) -> dict:
+    """Every parameter of ``target`` read from ``environ`` (an empty one is not given) and checked, with
+    the combinations, the model's files, the report name and the output and cache folders; the values,
+    with ``"given"``: the names given. Raises :class:`~retrieval_eval.corpus.ParameterError` listing
+    every problem, before anything is read."""
+    from .models import model_problems
+
+    start = environ.get("START_DIR") or environ.get("PWD") or None
+    given = {name: environ[name] for name in PARAMETERS if environ.get(name, "").strip()}
+    values, problems = {**{n: p.default for n, p in PARAMETERS.items()}, **DEFAULTS[target]}, []
+    for name, text in given.items():
+        if target not in PARAMETERS[name].targets:
+            problems.append(f"{name} is a parameter of make {' and '.join(PARAMETERS[name].targets)} only; leave it out")
+            continue
+        try:
+            values[name] = PARAMETERS[name].read(text, start)
+        except ValueError as exc:
+            problems.append(f"{name}={text!r}: {exc}")
+    if target == "evaluate-runs":
+        if ("QRELS" in given) == ("GOLDEN" in given or "CORPUS" in given) or ("GOLDEN" in given) != ("CORPUS" in given):
+            problems.append("give either QRELS=qrels.txt, or GOLDEN=golden.csv with CORPUS=folder")
+        if "RUNS" not in given:
+            problems.append('RUNS is missing: give one or more TREC run files, e.g. RUNS="bm25.trec dense.trec"')
+        problems += [f"{name} applies to GOLDEN and CORPUS only; with QRELS leave it out"
+                     for name in ("CHUNK_SIZE", "MODEL_NAME") if "QRELS" in given and name in given]
+    if target == "evaluate" or "GOLDEN" in given:  # chunked with this model's tokenizer (CHUNK_SIZE as read, else its default)
+        problems += model_problems(values["MODEL_NAME"], values["CHUNK_SIZE"])
+    if target == "evaluate":
+        problems += [f"the cut-off {k} is more than the {DEPTH} ranks each run keeps; use K and KS <= {DEPTH}"
+                     for k in sorted({values["K"], *(values["KS"] or [])}) if isinstance(k, int) and k > DEPTH]
+    if "REPORT" in given and isinstance(values["REPORT"], str) and os.path.lexists(output_dir / values["REPORT"]):
+        problems.append(f"REPORT={given['REPORT']!r}: {output_dir / values['REPORT']} exists, and a report never replaces "
+                        "another: choose another name, or delete that folder")
+    problems += [_unwritable(folder, variable) for folder, variable in
+                 ((output_dir, "RETRIEVAL_EVAL_OUTPUT"), (cache_dir, "RETRIEVAL_EVAL_CACHE"))]
+    problems = [p for p in problems if p]
+    if problems:
+        raise ParameterError(problems)
+    return {**values, "given": set(given)}
+
+
+def _unwritable(folder: Path, variable: str) -> str | None:
+    """Why ``folder`` cannot be written (tried with a temporary folder in it, or in its nearest existing
+    parent, removed at once), or None."""
+    existing = next(p for p in (folder, *folder.parents) if p.exists() or p == p.parent)
+    try:
+        if not existing.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, f"{existing} is a file")
+        tempfile.TemporaryDirectory(dir=existing).cleanup()
+    except OSError as exc:
+        return (f"{folder} cannot be written ({exc.strerror or exc}): set {variable} to a folder you can write "
+                "(RETRIEVAL_EVAL_OUTPUT moves the reports, RETRIEVAL_EVAL_CACHE the cache)")
+    return None
+
+
+# --- the two evaluations --------------------------------------------------------------------------
+
+
+def _cutoffs_of(values: dict, n_items: int | None) -> tuple[list[int], list[int]]:
+    """The table's cut-offs (``KS`` as given, or the defaults that fit ``n_items``) and those to check."""
+    if values["KS"]:
+        return sorted({*values["KS"], values["K"]}), [values["K"], *values["KS"]]
+    return sorted({*(k for k in KS if n_items is None or k <= n_items), values["K"]}), [values["K"]]
+
+
+def evaluate(values: dict, cache_dir: Path):
+    """``make evaluate``: the registry's runs over the golden set, as an :class:`~retrieval_eval.report.Evaluation`."""
+    from .pipeline import evaluation_setup
+    from .report import from_setup
+
+    print(f"Corpus {values['CORPUS']}\nGolden set {values['GOLDEN']}", flush=True)
+    _, check = _cutoffs_of(values, None)
+    setup = evaluation_setup(values["CORPUS"], values["GOLDEN"], reranker=values["RERANKER"], model_name=values["MODEL_NAME"],
+                             chunk_size=values["CHUNK_SIZE"], progress=True, cache_dir=cache_dir, cutoffs=check)
+    ks, _ = _cutoffs_of(values, len(setup.chunks))
+    return from_setup(setup, values["K"], ks, _about(values))
+
+
+def evaluate_runs(values: dict, cache_dir: Path):
+    """``make evaluate-runs``: TREC runs against qrels, or against a golden set's labels of the chunks."""
+    from .pipeline import labelled_setup
+    import pandas as pd
+
+    from .report import LEFT_OUT_COLUMNS, Evaluation, left_out_table, plain_id
+    from .trec import TrecFormatError, align_run, find_line, read_qrels, read_run
+
+    print("Runs " + ", ".join(map(str, values["RUNS"])), flush=True)
+    runs = {path.name: read_run(path) for path in values["RUNS"]}
+    if values["QRELS"]:
+        judged, setup, unit = read_qrels(values["QRELS"]), None, "document"
+    else:
+        _, check = _cutoffs_of(values, None)
+        setup = labelled_setup(values["CORPUS"], values["GOLDEN"], model_name=values["MODEL_NAME"],
+                               chunk_size=values["CHUNK_SIZE"], progress=True, exclude=values["RUNS"], cutoffs=check)
+        judged, unit, chunk_ids = setup.qrels, "chunk", {c["id"] for c in setup.chunks}
+        for path, run in zip(values["RUNS"], runs.values()):
+            unknown = next(((q, d) for q, ranked in run.rankings.items() for d in ranked
+                            if d not in chunk_ids and plain_id(d) not in chunk_ids), None)
+            if unknown:
+                raise TrecFormatError(path, find_line(path, *unknown), f"{unknown[1]!r} (question {unknown[0]!r}) is not a "
+                                      "chunk id of this corpus: with GOLDEN and CORPUS a run ranks the chunks made with the "
+                                      "same CHUNK_SIZE and MODEL_NAME; or give QRELS")
+    rankings, rows = {}, []
+    for name, run in runs.items():
+        ranked = run.rankings
+        if setup:  # a report's TREC files percent-encode whitespace and "%" in ids: read them as the golden set's
+            ranked = {q if q in judged else plain_id(q): [d if d in chunk_ids else plain_id(d) for d in r]
+                      for q, r in ranked.items()}
+        rankings[name], coverage = align_run(ranked, judged)
+        rows += [("question in the run but not judged: ignored", q, name) for q in coverage.run_only]
+        rows += [("judged question the run does not answer: scored 0", q, name) for q in coverage.missing]
+        rows += [("ranking re-sorted as trec_eval reads it (score, then id descending)", q, name) for q in run.reordered]
+    rows += [("judged question with no relevant document: cannot be scored, left out", q, "") for q in coverage.no_relevant]
+    if not coverage.scored:
+        raise ValueError("no judged question has a relevant document: there is nothing to score")
+    ks, _ = _cutoffs_of(values, len(setup.chunks) if setup else None)
+    extra = pd.DataFrame(rows, columns=LEFT_OUT_COLUMNS)
+    return Evaluation(rankings, {q: judged[q] for q in coverage.scored}, values["K"], ks, setup and setup.golden,
+                      setup and setup.chunks, _about(values),
+                      pd.concat([left_out_table(setup), extra], ignore_index=True) if setup else extra, unit=unit)
+
+
+def _about(values: dict) -> dict:
+    """The inputs as the report shows them."""
+    shown = {"CORPUS": "corpus", "GOLDEN": "golden set", "QRELS": "qrels", "RUNS": "runs", "RERANKER": "reranker"}
+    if values["CORPUS"]:
+        shown |= {"MODEL_NAME": "embedding model", "CHUNK_SIZE": "chunk size (word pieces)"}
+        values = {"MODEL_NAME": "all-MiniLM-L6-v2 (bundled)"} | {k: v for k, v in values.items() if v is not None}
+    return {label: "\n".join(map(str, values[name])) if isinstance(values[name], list) else str(values[name])
+            for name, label in shown.items() if values.get(name) is not None}
+
+
+# --- the report folder and the report -------------------------------------------------------------
+
+
+def default_name(values: dict, target: str) -> str:
+    """``<folder>-<stem>`` of the golden or qrels file (``runs-`` first for evaluate-runs), as a plain name."""
+    path = Path(values["QRELS"] or values["GOLDEN"])
+    text = unicodedata.normalize("NFC", ("runs-" if target == "evaluate-runs" else "") + f"{path.parent.name}-{path.stem}")
+    return re.sub(r"[^\w .-]", "_", text).strip(" .-")[:90].rstrip(" .-") or "report"
+
+
+def claim(output_dir: Path, name: str, given: bool) -> Path:
+    """A new, empty report folder, made atomically (``mkdir``): ``name``, or for a default name the first
+    free ``name-2``, ``name-3``…; a ``REPORT`` that exists meanwhile is refused."""
+    from .report import ReportError
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for suffix in ["", *(f"-{i}" for i in range(2, 1000))]:
+        try:
+            (output_dir / f"{name}{suffix}").mkdir()
+            return output_dir / f"{name}{suffix}"
+        except FileExistsError:
+            if given:
+                break
+    raise ReportError(f"{output_dir / name} exists{' (and 998 more)' * (not given)}: a report never replaces another; "
+                      "choose another REPORT name, or delete old reports")
+
+
+def run_template(folder: Path, output_dir: Path, cache_dir: Path) -> None:
+    """Execute the template in ``folder`` (a kernel on this checkout's code, whatever the environment's
+    editable install points to) and write ``report.ipynb`` and ``report.html``; a cell that fails is
+    one message naming it, and the notebook is kept to read."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellControlSignal, CellExecutionError, DeadKernelError
+    from nbconvert import HTMLExporter
+    from tqdm import tqdm
+
+    from .report import PROGRESS, ReportError, write_file
+
+    class Client(NotebookClient):
+        def output(self, outs, msg, display_id, cell_index):  # progress lines go to the terminal, not the report
+            text = msg["content"].get("text", "") if msg["msg_type"] == "stream" else ""
+            if text.startswith(PROGRESS):
+                bar.set_postfix_str(f"{_title(cells[bar.n])}: {text.strip().splitlines()[-1][len(PROGRESS):]}")
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+    nb = nbformat.read(TEMPLATE, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    bar = tqdm(total=len(cells), desc="report", unit="cell")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+           "RETRIEVAL_EVAL_OUTPUT": str(output_dir), "RETRIEVAL_EVAL_CACHE": str(cache_dir), "RETRIEVAL_EVAL_PROGRESS": "1"}
+    client = Client(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(folder)}},
+                    on_cell_start=lambda cell, **_: bar.set_postfix_str(_title(cell)) if cell.cell_type == "code" else None,
+                    on_cell_executed=lambda **_: bar.update())
+    try:
+        client.execute(env=env, stderr=subprocess.DEVNULL)  # the kernel's own start-up warnings are no news here
+    except (CellExecutionError, CellControlSignal, DeadKernelError) as exc:
+        failed = next((_title(c) for c in cells
+                       if any(o.get("output_type") == "error" for o in c.get("outputs", []))), "a cell")
+        write_file(folder, "report.ipynb", nbformat.writes(nb).encode("utf-8"), output_dir)
+        detail = (f"{exc.ename}: {exc.evalue}" if isinstance(exc, CellExecutionError) else str(exc)).strip().splitlines()
+        raise ReportError(f"the report stopped in its cell '{failed}' with {detail[0] if detail else type(exc).__name__} "
+                          f"(see {folder / 'report.ipynb'})") from None
+    finally:
+        bar.close()
+    write_file(folder, "report.ipynb", nbformat.writes(nb).encode("utf-8"), output_dir)
+    html, _ = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True).from_notebook_node(nb)
+    write_file(folder, "report.html", html.encode("utf-8"), output_dir)
+
+
+def _title(cell) -> str:
+    """A template cell's title: its first line, a comment."""
+    return cell.source.splitlines()[0].lstrip("# ")
+
+
+def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run ``make evaluate`` or ``make evaluate-runs``; the exit status (0 done, 2 parameters, 1 data or report)."""
+    from .report import write_bundle
+
+    argv, environ = sys.argv[1:] if argv is None else argv, os.environ if environ is None else environ
+    if len(argv) != 1 or argv[0] not in TARGETS:
+        print(f"usage: python -m retrieval_eval.cli {'|'.join(TARGETS)} (parameters from the environment)", file=sys.stderr)
+        return 2
+    target = argv[0]
+    output_dir = Path(environ.get("RETRIEVAL_EVAL_OUTPUT") or ROOT / "output").absolute()
+    cache_dir = Path(environ.get("RETRIEVAL_EVAL_CACHE") or ROOT / ".cache").absolute()
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda message, *args, **kwargs: print(f"note: {message}", file=sys.stderr, flush=True)
+        try:
+            values = read_parameters(target, environ, output_dir, cache_dir)
+            ev = (evaluate if target == "evaluate" else evaluate_runs)(values, cache_dir)
+            for what, n in ev.left_out["what"].value_counts(sort=False).items():
+                print(f"note: {n:,} × {what} (listed in the report)", file=sys.stderr)
+            folder = claim(output_dir, values["REPORT"] or default_name(values, target), "REPORT" in values["given"])
+            print(f"Report folder {folder}", flush=True)
+            ev.folder = folder
+            write_bundle(folder, ev, output_dir)
+            run_template(folder, output_dir, cache_dir)
+        except ParameterError as exc:
+            print(f"make {target}: {exc}", file=sys.stderr)
+            return 2
+        except (ValueError, OSError) as exc:
+            print(f"make {target}: {exc}", file=sys.stderr)
+            return 1
+    print(f"Report: {folder / 'report.html'}\nScores: {folder / 'scores.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
