@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .corpus import CHUNK_SIZE, ParameterError
+from .formats import own_corpus
 from .evaluation import KS, RANK_COLUMNS
 from .paths import CORPUS_DIR, GOLDEN_PATH, ROOT
 from .pipeline import DEPTH
@@ -66,7 +67,7 @@ def _same(a, b) -> bool:
 def _existing(kind: str) -> Callable[[str, str | None], Path]:
     def read(text: str, start: str | None) -> Path:
         path = _resolve(text, start)
-        if not (path.is_dir() if kind == "folder" else path.is_file()):
+        if not (path.exists() if " or " in kind else path.is_dir() if kind == "folder" else path.is_file()):
             raise ValueError(f"no such {kind}: {path}" + (f" (it is a {'file' if kind == 'folder' else 'folder'})"
                                                             if path.exists() else ""))
         return path
@@ -123,6 +124,22 @@ def _reranker(text: str, start: str | None) -> str:
     return model
 
 
+def _labels_path(text: str, start: str | None) -> Path:
+    path = _existing("file or folder")(text, start)
+    if path.is_dir() and not (path / "queries.jsonl").is_file():
+        raise ValueError(f"{path} is a folder and not a BEIR folder: it has no queries.jsonl (a BEIR folder holds "
+                         "corpus.jsonl, queries.jsonl and qrels/<split>.tsv)")
+    return path
+
+
+def _level(text: str, start=None) -> str:
+    from .golden import LEVELS
+
+    if text.strip() not in LEVELS:
+        raise ValueError(f"must be one of {list(LEVELS)} (or unset: detected from the labels)")
+    return text.strip()
+
+
 def _report_name(text: str, start=None) -> str:
     name = unicodedata.normalize("NFC", text)
     if not re.fullmatch(r"[^\W][\w .-]{0,99}", name) or name != name.strip():
@@ -142,9 +159,13 @@ class Parameter:
 
 # Adding a parameter is one line here (and its name in the Makefile's PARAMETERS), then using it below.
 PARAMETERS = {
-    "CORPUS": Parameter(_existing("folder")),
-    "GOLDEN": Parameter(_existing("file")),
-    "QRELS": Parameter(_existing("file"), RUNS),
+    "CORPUS": Parameter(_existing("folder or file")),  # documents to chunk, or a chunks file used as it is
+    "GOLDEN": Parameter(_labels_path),  # evidence strings, relevant ids, LlamaIndex JSON, a BEIR folder
+    "BEIR": Parameter(_labels_path),  # a BEIR folder: its corpus, queries and qrels
+    "SPLIT": Parameter(lambda text, start: text.strip(), default="test"),  # the BEIR split
+    "QRELS": Parameter(_existing("file")),  # TREC qrels: with QUESTIONS (make evaluate), or for the runs
+    "QUESTIONS": Parameter(_existing("file")),  # the questions of QRELS: id and question
+    "LEVEL": Parameter(_level),  # chunk or document; unset: detected from the labels
     "RUNS": Parameter(_run_files, RUNS),
     "MODEL_NAME": Parameter(_model),
     "CHUNK_SIZE": Parameter(_whole, default=CHUNK_SIZE),
@@ -174,14 +195,8 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
             values[name] = PARAMETERS[name].read(text, start)
         except ValueError as exc:
             problems.append(f"{name}={text!r}: {exc}")
-    if target == "evaluate-runs":
-        if ("QRELS" in given) == ("GOLDEN" in given or "CORPUS" in given) or ("GOLDEN" in given) != ("CORPUS" in given):
-            problems.append("give either QRELS=qrels.txt, or GOLDEN=golden.csv with CORPUS=folder")
-        if "RUNS" not in given:
-            problems.append('RUNS is missing: give one or more TREC run files, e.g. RUNS="bm25.trec dense.trec"')
-        problems += [f"{name} applies to GOLDEN and CORPUS only; with QRELS leave it out"
-                     for name in ("CHUNK_SIZE", "MODEL_NAME") if "QRELS" in given and name in given]
-    if target == "evaluate" or "GOLDEN" in given:  # chunked with this model's tokenizer (CHUNK_SIZE as read, else its default)
+    problems += _label_problems(target, given, values)
+    if not _trec_only(target, given):  # chunked with this model's tokenizer (CHUNK_SIZE as read, else its default)
         problems += model_problems(values["MODEL_NAME"], values["CHUNK_SIZE"])
     if target == "evaluate":
         problems += [f"the cut-off {k} is more than the {DEPTH} ranks each run keeps; use K and KS <= {DEPTH}"
@@ -195,6 +210,40 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
     if problems:
         raise ParameterError(problems)
     return {**values, "given": set(given)}
+
+
+def _trec_only(target: str, given) -> bool:
+    """``make evaluate-runs QRELS=…`` alone: runs against qrels, no corpus read."""
+    return target == "evaluate-runs" and "QRELS" in given and not {"QUESTIONS", "CORPUS"} & set(given)
+
+
+def _label_problems(target: str, given, values: dict) -> list[str]:
+    """What is wrong with the combination of labels and corpus given."""
+    labels = [name for name in ("GOLDEN", "BEIR", "QRELS") if name in given]
+    problems = [f"give the labels once: {' and '.join(labels)} were all given"] * (len(labels) > 1)
+    if target == "evaluate-runs" and not labels:
+        problems.append("the labels are missing: QRELS=qrels.txt, GOLDEN=golden.csv with CORPUS, or BEIR=folder")
+    if target == "evaluate-runs" and "RUNS" not in given:
+        problems.append('RUNS is missing: give one or more TREC run files, e.g. RUNS="bm25.trec dense.trec"')
+    if _trec_only(target, given):
+        return problems + [f"{name} applies to a corpus only; with QRELS alone leave it out"
+                           for name in ("CHUNK_SIZE", "MODEL_NAME", "LEVEL") if name in given]
+    if ("QRELS" in given) != ("QUESTIONS" in given):
+        problems.append("QRELS and QUESTIONS go together (with CORPUS): the qrels judge, the questions file holds the questions")
+    if "BEIR" in given and "CORPUS" in given:
+        problems.append("BEIR holds its own corpus (corpus.jsonl): leave CORPUS out")
+    if target == "evaluate" and "CORPUS" in given and not labels:
+        problems.append("the labels are missing: GOLDEN=golden.csv, or QRELS with QUESTIONS")
+    if labels and not {"CORPUS", "BEIR"} & set(given) and own_corpus(values.get("GOLDEN")) is None:
+        problems.append("CORPUS is missing: the chunks or documents these labels judge")
+    return problems
+
+
+def _sources(values: dict) -> tuple:
+    """(corpus, labels) as the loaders take them: no corpus when the labels hold their own."""
+    given = values["given"]
+    own = values["BEIR"] or ("CORPUS" not in given and "GOLDEN" in given and own_corpus(values["GOLDEN"]) is not None)
+    return (None if own else values["CORPUS"]), values["BEIR"] or values["QRELS"] or values["GOLDEN"]
 
 
 def _unwritable(folder: Path, variable: str) -> str | None:
@@ -226,10 +275,12 @@ def evaluate(values: dict, cache_dir: Path):
     from .pipeline import evaluation_setup
     from .report import from_setup
 
-    print(f"Corpus {values['CORPUS']}\nGolden set {values['GOLDEN']}", flush=True)
+    corpus, labels = _sources(values)
+    print(f"Corpus {corpus or labels}\nLabels {labels}", flush=True)
     _, check = _cutoffs_of(values, None)
-    setup = evaluation_setup(values["CORPUS"], values["GOLDEN"], reranker=values["RERANKER"], model_name=values["MODEL_NAME"],
-                             chunk_size=values["CHUNK_SIZE"], progress=True, cache_dir=cache_dir, cutoffs=check)
+    setup = evaluation_setup(corpus, labels, questions=values["QUESTIONS"], split=values["SPLIT"], level=values["LEVEL"],
+                             reranker=values["RERANKER"], model_name=values["MODEL_NAME"], chunk_size=values["CHUNK_SIZE"],
+                             progress=True, cache_dir=cache_dir, cutoffs=check)
     ks, _ = _cutoffs_of(values, len(setup.chunks))
     return from_setup(setup, values["K"], ks, _about(values))
 
@@ -244,13 +295,14 @@ def evaluate_runs(values: dict, cache_dir: Path):
 
     print("Runs " + ", ".join(map(str, values["RUNS"])), flush=True)
     runs = {path.name: read_run(path) for path in values["RUNS"]}
-    if values["QRELS"]:
+    if _trec_only("evaluate-runs", values["given"]):
         judged, setup, unit = read_qrels(values["QRELS"]), None, "document"
     else:
         _, check = _cutoffs_of(values, None)
-        setup = labelled_setup(values["CORPUS"], values["GOLDEN"], model_name=values["MODEL_NAME"],
-                               chunk_size=values["CHUNK_SIZE"], progress=True, exclude=values["RUNS"], cutoffs=check)
-        judged, unit, chunk_ids = setup.qrels, "chunk", {c["id"] for c in setup.chunks}
+        setup = labelled_setup(*_sources(values), questions=values["QUESTIONS"], model_name=values["MODEL_NAME"], split=values["SPLIT"],
+                               level=values["LEVEL"], chunk_size=values["CHUNK_SIZE"], progress=True,
+                               exclude=values["RUNS"], cutoffs=check)
+        judged, unit, chunk_ids = setup.qrels, setup.level, {c["id"] for c in setup.chunks}
         for path, run in zip(values["RUNS"], runs.values()):
             unknown = next(((q, d) for q, ranked in run.rankings.items() for d in ranked
                             if d not in chunk_ids and plain_id(d) not in chunk_ids), None)
@@ -264,6 +316,15 @@ def evaluate_runs(values: dict, cache_dir: Path):
         if setup:  # a report's TREC files percent-encode whitespace and "%" in ids: read them as the golden set's
             ranked = {q if q in judged else plain_id(q): [d if d in chunk_ids else plain_id(d) for d in r]
                       for q, r in ranked.items()}
+        if setup and setup.level == "document":  # labels of documents, runs of chunks: each document at its best chunk
+            from .golden import document_run
+
+            ranked = document_run({q: [d for d in r if d in chunk_ids] for q, r in ranked.items()}, setup.chunks)
+        judged_ids = {d for gains in judged.values() for d in gains}
+        if not any(d in judged_ids for r in ranked.values() for d in r):
+            raise ValueError(f"run {name}: none of its ids is judged (the labels name ids like "
+                             f"{sorted(judged_ids)[:2]}, the run {next((r[:2] for r in ranked.values() if r), [])}): "
+                             "documents against chunks? With GOLDEN and CORPUS, LEVEL=document maps chunks to documents")
         rankings[name], coverage = align_run(ranked, judged)
         rows += [("question in the run but not judged: ignored", q, name) for q in coverage.run_only]
         rows += [("judged question the run does not answer: scored 0", q, name) for q in coverage.missing]
@@ -280,8 +341,14 @@ def evaluate_runs(values: dict, cache_dir: Path):
 
 def _about(values: dict) -> dict:
     """The inputs as the report shows them."""
-    shown = {"CORPUS": "corpus", "GOLDEN": "golden set", "QRELS": "qrels", "RUNS": "runs", "RERANKER": "reranker"}
-    if values["CORPUS"]:
+    shown = {"CORPUS": "corpus", "GOLDEN": "golden set", "BEIR": "BEIR folder", "SPLIT": "split", "QRELS": "qrels",
+             "QUESTIONS": "questions", "LEVEL": "level", "RUNS": "runs", "RERANKER": "reranker"}
+    given = values.get("given", set())
+    if values.get("BEIR") or ("CORPUS" not in given and ({"GOLDEN", "QRELS"} & given)):
+        values = {**values, "CORPUS": None}  # the labels' own corpus
+    if not values.get("BEIR"):
+        values = {**values, "SPLIT": None}
+    if values["CORPUS"] or values.get("BEIR"):
         shown |= {"MODEL_NAME": "embedding model", "CHUNK_SIZE": "chunk size (word pieces)"}
         values = {"MODEL_NAME": "all-MiniLM-L6-v2 (bundled)"} | {k: v for k, v in values.items() if v is not None}
     return {label: "\n".join(map(str, values[name])) if isinstance(values[name], list) else str(values[name])
@@ -293,7 +360,7 @@ def _about(values: dict) -> dict:
 
 def default_name(values: dict, target: str) -> str:
     """``<folder>-<stem>`` of the golden or qrels file (``runs-`` first for evaluate-runs), as a plain name."""
-    path = Path(values["QRELS"] or values["GOLDEN"])
+    path = Path(values.get("BEIR") or values["QRELS"] or values["GOLDEN"])
     text = unicodedata.normalize("NFC", ("runs-" if target == "evaluate-runs" else "") + f"{path.parent.name}-{path.stem}")
     return re.sub(r"[^\w .-]", "_", text).strip(" .-")[:90].rstrip(" .-") or "report"
 

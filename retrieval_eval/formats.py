@@ -4,7 +4,8 @@ folders, LlamaIndex datasets, TREC qrels with a questions file, and the Anthropi
 Each record is read with the line it starts on, so every error names the file, the line and the field;
 a file's problems with its questions and labels are listed together. Field names are compared in lower
 case with spaces as ``_``, and each field may have the names other tools give it (:data:`CHUNK_FIELDS`).
-Ids are text without whitespace (they go into TREC files); a JSON number is read as its digits.
+Ids are one line of text with no space at either end (a report's TREC files percent-encode the spaces
+inside, as they do for ids made from file names); a JSON number is read as its digits.
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ def read_records(path: str | Path, fields: Mapping[str, Sequence[str]], required
         raw = [(line, item) for line, _, item, _ in _members(path, text)]
     else:
         raise FormatError(path, None, f"is {'a ' + suffix if suffix else 'a file without an extension'}: give a .jsonl, "
-                                      ".json or .csv file")
+                                      ".json or .csv (.tsv, .txt) file")
     known = {alias: name for name, aliases in fields.items() for alias in aliases}
     records = []
     for line, item in raw:
@@ -228,12 +229,12 @@ def _kind(value) -> str:
 
 
 def _identifier(value, path: Path, line: int, field: str) -> str:
-    """An id as text: a non-empty string without whitespace (a JSON integer is read as its digits)."""
+    """An id as text: one line, no space at either end (a JSON integer is read as its digits)."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not value or re.search(r"\s", value):
-        shown = f"a {_kind(value)}" if not isinstance(value, str) else "empty" if not value else f"{value!r}, which holds whitespace"
-        raise FormatError(path, line, f"the field {field} must be an id without whitespace, found {shown}")
+    if not isinstance(value, str) or not value or value != value.strip() or re.search(r"[\r\n\t\v\f\x85\u2028\u2029]", value):
+        shown = f"a {_kind(value)}" if not isinstance(value, str) else "empty" if not value else repr(value)
+        raise FormatError(path, line, f"the field {field} must be an id (one line, no space at either end), found {shown}")
     return value
 
 

@@ -398,7 +398,7 @@ class Setup(NamedTuple):
         unranked = {name: [q for q, r in run.items() if not r] for name, run in self.runs.items()}
         what = {"chunks": "vector search places them by accident", "questions": "vector search ranks for them by accident"}
         cut = self.unreadable.get("cut", [])
-        return ([f"not read: {path}: {reason}" for path, reason in self.skipped]
+        return ([f"left out when reading {path}: {reason}" for path, reason in self.skipped]
                 + [f"chunk {c!r} has no word BM25 can index: BM25 can never find it" for c in unindexable]
                 + [f"{name} ranked no chunk for {len(q)} question(s): {', '.join(q)} (they score 0)"
                    for name, q in unranked.items() if q]

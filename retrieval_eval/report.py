@@ -114,13 +114,13 @@ class Evaluation:
 def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, folder: Path | None = None) -> Evaluation:
     """The report's input from :func:`~retrieval_eval.pipeline.evaluation_setup` (notebook 05, ``make evaluate``)."""
     return Evaluation(setup.runs, setup.qrels, k, sorted({*ks, k}), setup.golden, setup.chunks, dict(about or {}),
-                      left_out_table(setup), folder)
+                      left_out_table(setup), folder, unit=setup.level)
 
 
 def left_out_table(setup) -> pd.DataFrame:
     """Everything an evaluation setup cannot see, one row each: files not read, chunks BM25 cannot index,
     questions a run ranked nothing for, texts the embedding model reads as unknown tokens only."""
-    rows = [("file not read", path, reason) for path, reason in setup.skipped]
+    rows = [("left out when reading", path, reason) for path, reason in setup.skipped]
     rows += [("chunk BM25 cannot index (no word it keeps): BM25 never finds it", c, "") for c in unindexable_chunks(setup.chunks)]
     rows += [("question a run ranked no chunk for (it scores 0)", q, name)
              for name, run in setup.runs.items() for q, ranked in run.items() if not ranked]
@@ -264,6 +264,10 @@ def about_section(ev: Evaluation) -> Section:
     counts = f"{n:,} question{'s' * (n != 1)} scored"
     if ev.chunks is not None:
         counts += f" over {len(ev.chunks):,} chunks"
+        if ev.unit == "document":
+            docs = len({c.get("doc", c["id"]) for c in ev.chunks})
+            counts += (f" of {docs:,} documents, at the document level (the labels name documents): each run ranks "
+                       "documents, each at its best chunk's rank")
     table = pd.DataFrame({"value": list(ev.about.values())}, index=pd.Index(list(ev.about), name="input"))
     return Section("What was evaluated", f"<p>{counts}; {len(ev.runs)} run{'s' * (len(ev.runs) != 1)}: {_names(ev.runs)}."
                    f" The cut-off the LLM reads is k = {ev.k}; the tables read k = {', '.join(map(str, ev.ks))}.</p>"

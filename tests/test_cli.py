@@ -63,8 +63,8 @@ def test_every_problem_is_listed_at_once_and_nothing_is_written(tmp_path):
     lines = problems("evaluate", tmp_path, CORPUS="no such folder", MODEL_NAME="no/such-model", CHUNK_SIZE="5_12",
                      K="2.5", KS="1 x", REPORT="../x", RERANKER="unknown-reranker", RUNS="a.trec")
     assert [line.split("=")[0].split()[0] for line in lines] == [
-        "CORPUS", "RUNS", "CHUNK_SIZE", "K", "KS", "RERANKER", "REPORT", "MODEL_NAME"]
-    assert f"CORPUS='no such folder': no such folder: {Path.cwd() / 'no such folder'}" in lines
+        "CORPUS", "RUNS", "CHUNK_SIZE", "K", "KS", "RERANKER", "REPORT", "the", "MODEL_NAME"]
+    assert f"CORPUS='no such folder': no such folder or file: {Path.cwd() / 'no such folder'}" in lines
     assert "RUNS is a parameter of make evaluate-runs only; leave it out" in lines
     assert all("\n" not in line for line in lines)
     assert not any(tmp_path.iterdir())
@@ -91,8 +91,7 @@ def test_numbers_are_whole_and_in_plain_digits(tmp_path, text):
                                             "RERANKER=sentence, the built-in re-scorer"),
     ({"REPORT": ".hidden"}, "REPORT='.hidden': must be a plain folder name"),
     ({"REPORT": "a/b"}, "REPORT='a/b': must be a plain folder name"),
-    ({"GOLDEN": str(EXAMPLE)}, f"GOLDEN={str(EXAMPLE)!r}: no such file: {EXAMPLE} (it is a folder)"),
-    ({"CORPUS": str(EXAMPLE / "golden.csv")}, "(it is a file)"),
+    ({"GOLDEN": str(EXAMPLE), "CORPUS": str(EXAMPLE)}, f"GOLDEN={str(EXAMPLE)!r}: {EXAMPLE} is a folder and not a BEIR folder"),
 ])
 def test_each_kind_of_bad_parameter_is_one_line_naming_it(tmp_path, environ, message):
     lines = problems("evaluate", tmp_path, **environ)
@@ -100,13 +99,15 @@ def test_each_kind_of_bad_parameter_is_one_line_naming_it(tmp_path, environ, mes
 
 
 @pytest.mark.parametrize("environ, message", [
-    ({"RUNS": "r.trec"}, "give either QRELS=qrels.txt, or GOLDEN=golden.csv with CORPUS=folder"),
-    ({"RUNS": "r.trec", "GOLDEN": "g.csv"}, "give either QRELS"),
+    ({"RUNS": "r.trec"}, "the labels are missing: QRELS=qrels.txt, GOLDEN=golden.csv with CORPUS, or BEIR=folder"),
+    ({"RUNS": "r.trec", "GOLDEN": "q"}, "CORPUS is missing: the chunks or documents these labels judge"),
+    ({"RUNS": "r.trec", "QRELS": "q", "CORPUS": "q"}, "QRELS and QUESTIONS go together (with CORPUS)"),
     ({"QRELS": "q"}, "RUNS is missing"),
     ({"QRELS": "q", "RUNS": '"my run.trec'}, "No closing quotation (RUNS is split like a shell command line"),
     ({"QRELS": "q", "RUNS": "a/r.trec b/r.trec"}, "runs are named by their file name, and ['r.trec'] is given twice"),
     ({"QRELS": "q", "RUNS": "slice"}, "a run named ['slice'] (its file name) would take the place of a column"),
-    ({"QRELS": "q", "RUNS": "r.trec", "CHUNK_SIZE": "256"}, "CHUNK_SIZE applies to GOLDEN and CORPUS only"),
+    ({"QRELS": "q", "RUNS": "r.trec", "CHUNK_SIZE": "256"}, "CHUNK_SIZE applies to a corpus only; with QRELS alone"),
+    ({"QRELS": "q", "RUNS": "r.trec", "LEVEL": "document"}, "LEVEL applies to a corpus only; with QRELS alone"),
     ({"QRELS": "q", "RUNS": "r.trec", "RERANKER": "sentence"}, "RERANKER is a parameter of make evaluate only"),
 ])
 def test_evaluate_runs_parameters(tmp_path, environ, message):
@@ -120,6 +121,54 @@ def test_evaluate_runs_parameters(tmp_path, environ, message):
     finally:
         os.chdir(cwd)
     assert any(message in line for line in lines), lines
+
+
+FORMATS = ROOT / "tests" / "data" / "formats"
+
+
+@pytest.mark.parametrize("environ, message", [
+    ({"BEIR": FORMATS / "beir", "CORPUS": FORMATS / "chunks.jsonl"}, "BEIR holds its own corpus (corpus.jsonl): leave CORPUS out"),
+    ({"GOLDEN": FORMATS / "golden_ids.csv", "BEIR": FORMATS / "beir"}, "give the labels once: GOLDEN and BEIR were all given"),
+    ({"QRELS": FORMATS / "qrels.txt", "CORPUS": FORMATS / "chunks.jsonl"}, "QRELS and QUESTIONS go together"),
+    ({"GOLDEN": FORMATS / "golden_ids.csv"}, "CORPUS is missing: the chunks or documents these labels judge"),
+    ({"LEVEL": "page"}, "LEVEL='page': must be one of ['chunk', 'document']"),
+    ({"CORPUS": FORMATS / "chunks.jsonl"}, "the labels are missing: GOLDEN=golden.csv, or QRELS with QUESTIONS"),
+])
+def test_each_wrong_combination_of_labels_and_corpus_is_one_line(tmp_path, environ, message):
+    lines = problems("evaluate", tmp_path, **{name: str(value) for name, value in environ.items()})
+    assert len(lines) == 1 and message in lines[0], lines
+
+
+@pytest.mark.parametrize("environ", [{"BEIR": "beir"}, {"GOLDEN": "beir"}, {"GOLDEN": "llamaindex.json"},
+                                     {"CORPUS": "chunks.jsonl", "GOLDEN": "golden_ids.csv"},
+                                     {"CORPUS": "chunks.csv", "QRELS": "qrels.txt", "QUESTIONS": "questions.jsonl"}])
+def test_every_format_is_a_parameter_and_labels_that_hold_their_corpus_need_none(tmp_path, environ):
+    assert problems("evaluate", tmp_path, **{name: str(FORMATS / value) for name, value in environ.items()}) == []
+
+
+def test_a_beir_folder_is_evaluated_with_its_own_corpus_and_split(tmp_path):
+    values = cli.read_parameters("evaluate", {"BEIR": str(FORMATS / "beir")}, tmp_path / "o", tmp_path / "c")
+    ev = cli.evaluate(values, tmp_path / "c")
+    assert ev.about["BEIR folder"] == str(FORMATS / "beir") and ev.about["split"] == "test" and "corpus" not in ev.about
+    assert set(ev.qrels) == {"q1", "q2", "q3", "q4"} and "q5" in ev.left_out["detail"].iloc[0]
+
+
+def test_runs_of_chunks_are_scored_as_documents_when_the_labels_name_documents(tmp_path):
+    run = tmp_path / "chunks.trec"
+    run.write_text("q1 Q0 d02#00 1 3 t\nq1 Q0 d01#01 2 2 t\nq1 Q0 d01#00 3 1 t\n")
+    environ = {"GOLDEN": str(FORMATS / "golden_documents.csv"), "CORPUS": str(FORMATS / "chunks.jsonl"), "RUNS": str(run)}
+    ev = cli.evaluate_runs(cli.read_parameters("evaluate-runs", environ, tmp_path / "o", tmp_path / "c"), tmp_path / "c")
+    assert ev.unit == "document" and ev.runs["chunks.trec"]["q1"] == ["d02", "d01"]
+    assert ev.scores.query("question == 'q1' and metric == 'MRR' and k == 3")["value"].item() == 0.5
+
+
+def test_a_run_none_of_whose_ids_is_judged_is_refused_naming_both_kinds_of_id(tmp_path):
+    run = tmp_path / "docs.trec"
+    run.write_text("q1 Q0 d01 1 3 t\n")
+    environ = {"QRELS": str(FORMATS / "qrels.txt"), "QUESTIONS": str(FORMATS / "questions.jsonl"),
+               "CORPUS": str(FORMATS / "chunks.jsonl"), "RUNS": str(run)}
+    with pytest.raises(Exception, match=r"is not a chunk id of this corpus"):
+        cli.evaluate_runs(cli.read_parameters("evaluate-runs", environ, tmp_path / "o", tmp_path / "c"), tmp_path / "c")
 
 
 @pytest.mark.parametrize("name, damage, expected", [
@@ -178,11 +227,11 @@ def test_a_relative_path_is_refused_when_pwd_names_another_folder(tmp_path):
     cwd = Path.cwd()
     os.chdir(ROOT)
     try:
-        [line] = problems("evaluate", tmp_path, GOLDEN=relative, PWD=str(stale))
+        [line] = problems("evaluate", tmp_path, GOLDEN=relative, PWD=str(stale), CORPUS=str(EXAMPLE / "corpus"))
         assert line == (f"GOLDEN={relative!r}: a relative path, and PWD ({stale}) is not the folder make runs in ({ROOT}): "
                         "make -C, or a program that changed folder without updating PWD; give an absolute path")
-        assert problems("evaluate", tmp_path, GOLDEN=relative, PWD=str(ROOT)) == []
-        assert problems("evaluate", tmp_path, GOLDEN=str(EXAMPLE / "golden.csv"), PWD=str(stale)) == []
+        assert problems("evaluate", tmp_path, GOLDEN=relative, PWD=str(ROOT), CORPUS=str(EXAMPLE / "corpus")) == []
+        assert problems("evaluate", tmp_path, GOLDEN=str(EXAMPLE / "golden.csv"), PWD=str(stale), CORPUS=str(EXAMPLE / "corpus")) == []
     finally:
         os.chdir(cwd)
 
@@ -273,7 +322,7 @@ def corpus(tmp_path):
     return Path(shutil.copytree(EXAMPLE / "corpus", tmp_path / "corpus"))
 
 
-@pytest.mark.parametrize("name", ["golden.txt", "golden.md", "sub/Golden.TXT"])
+@pytest.mark.parametrize("name", ["golden.txt", "sub/Golden.TXT"])
 def test_a_golden_file_inside_the_corpus_is_left_out_and_said_so(corpus, name):
     """Excel's "Unicode text" is a .txt file: read as a document, its chunks held every evidence string."""
     golden = corpus / name

@@ -106,7 +106,7 @@ def test_questions_the_labels_do_not_judge_are_left_out_with_a_note(tmp_path):
         setup = setup_of(tmp_path, "chunks.jsonl" if kwargs else None, golden, **kwargs)
         assert "q5" not in setup.qrels
         assert [n for n in setup.notes if "no label in" in n] == [
-            f"not read: {FORMATS / ('beir/queries.jsonl' if not kwargs else 'questions.jsonl')}: 1 question(s) have no "
+            f"left out when reading {FORMATS / ('beir/queries.jsonl' if not kwargs else 'questions.jsonl')}: 1 question(s) have no "
             f"label in {'test.tsv' if not kwargs else 'qrels.txt'}, not scored: 'q5'"]
     dev = load_inputs(None, FORMATS / "beir", split="dev")
     assert dev.qrels == {"q5": {"d02#00": 1}}
@@ -197,8 +197,9 @@ BAD_FILES = [
      "3: the chunk id 'd01#00' again (first on line 1): chunk ids must be unique"),
     ("chunks.jsonl", '{"id": "a", "txt": "x"}\n', "chunks", "1: the chunk misses the field(s) ['text']"),
     ("chunks.jsonl", '{"id": "a", "text": "  "}\n', "chunks", "1: chunk 'a': the field text is empty"),
-    ("chunks.jsonl", '{"id": "a b", "text": "x"}\n', "chunks", "1: the field id must be an id without whitespace, found 'a b'"),
-    ("chunks.jsonl", '{"id": 1.5, "text": "x"}\n', "chunks", "1: the field id must be an id without whitespace, found a number"),
+    ("chunks.jsonl", '{"id": "a b ", "text": "x"}\n', "chunks", "1: the field id must be an id (one line, no space at either end), found 'a b '"),
+    ("chunks.jsonl", '{"id": "a\\nb", "text": "x"}\n', "chunks", "1: the field id must be an id (one line, no space at either end), found 'a\\nb'"),
+    ("chunks.jsonl", '{"id": 1.5, "text": "x"}\n', "chunks", "1: the field id must be an id (one line, no space at either end), found a number"),
     ("chunks.jsonl", '{"id": "a", "_id": "b", "text": "x"}\n', "chunks", "1: the keys 'id' and '_id' both give the id"),
     ("chunks.jsonl", '["a", "x"]\n', "chunks", "1: a chunk must be a JSON object {...}, not a list"),
     ("chunks.jsonl", '{"id": "a", "text": "x", "n_tokens": "many"}\n', "chunks", "1: the field n_tokens must be a whole number"),
@@ -210,7 +211,7 @@ BAD_FILES = [
     ("chunks.json", '[\n {"id": "a", "text": "x"},\n {"id": "a", "text": "y"}\n]', "chunks",
      "3: the chunk id 'a' again (first on line 2)"),
     ("chunks.json", '[{"id": "a",\n "text": "x"]', "chunks", "2: is not valid JSON"),
-    ("chunks.parquet", "x", "chunks", " is a .parquet: give a .jsonl, .json or .csv file"),
+    ("chunks.parquet", "x", "chunks", " is a .parquet: give a .jsonl, .json or .csv (.tsv, .txt) file"),
     ("golden.csv", "id,question,relevant,gain\nq1,Why?,d01#00|d01#01,2|1|1\n", "golden",
      "2: the field gain gives 3 gains for the 2 ids of the field relevant"),
     ("golden.csv", "id,question,relevant,gain\nq1,Why?,d01#00,high\n", "golden", "2: the field gain must be a whole number"),
@@ -224,7 +225,7 @@ BAD_FILES = [
      " has both an evidence and a relevant column"),
     ("golden.csv", "question,answer\nWhy?,Because.\n", "golden", "1: misses column(s) ['evidence or relevant']"),
     ("golden.jsonl", '{"id": "q1", "question": "Why?", "relevant": true}\n', "golden",
-     "1: the field relevant must be an id without whitespace, found a true/false"),
+     "1: the field relevant must be an id (one line, no space at either end), found a true/false"),
     ("golden.jsonl", '{"id": "q1", "question": "Why?", "relevant": {"d01#00": 1}, "gain": 2}\n', "golden",
      "1: the field relevant gives {id: gain} already"),
     ("golden.json", '{"queries": {"q1": "Why?",\n "q1": "How?"}, "corpus": {}, "relevant_docs": {}}', "golden",

@@ -317,8 +317,8 @@ def test_setup_lists_what_the_evaluation_cannot_see(tmp_path):
     # all-MiniLM reads Thai as [UNK] only: vector search ranks that chunk, and for that question, by accident
     assert setup.unreadable == {"chunks": ["thai#00"], "questions": ["h4"]}
     assert setup.notes == [
-        "not read: notes.md: empty or only whitespace",
-        "not read: scan.pdf: a .pdf file, not a document: only .md, .markdown, .txt files are read (convert it to one)",
+        "left out when reading notes.md: empty or only whitespace",
+        "left out when reading scan.pdf: a .pdf file, not a document: only .md, .markdown, .txt files are read (convert it to one)",
         "chunk 'faq/rule#00' has no word BM25 can index: BM25 can never find it",
         "BM25 ranked no chunk for 1 question(s): h3 (they score 0)",
         "the embedding model reads 1 chunks as unknown tokens only (thai#00): vector search places them by accident",

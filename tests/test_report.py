@@ -55,7 +55,7 @@ def payload_evaluation(n_questions=8, runs=("BM25", PAYLOADS[0], "hybrid + reran
     built = {name: {qid: ids[(q * (r + 1)) % 3 + r:][:12] + ([ids[q]] if r == 0 and q % 2 else [])
                     for q, qid in enumerate(golden["id"])} for r, name in enumerate(runs)}
     built = {name: {q: list(dict.fromkeys(ranking)) for q, ranking in run.items()} for name, run in built.items()}
-    left = pd.DataFrame([("file not read", f"{PAYLOADS[1]}.pdf", "a .pdf file")], columns=report.LEFT_OUT_COLUMNS)
+    left = pd.DataFrame([("left out when reading", f"{PAYLOADS[1]}.pdf", "a .pdf file")], columns=report.LEFT_OUT_COLUMNS)
     return report.Evaluation(built, qrels, 3, [1, 3, 5, 10], golden, chunks, {"corpus": PAYLOADS[0]}, left, folder)
 
 
@@ -208,11 +208,11 @@ def test_long_lists_are_counted_shown_in_part_and_written_whole(tmp_path):
     output = tmp_path / "output"
     (output / "r").mkdir(parents=True)
     ev = payload_evaluation(n_questions=40, folder=output / "r")
-    ev.left_out = pd.DataFrame([("file not read", f"f{i}.pdf", "a .pdf file") for i in range(2851)],
+    ev.left_out = pd.DataFrame([("left out when reading", f"f{i}.pdf", "a .pdf file") for i in range(2851)],
                                columns=report.LEFT_OUT_COLUMNS)
     report.write_bundle(output / "r", ev)
     said = report.left_out_section(ev).html
-    assert "2,851 × file not read" in said and "and 2,841 more" in said and "f10.pdf" not in said
+    assert "2,851 × left out when reading" in said and "and 2,841 more" in said and "f10.pdf" not in said
     assert len(pd.read_csv(output / "r" / "left_out.csv")) == 2851
     ranks = report.ranks_section(ev).html
     assert "ranks.csv" in ranks and len(pd.read_csv(output / "r" / "ranks.csv")) == 40

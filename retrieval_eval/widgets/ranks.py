@@ -23,7 +23,6 @@ HEATMAP_COLUMNS, NARROW_COLUMNS = 24, 16  # questions per block: 24 fit 1366 px,
 FRAME = "3px solid #d00000"  # the picked question
 BELOW_K, NOT_FOUND, HIDDEN = "#f1e4c8", "#ffffff", "#eeeeee"
 SNIPPET_CHARS = 600  # text sent per chunk: two lines show until "full texts"
-STATIC_CHARS = 120  # text per chunk in the static copy (GitHub shows it whole: no line clamp there)
 
 
 def filter_questions(ranks: pd.DataFrame, text: str = "", slice_name: str | None = None,
@@ -60,10 +59,9 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
             "n_relevant": len(relevant), "k": k, "ranks": first, "top": top}
 
 
-def snippet_html(text: str, evidence: str | None = None, chars: int = None) -> str:
-    """A chunk's text as one paragraph, escaped, at most ``chars`` characters; with ``evidence``, from the
-    evidence on, marked."""
-    chars = chars or SNIPPET_CHARS
+def snippet_html(text: str, evidence: str | None = None) -> str:
+    """A chunk's text as one paragraph, escaped; with ``evidence``, from the evidence on, marked."""
+    chars = SNIPPET_CHARS
     span = locate_evidence(text, evidence) if evidence else None
     flat = lambda part: re.sub(r"\s+", " ", part)  # noqa: E731
     if span is None:
@@ -81,7 +79,7 @@ def _rank_phrase(rank: int | None, k: int, shown: bool) -> str:
     return f"first relevant at rank {rank}" + (" ✔" if rank <= k else f" (below k = {k})")
 
 
-def question_html(view: Mapping, shown: bool, chars: int | None = None) -> tuple[str, str]:
+def question_html(view: Mapping, shown: bool) -> tuple[str, str]:
     """(the question's evidence string and slice, each run's top k chunks side by side, two lines each).
     Hidden: no rank, no relevant mark, no evidence marked: the class judges the chunks first."""
     n = view["n_relevant"]
@@ -92,7 +90,7 @@ def question_html(view: Mapping, shown: bool, chars: int | None = None) -> tuple
         items = "".join(
             f"<div class='rw-clamp'><b>{r['rank']}. {escape(r['chunk_id']).replace('_', '_<wbr>')}</b>"
             f"{' <span class=rw-relevant>relevant</span>' if shown and r['relevant'] else ''} "
-            f"{snippet_html(r['text'], view['evidence'] if shown and r['relevant'] else None, chars)}</div>" for r in rows)
+            f"{snippet_html(r['text'], view['evidence'] if shown and r['relevant'] else None)}</div>" for r in rows)
         columns.append(f"<div style='min-width:0'><b>{escape(name)}</b>: {_rank_phrase(view['ranks'][name], view['k'], shown)}"
                        f"{items}</div>")
     return head, ("<div class='question-chunks' style='display:grid;gap:2px 16px;"
@@ -243,12 +241,9 @@ class RanksWidget(WidgetView):
     def static_html(self) -> str:
         view, found = self.state["view"], self.state["found"]
         shown = rank_heatmap_html(self.ranks, self.k.value, True, self.question.value, found)
-        if view is None:
-            return details(shown)
-        head, top = question_html(view, True, STATIC_CHARS)
-        return (f"<p>{question_html(view, False)[0]}</p><p><b>Predict:</b> where does each run put the first relevant "
-                f"chunk, question by question?</p>"
-                + details(shown + f"<p>{heatmap_legend(self.k.value, True)}</p><p>{head}</p>{top}"))
+        head = f"<p>{question_html(view, False)[0]}</p>" if view is not None else ""
+        return (head + "<p><b>Predict:</b> where does each run put the first relevant chunk, question by question?</p>"
+                + details(shown + f"<p>{heatmap_legend(self.k.value, True)}</p>"))
 
 
 def ranks_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,

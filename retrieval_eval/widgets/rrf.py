@@ -223,7 +223,7 @@ class RRFWidget(WidgetView):
     def static_html(self) -> str:
         settings = (f"<p><b>{escape(self.question.value)}</b>, RRF constant {self.rrf_k.value}, depth {self.depth.value}, "
                     f"cut-off k = {self.k.value}.</p>")
-        shown = rrf_table_html(self.state, self.inputs, self.rrf_k.value, self.depth.value, True)
+        shown = rrf_table_html(self.state, self.inputs, self.rrf_k.value, self.depth.value, True, limit=True)
         return (settings + "<p><b>Predict:</b> which chunk does fusion put first, and at which rank the first relevant one?</p>"
                 + details(self._metrics_html(True) + f"<p>{self.state['sentence']}</p>" + shown))
 
