@@ -29,7 +29,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from . import fusion, retrievers, text
-from .checks import Chunk, Qrels, Ranking, Run, check_ids
+from .checks import Chunk, Qrels, Ranking, Run, check_ids, check_k, check_list
 from .corpus import CHUNK_SIZE, ParameterError, load_corpus, path_problem, raise_problems, stored_or_split_chunks
 from .formats import load_chunks, own_corpus
 from .fusion import fuse_runs
@@ -429,6 +429,7 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
 
     if retrievers is not None and not isinstance(retrievers, Mapping):
         raise ValueError(f"retrievers must be a mapping {{name: function or stage}}, got {retrievers!r:.60}")
+    cutoffs = [check_k(k) for k in check_list(cutoffs, "cutoffs", "cut-offs")]
     too_deep = sorted({k for k in cutoffs if k > DEPTH})
     if too_deep:
         raise ParameterError([f"the cut-off k = {k} is more than the {DEPTH} ranks each run keeps; use k <= {DEPTH}"

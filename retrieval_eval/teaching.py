@@ -46,10 +46,11 @@ def print_versions() -> None:
     print(f"Python {platform.python_version()}; " + ", ".join(f"{p} {installed(p)}" for p in (*SCORING_PACKAGES, *TABLE_PACKAGES)))
 
 
-def course_map(folder=None, markdown: bool = False):
+def course_map(folder=None, markdown: bool = False, link: str = ""):
     """The course as the notebooks' metadata describe it (``"course": {"path", "minutes", "answers"}``):
-    one row per notebook, core first, with a Markdown link, the path, the minutes and the question it
-    answers; with ``markdown``, as the text of a Markdown table (the README's map and notebook 00's)."""
+    one row per notebook, core first, with a Markdown link (``link`` before the file name), the path, the
+    minutes and the question it answers; with ``markdown``, as the text of a Markdown table (the README's
+    map, ``link="notebooks/"``, and notebook 00's)."""
     import json
     from pathlib import Path
 
@@ -62,7 +63,7 @@ def course_map(folder=None, markdown: bool = False):
         course = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("course")
         if not course:
             raise ValueError(f"{path.name} has no course metadata (path, minutes, answers)")
-        rows.append({"notebook": f"[{path.stem}]({path.name})", "path": course["path"], "minutes": course["minutes"],
+        rows.append({"notebook": f"[{path.stem}]({link}{path.name})", "path": course["path"], "minutes": course["minutes"],
                      "answers": course["answers"]})
     table = pd.DataFrame(rows).sort_values("path", key=lambda p: p != "core", kind="stable").reset_index(drop=True)
     return markdown_table(table) if markdown else table

@@ -5,6 +5,7 @@ refuses a single value."""
 import inspect
 import math
 import re
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -14,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
+from retrieval_eval.comparisons import values_at_k
+from retrieval_eval.fusion import fuse_runs
 from retrieval_eval.checks import (
     check_gains, check_ids, check_k, check_ks, check_list, check_probability, check_qrels, check_ranking, check_relevant,
     check_run, check_runs, finite_number, naming_question,
@@ -135,8 +138,10 @@ RECORDS = {
     "rerank": "a second stage: reorders a run that entered through evaluation_setup (texts by chunk id)",
     "seconds_per_question": "times a reranker on a run that entered through evaluation_setup",
     "oracle_rerank": "a second stage: reorders a checked run by checked qrels",
+    "slice_gap": "reads the rank table first_relevant_ranks made from checked runs; its run is a run's name",
 }
 
+EXAMPLE = Path(__file__).parent.parent / "examples" / "library_hours"
 TEXT = "{} holds the words alpha beta gamma and {}"
 
 
@@ -181,9 +186,9 @@ def public_arguments(world: World, folder) -> dict:
         "recall_at_k": {**one, "k": 3}, "precision_at_k": {**one, "k": 3}, "reciprocal_rank": one,
         "success_at_k": {**one, "k": 3}, "first_relevant_rank": one,
         "mrr": {"rankings": [w.ranked], "relevants": [w.relevant], "k": 3},
-        "ndcg_at_k": scored, "relevant_ids": {"gains": w.gains}, "exponential_gains": {"gains": w.gains},
-        **{name: scored for name in ("hit_rate", "capped_recall", "precision_of_returned", "f1_at_k", "r_precision",
-                                     "average_precision", "context_precision", "ndcg_retrieved_ideal")},
+        "ndcg_at_k": scored, "relevant_ids": {"gains": w.gains},
+        **{name: scored for name in ("hit_rate", "capped_recall", "precision_of_returned",
+                                     "average_precision", "ndcg_retrieved_ideal")},
         "macro_mean": {"score": h.hit_rate, **over_questions},
         **{name: over_questions for name in ("micro_recall", "share_of_ceiling", "switchboard", "trec_eval_means")},
         "split_into_chunks": {"docs": w.docs, "tokenizer": TOKENIZER, "chunk_size": 64},
@@ -192,20 +197,16 @@ def public_arguments(world: World, folder) -> dict:
         "with_known_false_negatives": {"qrels": w.qrels, "known": pd.DataFrame(
             {"id": pd.Series([], dtype=object), "chunk": pd.Series([], dtype=object)})},
         "reciprocal_rank_fusion": {"rankings": [list(POOL[:2]), w.ranked]},
-        "fuse_runs": {"runs": [{q: list(POOL[:2]) for q in w.run}, w.run]},
         "BM25Retriever": {"chunks": w.chunks},
-        "VectorRetriever": {"chunks": w.chunks, "cache_dir": folder},
         "evaluate": {"runs": {"r": w.run}, "qrels": w.qrels, "ks": [3], "chunk_ids": chunk_ids},
         "per_question_scores": {"runs": {"r": w.run}, "qrels": w.qrels, "ks": [3], "chunk_ids": chunk_ids},
         "batch_scores": {"run": w.run, "qrels": w.qrels, "ks": [3], "chunk_ids": chunk_ids},
         "first_relevant_ranks": {**runs, "golden": w.golden},
         "precision_ceiling": {"qrels": w.qrels, "k": 3},
         "random_baseline": {"qrels": w.qrels, "n_chunks": len(POOL), "k": 3},
-        "slice_table": {**runs, "golden": w.golden, "k": 3},
         "paired_comparisons": {**runs, "k": 3},
         "against_chance": {**runs, "n_chunks": len(POOL), "k": 3},
         "interval_table": {**runs, "k": 3},
-        "values_at_k": {**runs, "k": 3, "metric": "MRR"},
         "rerank": {"run": w.run, "reranker": Zero(), "texts": {d: d for d in POOL}, "questions": questions},
         "seconds_per_question": {"reranker": Zero(), "run": w.run, "texts": {d: d for d in POOL}, "questions": questions},
         "oracle_rerank": {"run": w.run, "qrels": w.qrels},
@@ -214,9 +215,12 @@ def public_arguments(world: World, folder) -> dict:
         "tie_effect": {"runs": list(w.runs.values()), "qrels": w.qrels},
         "golden_set_audit": {"golden": w.golden, "chunks": w.chunks, **runs},
         "plot_metrics": {"table": table, "qrels": w.qrels},
-        "plot_precision_ceiling": {"qrels": w.qrels, "ks": [1, 3]},
         "plot_rankings": {"rankings": {"a": w.ranked}, "gains": w.gains, "k": 3},
         "ceiling_widget": {**runs},
+        "depth_widget": {**runs},
+        "document_level": {**runs, "chunks": w.chunks},
+        "graded_labels": {"golden": w.golden, "chunks": w.chunks},
+        "published_metrics": over_questions,
         "ranks_widget": {**runs, "golden": w.golden, "chunks": w.chunks},
         "rrf_widget": {**runs, "golden": w.golden, "inputs": ["a", "b"]},
         "export_trec": {**runs, "folder": folder / "trec"},
@@ -263,7 +267,6 @@ def test_every_public_function_that_takes_ids_is_fed_bad_ids(tmp_path):
     assert taking_ids - set(RECORDS) == set(public_arguments(World(list(POOL[:3]), {"d0": 1}), tmp_path)) - set(RECORDS)
 
 
-SLOW_TO_CALL = {"VectorRetriever"}  # loads the embedding model: checked once, below, not for every case
 
 
 @st.composite
@@ -292,7 +295,7 @@ def test_every_entry_point_refuses_an_id_that_is_not_str_and_names_it(tmp_path_f
     ranked, gains, where, bad = case
     folder = tmp_path_factory.mktemp("out")
     for name, call in public_calls(World(ranked, gains, where, bad), folder).items():
-        if where not in id_kinds(name) or name in RECORDS or name in SLOW_TO_CALL:
+        if where not in id_kinds(name) or name in RECORDS:
             continue
         message = refuses(call, bad, name)
         assert f"{bad!r:.60} ({type(bad).__name__})" in message and "ids must be str" in message, (name, message)
@@ -301,7 +304,9 @@ def test_every_entry_point_refuses_an_id_that_is_not_str_and_names_it(tmp_path_f
 
 @pytest.mark.slow
 def test_the_vector_retriever_refuses_a_chunk_id_that_is_not_str(tmp_path):
-    message = refuses(public_calls(World(list(POOL[:3]), {"d0": 1}, "chunk", 7), tmp_path)["VectorRetriever"], 7)
+    from retrieval_eval.retrievers import VectorRetriever
+
+    message = refuses(lambda: VectorRetriever(World(list(POOL[:3]), {"d0": 1}, "chunk", 7).chunks, cache_dir=tmp_path), 7)
     assert "7 (int)" in message and "ids must be str" in message
 
 
@@ -317,7 +322,7 @@ def test_every_function_that_takes_chunks_refuses_chunks_of_the_wrong_shape(tmp_
     world = World(list(POOL[:3]), {"d0": 1})
     world.chunks = chunks
     taking_chunks = [name for name in h.__all__ if "chunk" in id_kinds(name)
-                     and "chunks" in inspect.signature(getattr(h, name)).parameters and name not in {*SLOW_TO_CALL, *RECORDS}]
+                     and "chunks" in inspect.signature(getattr(h, name)).parameters and name not in RECORDS]
     assert len(taking_chunks) >= 5
     calls = public_calls(world, tmp_path)
     for name in taking_chunks:
@@ -349,6 +354,8 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "chance_found": {"n_relevant": [1, 2], "n_chunks": 5, "k": 2}, "beats_chance": {"found": 1, "chances": [0.5, 0.5]},
     "chunking_experiment": {"chunk_sizes": [128, 256]},  # refused before anything is read
     "tie_effect": {"runs": [{"q1": ["a"]}, {"q1": ["b"]}], "qrels": {"q1": {"a": 1}}},
+    "evaluation_setup": {"corpus": EXAMPLE / "corpus", "golden": EXAMPLE / "golden.csv", "chunk_size": 128, "cutoffs": [3]},
+    "load_corpus": {"folder": EXAMPLE / "corpus"},
 }
 
 
@@ -362,8 +369,6 @@ def test_a_single_value_where_a_list_is_expected_is_refused_naming_the_parameter
         assert name in arguments, f"{name} takes the list {parameter}: add it to LIST_CALLS"
         if parameter not in arguments[name] and parameter not in ("ks", "metrics", "depths"):
             continue  # a parameter left at its default
-        if name in SLOW_TO_CALL:
-            continue
         with pytest.raises(ValueError, match=rf"({parameter}|a ranking) must be a (flat )?list|must be a list of"):
             getattr(h, name)(**{**arguments[name], parameter: single})
         plt.close("all")
@@ -383,6 +388,6 @@ def test_with_str_ids_every_entry_point_gives_the_same_values(tmp_path_factory, 
     assert calls["mrr"]() == expected["MRR"]
     long = calls["per_question_scores"]()
     assert dict(zip(long["metric"], long["value"])) == pytest.approx(expected)
-    assert calls["fuse_runs"]() == {"q1": calls["reciprocal_rank_fusion"]()}
+    assert fuse_runs([{"q1": list(POOL[:2])}, run]) == {"q1": calls["reciprocal_rank_fusion"]()}
     assert calls["hit_rate"]() == calls["success_at_k"]() == h.macro_mean(h.hit_rate, run, qrels, 3)
-    assert h.values_at_k({"r": run}, qrels, 3, "MRR")["r"].tolist() == [expected["MRR"]]
+    assert values_at_k({"r": run}, qrels, 3, "MRR")["r"].tolist() == [expected["MRR"]]

@@ -1,85 +1,67 @@
-"""The figures README.md states about the golden set are the ones the code computes."""
+"""README.md: its computed parts equal what the code gives, its examples run, its figures are the code's."""
 
+import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import helpers as h
+from retrieval_eval.teaching import course_map, markdown_table, teacher_key
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-
-
-def test_sizes(golden, chunks, qrels):
-    assert f"golden set: {len(golden)} questions" in README
-    assert f"split into {len(chunks)} chunks" in README
-    single = sum(len(g) == 1 for g in qrels.values())
-    assert f"{single} questions have exactly one relevant chunk" in README
-    ceiling = h.precision_ceiling(qrels, 3)
-    assert f"pass about {ceiling:.2f} here" in README
-    judged = int(golden["partial_evidence"].str.strip().ne("").sum())
-    partial = sum(1 for g in h.graded_labels(golden, chunks).values() if 1 in g.values())
-    assert f"`partial_evidence` for the {judged} questions that have a hand-judged partial answer (gain 1 for the " \
-           f"{partial} whose partial answer is in a chunk without the evidence" in README
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def test_bm25_figures(golden, chunks, qrels, bm25):
-    floored = sum(bool((bm25.idf_table(q)["raw idf"] < 0).any()) for q in golden["question"])
-    assert f"{floored} of the {len(golden)} questions hold a term found in more than\n  half the chunks" in README
-    steps = h.bm25_steps(chunks, golden, qrels, k=3)["recall"]
-    match = re.search(r"recall@3\s+goes from (\d\.\d{3}) \(raw words, rank-bm25 as shipped\) to (\d\.\d{3}) with Lucene's 33 stop "
-                      r"words, (\d\.\d{3}) with\s+NLTK's 179, (\d\.\d{3}) with stemming and (\d\.\d{3}) with the floor at 0, the "
-                      r"default; a random order of the\s+chunks has (\d\.\d{3})", README)
-    assert match, "the BM25 steps sentence is gone from the README"
-    assert [float(x) for x in match.groups()] == pytest.approx(steps.tolist(), abs=5e-4)
-    trec = re.search(r"the default\s+BM25 has recall@3 (\d\.\d{3})", README)
-    assert trec and float(trec[1]) == pytest.approx(steps.iloc[-2], abs=5e-4)
-    variants = h.bm25_variants(chunks, golden, qrels, k=3)["recall"]
-    spread = re.search(r"over (\d+) settings \(Robertson's or Lucene's idf; rank-bm25's,\s+Lucene's or Anserini's `k1` and "
-                       r"`b`\), recall@3 runs from (\d\.\d{3}) to (\d\.\d{3}) \(notebook 05,\s+`h.bm25_variants`\); Lucene's "
-                       r"idf gives (\d\.\d{3}) with Lucene's defaults and (\d\.\d{3}) with Anserini's\.", README)
-    assert spread, "the BM25 settings sentence is gone from the README"
-    assert int(spread[1]) == len(variants)
-    lucene = [label for label, idf, *_ in h.BM25_VARIANTS if idf == "lucene"]
-    defaults = [next(label for label in lucene if engine in label) for engine in ("Lucene's and", "Anserini's")]
-    assert [float(x) for x in spread.groups()[1:]] == pytest.approx(
-        [variants.min(), variants.max(), *variants[defaults]], abs=5e-4)
+def part(name: str) -> str:
+    return README.split(f"<!-- {name}: start -->\n")[1].split(f"\n<!-- {name}: end -->")[0]
 
 
-def test_verdict_figures(runs, qrels):
-    pairs = h.paired_comparisons(runs, qrels, k=3)
-    assert "On the Polder set no pair of the three retrievers is told apart on recall@3, MRR@3 or\n  nDCG@3 (a family of 9 tests)" in README
-    assert len(pairs) == 9 and (pairs["verdict"] == "not distinguishable").all()
-
-
-def test_label_audit_figures(chunks, qrels, runs):
-    known = h.read_known_false_negatives(chunks, qrels)
-    assert f"found {len(known)} such chunks" in README and f"(a label audit found {len(known)})" in README
-    fixed = h.with_known_false_negatives(qrels, known)
-    assert "(no\n  verdict of the family moves)" in README
-    assert (h.paired_comparisons(runs, fixed, k=3)["verdict"] == h.paired_comparisons(runs, qrels, k=3)["verdict"]).all()
-    sizes = sorted(len(g) for g in qrels.values())
-    assert f"the golden set's shape: {sizes.count(1)} questions\n  with one relevant chunk, {sum(n == 2 for n in sizes)} with two." in README
-
-
-def test_window_and_slice_figures(golden, chunks):
-    longer = sum(c["n_tokens"] > 256 for c in chunks)
-    assert f"({longer} of the {len(chunks)} chunks are\n  longer than 256)" in README
-    assert f"({len(golden)} questions in {golden['slice'].nunique()} slices along one dimension, the wording" in README
-
-
-def test_audit_slice_size_figure():
-    bound = h.best_case_detectable_difference(15)
-    assert f"a slice of 15 questions cannot show a difference below {bound:.2f}" in README
-    family = 0.05 / 6  # notebook 08's slice family: 2 slices × 3 pairs, Holm's first step
-    assert (f"`h.fewest_discordant(0.05 / m)`: {h.fewest_discordant(family)} for\nthe 6 slice tests of notebook 08, so 15 "
-            f"questions cannot pass that step below a difference of {h.best_case_detectable_difference(15, family):.2f}.") in README
+def test_the_course_map_is_the_notebooks_metadata():
+    assert part("course map") == course_map(markdown=True, link="notebooks/")
 
 
 def test_the_teachers_key_is_the_one_the_widgets_give(setup):
-    """The README's key is what driving the widgets gives now: regenerate it with
-    ``markdown_table(teacher_key(h.evaluation_setup()))`` when a widget or a notebook's toy changes."""
-    from retrieval_eval.teaching import markdown_table, teacher_key
+    """Regenerate with ``markdown_table(teacher_key(h.evaluation_setup()))`` when a widget or a toy changes."""
+    assert part("teacher key") == markdown_table(teacher_key(setup))
 
-    shown = README.split("<!-- teacher key: start -->\n")[1].split("\n<!-- teacher key: end -->")[0]
-    assert shown == markdown_table(teacher_key(setup))
+
+def test_the_golden_set_figures(golden, chunks, qrels):
+    single = sum(len(g) == 1 for g in qrels.values())
+    assert f"{len(golden)} questions over \"Polder\"" in README and f"in {len(chunks)} chunks" in README
+    assert f"{single} of the {len(golden)} questions have one relevant chunk" in README
+    assert f"precision@3 can never pass about {h.precision_ceiling(qrels, 3):.2f} here" in README
+
+
+@pytest.mark.parametrize("marker", ["h.register_metric", "h.evaluation_setup(retrievers="])
+def test_each_extend_it_example_runs_in_a_fresh_process(marker, tmp_path):
+    """The README's two worked examples, each as a user pastes it into a fresh Python: the new metric or
+    retrievers appear beside the built-in ones."""
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", README, re.S) if marker in b]
+    env = {**os.environ, "RETRIEVAL_EVAL_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    expected = ["AP"] if "register_metric" in block else ["title match", "hybrid of three"]
+    assert all(word in done.stdout for word in expected + ["recall", "nDCG", "BM25"]), done.stdout
+
+
+def test_the_module_table_gives_the_direction_of_every_import():
+    """Each module of ``retrieval_eval/`` imports (at the top or inside a function) only from its own row
+    of the README's table and the rows above; every module is in the table."""
+    table = README.split("| module | what | touched to add |")[1].split("\n\n")[0].strip().splitlines()[1:]
+    row = {name: i for i, line in enumerate(table) for name in re.findall(r"`([\w]+)(?:\.py|/)`", line.split("|")[1])}
+    package = ROOT / "retrieval_eval"
+    upward = []
+    for path in package.rglob("*.py"):
+        me = "widgets" if "widgets" in path.parts else path.stem
+        if me == "__init__":
+            continue
+        assert me in row, f"{path.relative_to(ROOT)} is not in the README's module table"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level and not (me == "widgets" and node.level == 1):
+                names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+                upward += [f"{me} imports {n}" for n in names if n != me and row.get(n, -1) > row[me]]
+    assert upward == []

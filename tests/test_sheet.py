@@ -6,6 +6,7 @@ import pytest
 from pypdf import PdfReader
 
 import helpers as h
+from retrieval_eval.trec import read_run
 from retrieval_eval.paths import RUNS_DIR
 from retrieval_eval.sheet import RUNS, Page, write_sheet
 from retrieval_eval.teaching import interview_lines
@@ -16,7 +17,7 @@ K = 3
 @pytest.fixture(scope="module")
 def sheet_setup(setup):
     """The teaching setup with the committed reranked run, as ``make sheet`` reads it (no embedding model)."""
-    return setup._replace(runs=setup.runs | {"hybrid + rerank": h.read_run(RUNS_DIR / "hybrid_rerank.trec").rankings})
+    return setup._replace(runs=setup.runs | {"hybrid + rerank": read_run(RUNS_DIR / "hybrid_rerank.trec").rankings})
 
 
 @pytest.fixture(scope="module")
