@@ -146,6 +146,7 @@ def test_every_format_is_a_parameter_and_labels_that_hold_their_corpus_need_none
     assert problems("evaluate", tmp_path, **{name: str(FORMATS / value) for name, value in environ.items()}) == []
 
 
+@pytest.mark.slow
 def test_a_beir_folder_is_evaluated_with_its_own_corpus_and_split(tmp_path):
     values = cli.read_parameters("evaluate", {"BEIR": str(FORMATS / "beir")}, tmp_path / "o", tmp_path / "c")
     ev = cli.evaluate(values, tmp_path / "c")
