@@ -1,11 +1,6 @@
 """Uncertainty on a small golden set: intervals, paired tests, Holm's correction, power, and chance.
-
-Everything works on per-question values (one number per question, e.g. each question's recall@3):
-the question is what was sampled, so intervals resample questions and tests flip or count them,
-always paired across runs. SciPy and statsmodels are imported inside the functions that use them.
-The statistics deep dive teaches each function; core lessons read only their plain-words verdicts
-(:mod:`retrieval_eval.comparisons`).
-"""
+Everything works on per-question values: the question is what was sampled, so intervals resample questions
+and tests flip or count them, always paired across runs."""
 
 from __future__ import annotations
 
@@ -100,10 +95,8 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95, method: str
 
 
 def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
-    """McNemar's exact test on paired 0/1 values (McNemar 1947): only the questions that differ count;
-    under "no difference" each is a fair coin flip, so p is the two-sided binomial test of the wins
-    among them. ``mid_p`` (half the probability of the observed split left out) is less conservative:
-    the exact test rejects less often than its nominal level on few differing questions."""
+    """McNemar's exact test on paired 0/1 values (McNemar 1947): the two-sided binomial test of the wins among
+    the questions that differ. ``mid_p`` (half the observed split's probability left out) is less conservative."""
     from scipy import stats
 
     a, b = _pairs(a, b)
@@ -136,11 +129,8 @@ def _flip_p(nonzero: bytes, exact: bool, n_resamples: int, seed: int) -> float:
 def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED,
                      exact_limit: int = EXACT_LIMIT) -> dict:
     """Two-sided paired permutation test of the mean difference (sign flips; Smucker, Allan & Carterette 2007).
-
-    Only the m non-zero differences are flipped: every one of the 2^m flips when 2^m ≤ ``exact_limit``
-    (exact p), else ``n_resamples`` random flips, p = (b + 1) / (N + 1) with its Monte Carlo error
-    ``se``. A mean difference of exactly 0 has p = 1 exactly: every flip is as extreme.
-    """
+    Only the m non-zero differences are flipped: all 2^m when 2^m ≤ ``exact_limit``, else ``n_resamples`` random
+    flips, p = (b + 1) / (N + 1) with its Monte Carlo error ``se``. A mean difference of exactly 0 has p = 1."""
     a, b = _pairs(a, b)
     exact_limit, n_resamples = check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples")
     differences = a - b
