@@ -42,8 +42,7 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_llm: int |
         if k_llm is not None:
             ax.axvline(k_llm, color="grey", lw=4, alpha=0.25, label=f"k the LLM reads ({k_llm})")
         ax.set_title(METRICS[metric].at("k") if metric in METRICS else metric, fontsize=11)
-        ax.set_xticks(ks)
-        ax.set_ylim(0, 1.05)
+        ax.set(xticks=ks, ylim=(0, 1.05))
         ax.grid(alpha=0.3)
         ax.set_xlabel("cut-off k", fontsize=10)
     handles, labels = max((ax.get_legend_handles_labels() for ax in axes.flat), key=lambda h: len(h[1]))
@@ -77,9 +76,8 @@ def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_ran
         ax.bar(positions - 0.4 + bar * (i + 0.5), heights, width=bar,
                label=f"{name}: MRR = {sum(heights):.3f}" if as_mrr else name)
     ax.set_xticks(positions, labels=[str(r) for r in range(1, max_rank + 1)] + [f">{max_rank}", "none"])
-    ax.set_xlim(0.5, max_rank + 2.5)
-    ax.set_xlabel("rank of the first relevant chunk")
-    ax.set_ylabel(f"adds to MRR\n(questions × 1/rank ÷ {n})" if as_mrr else f"questions (of {n})")
+    ax.set(xlim=(0.5, max_rank + 2.5), xlabel="rank of the first relevant chunk",
+           ylabel=f"adds to MRR\n(questions × 1/rank ÷ {n})" if as_mrr else f"questions (of {n})")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=10)
     if title:
@@ -106,10 +104,7 @@ def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), tab
         value = precision_ceiling(qrels, check_k(k))
         ax.annotate(f"ceiling at k = {k}: {value:.3f}", (k, value), xytext=(k + 1, value + 0.3),
                     arrowprops={"arrowstyle": "->"}, fontsize=10)
-    ax.set_xticks(ks)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("cut-off k")
-    ax.set_ylabel("precision@k (mean over questions)")
+    ax.set(xticks=ks, ylim=(0, 1.05), xlabel="cut-off k", ylabel="precision@k (mean over questions)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     if title:
@@ -131,9 +126,8 @@ def plot_intervals(intervals: pd.DataFrame, title: str | None = None):
         y = np.arange(len(runs))
         ax.errorbar(part["mean"], y, xerr=[part["mean"] - part["low"], part["high"] - part["mean"]], fmt="o", capsize=4)
         ax.set_yticks(y, runs)
-        ax.set_ylim(len(runs) - 0.5, -0.5)
+        ax.set(ylim=(len(runs) - 0.5, -0.5), xlim=(0, 1))
         ax.set_title(metric, fontsize=11)
-        ax.set_xlim(0, 1)
         ax.grid(axis="x", alpha=0.3)
     if title:
         fig.suptitle(title, fontsize=11.5)

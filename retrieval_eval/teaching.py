@@ -317,10 +317,8 @@ def plot_rankings(
         ax.plot([-0.02, right + 0.02], [-k + 0.04, -k + 0.04], color="#d6604d", lw=2.2)
         ax.text(right + 0.04, -k + 0.04, f"cut-off\nk = {k}", color="#d6604d", va="center", fontsize=10)
     ax.set_yticks([-r + 0.5 for r in range(1, max_rank + 1)], labels=[str(r) for r in range(1, max_rank + 1)])
-    ax.set_ylabel("rank")
-    ax.set_xticks([])
-    ax.set_xlim(-0.05, right + 0.4)
-    ax.set_ylim(-max_rank - 0.3 * 0.4 / row - note_step * n_notes, 0.8)
+    ax.set(ylabel="rank", xticks=[], xlim=(-0.05, right + 0.4),
+           ylim=(-max_rank - 0.3 * 0.4 / row - note_step * n_notes, 0.8))
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
     handles = [Patch(facecolor=_gain_colour(2, False), label="relevant")] if not graded else [
@@ -352,11 +350,7 @@ def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = 
         ax.annotate(f"{d:.2f}", (r, d), textcoords="offset points", xytext=(4, 6), fontsize=10, color="#1b7837")
     if k is not None and k < max_rank:
         ax.axvspan(k + 0.5, max_rank + 0.5, color="grey", alpha=0.15, lw=0, label=f"below cut-off k = {k}: counts 0 in nDCG@{k}")
-    ax.set_xticks(ranks)
-    ax.set_xlim(0.5, max_rank + 0.5)
-    ax.set_ylim(0, 1.08)
-    ax.set_xlabel("rank")
-    ax.set_ylabel("weight of a relevant item")
+    ax.set(xticks=ranks, xlim=(0.5, max_rank + 0.5), ylim=(0, 1.08), xlabel="rank", ylabel="weight of a relevant item")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=10)
     if title:
