@@ -1,8 +1,5 @@
-"""Plots of evaluation results; with :mod:`retrieval_eval.teaching` and the widgets, the only modules that import matplotlib.
-
-Figures are at most 9 inches wide (a notebook shows them at full size, text at least 10 pt) and at
-most 5.6 inches tall, so a whole figure fits a 1366 × 768 screen.
-"""
+"""Plots of evaluation results. Figures are at most 9 inches wide (a notebook shows them at full size, text at
+least 10 pt) and 5.6 tall, so a whole figure fits a 1366 × 768 screen."""
 
 from __future__ import annotations
 
@@ -52,12 +49,9 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_llm: int |
 
 def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_rank: int = 10, as_mrr: bool = False,
                               title: str | None = None):
-    """At which rank each run puts its first relevant chunk, over all questions (a :func:`first_relevant_ranks` table).
-
-    Each bar counts questions; with ``as_mrr`` it is what those questions add to MRR (count × 1/rank
-    ÷ questions), so one run's bars add up to its MRR. Ranks up to k are shaded; ranks above
-    ``max_rank`` share one bar, and "none" counts questions with no relevant chunk ranked.
-    """
+    """Per run, how many questions have their first relevant chunk at each rank (ranks past ``max_rank`` share a
+    bar; "none": no relevant chunk ranked); with ``as_mrr``, what those questions add to MRR, so a run's bars add
+    up to its MRR. Ranks up to k are shaded."""
     runs, max_rank = run_columns(ranks), check_k(max_rank, "max_rank")
     if not runs:
         raise ValueError("ranks has no run column; pass the output of first_relevant_ranks")
@@ -135,9 +129,8 @@ def plot_intervals(intervals: pd.DataFrame, title: str | None = None):
 
 
 def plot_two_stage(table: pd.DataFrame, first_stage: str, k: int = 3, n: int | None = None):
-    """Recall@k against the candidate pool N for one first stage (a :func:`~retrieval_eval.rerank.two_stage_table`):
-    the ceiling recall@N (above it shaded: out of reach for any reranker), the first stage alone, the oracle
-    reranker and a real one; ``n`` marks one N. Text at 12 pt, the legend under the axes."""
+    """Recall@k against the pool N for one first stage of a ``two_stage_table``: the ceiling recall@N (above it
+    shaded), the first stage alone, the oracle and a real reranker; ``n`` marks one N."""
     if first_stage not in table.index.get_level_values("first stage"):
         raise ValueError(f"the table holds no first stage {first_stage!r}; it holds {list(dict.fromkeys(table.index.get_level_values(0)))}")
     part = table.xs(first_stage, level="first stage")

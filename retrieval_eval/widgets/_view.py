@@ -125,8 +125,7 @@ def check_start(value, name: str, allowed: range) -> int:
 
 
 def changes(before: Mapping[str, float] | None, after: Mapping[str, float], digits: int = 3) -> dict[str, str]:
-    """``{name: "0.500 → 1.000"}`` for the values of ``after`` whose shown value differs from ``before``'s
-    (counts, as ints, without decimals)."""
+    """``{name: "0.500 → 1.000"}`` for the values whose shown value differs from ``before``'s."""
     def shown(value) -> str:
         return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
@@ -220,8 +219,8 @@ class WidgetView:
     new_round: tuple = ()  # controls whose change starts a new round of predictions (another question)
 
     def _build(self, name: str, rows: list, controls: list) -> None:
-        """The root box (``rows`` must hold :meth:`reveal_row`) with the shared classes, the note and the key
-        guard; observe ``controls``, remember their start, first draw."""
+        """The root box (``rows`` must hold :meth:`reveal_row`), the note and the key guard; observe ``controls``,
+        remember their start, draw."""
         self.shown, self.baseline, self.since = False, None, "the start"
         self.start = {control: control.value for control in controls}
         self.reveal.observe(self._on_reveal, names="value")
