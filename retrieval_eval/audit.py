@@ -74,16 +74,9 @@ def content_words(text: str) -> set[str]:
     return set(tokenize(text))
 
 
-def golden_set_audit(
-    golden: pd.DataFrame,
-    chunks: Sequence[Mapping],
-    qrels: Mapping[str, Mapping[str, float]],
-    runs: Mapping[str, Mapping[str, Sequence[str]]],
-    k: int = 10,
-    threshold: float = NEAR_DUPLICATE,
-    min_shared: float = MIN_SHARED,
-    alpha: float = ALPHA,
-) -> Audit:
+def golden_set_audit(golden: pd.DataFrame, chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]],
+                     runs: Mapping[str, Mapping[str, Sequence[str]]], k: int = 10, threshold: float = NEAR_DUPLICATE,
+                     min_shared: float = MIN_SHARED, alpha: float = ALPHA) -> Audit:
     """Audit a golden set: what cannot separate retrievers, which labels to review, what each slice can show.
 
     ``k``: the cut-off of "missed" and of the review list. ``alpha``: the level of the smallest possible differences;
@@ -101,19 +94,13 @@ def golden_set_audit(
     retrievers = list(runs)
     found = ranks[retrievers].fillna(k + 1)
     by_id = golden.set_index("id")
-    return Audit(
-        all_first=ranks[(found == 1).all(axis=1)].drop(columns="n_relevant"),
-        all_missed=ranks[(found > k).all(axis=1)].drop(columns="n_relevant"),
-        repeated_evidence=_repeated_evidence(by_id, qrels),
-        near_duplicates=near_duplicate_chunks(chunks, threshold),
-        review=_review_list(by_id, chunks, qrels, runs, k, min_shared),
-        overlap_by_slice=_overlap_by_slice(golden),
-        slice_sizes=_slice_sizes(ranks, retrievers, k, alpha),
-        k=k,
-        threshold=threshold,
-        min_shared=min_shared,
-        alpha=alpha,
-    )
+    return Audit(all_first=ranks[(found == 1).all(axis=1)].drop(columns="n_relevant"),
+                 all_missed=ranks[(found > k).all(axis=1)].drop(columns="n_relevant"),
+                 repeated_evidence=_repeated_evidence(by_id, qrels),
+                 near_duplicates=near_duplicate_chunks(chunks, threshold),
+                 review=_review_list(by_id, chunks, qrels, runs, k, min_shared),
+                 overlap_by_slice=_overlap_by_slice(golden), slice_sizes=_slice_sizes(ranks, retrievers, k, alpha),
+                 k=k, threshold=threshold, min_shared=min_shared, alpha=alpha)
 
 
 def _repeated_evidence(by_id: pd.DataFrame, qrels: Mapping) -> pd.DataFrame:

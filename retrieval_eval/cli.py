@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus import CHUNK_SIZE, ParameterError
+from .corpus import CHUNK_SIZE, ParameterError, raise_problems
 from .formats import own_corpus
 from .evaluation import KS, RANK_COLUMNS
 from .paths import CORPUS_DIR, GOLDEN_PATH, ROOT
@@ -196,9 +196,7 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
                         "another: choose another name, or delete that folder")
     problems += [_unwritable(folder, variable) for folder, variable in
                  ((output_dir, "RETRIEVAL_EVAL_OUTPUT"), (cache_dir, "RETRIEVAL_EVAL_CACHE"))]
-    problems = [p for p in problems if p]
-    if problems:
-        raise ParameterError(problems)
+    raise_problems(problems)
     return {**values, "given": set(given)}
 
 

@@ -203,9 +203,8 @@ def _identity(path: Path) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
-def split_into_chunks(
-    docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0, prefix: str = ""
-) -> list[dict]:
+def split_into_chunks(docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0,
+                      prefix: str = "") -> list[dict]:
     """Each document split by LangChain's ``RecursiveCharacterTextSplitter`` sized in the tokenizer's word
     pieces: ``[{"id": "<doc>#<nn>", "doc", "text", "n_tokens"}]`` in document order.
 
@@ -228,11 +227,8 @@ def split_into_chunks(
     for doc, text in docs.items():
         if not isinstance(text, str):
             raise ValueError(f"document {doc!r}: the text must be a str, got {type(text).__name__}")
-    return [
-        {"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(fast.encode(prefix + piece).ids)}
-        for doc, text in docs.items()
-        for i, piece in enumerate(_split_text(text, fast, room, chunk_overlap))
-    ]
+    return [{"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(fast.encode(prefix + piece).ids)}
+            for doc, text in docs.items() for i, piece in enumerate(_split_text(text, fast, room, chunk_overlap))]
 
 
 def _own_fast_tokenizer(tokenizer):
@@ -286,10 +282,9 @@ def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
         marked += [text[last:start], marks[start]]
         last = start
     marked.append(text[last:])
-    splitter = RecursiveCharacterTextSplitter(
-        separators=["\n\n", "\n", " ", cut], chunk_size=room, chunk_overlap=overlap,
-        length_function=lambda part: part.count(cut) + part.count(piece),
-    )
+    splitter = RecursiveCharacterTextSplitter(separators=["\n\n", "\n", " ", cut], chunk_size=room,
+                                              chunk_overlap=overlap,
+                                              length_function=lambda part: part.count(cut) + part.count(piece))
     pieces = []
     for part in splitter.split_text("".join(marked)):
         part = part.replace(cut, "").replace(piece, "").strip()
@@ -375,14 +370,8 @@ def check_chunks(chunks: Sequence[Mapping]) -> list:
     return chunks
 
 
-def stored_or_split_chunks(
-    docs: Mapping[str, str],
-    corpus: str | Path = CORPUS_DIR,
-    model_name: str | None = None,
-    chunk_size: int = CHUNK_SIZE,
-    progress: bool = True,
-    chunk_overlap: int = 0,
-) -> list[dict]:
+def stored_or_split_chunks(docs: Mapping[str, str], corpus: str | Path = CORPUS_DIR, model_name: str | None = None,
+                           chunk_size: int = CHUNK_SIZE, progress: bool = True, chunk_overlap: int = 0) -> list[dict]:
     """The stored ``data/chunks.jsonl`` for the Polder folder with the default model, size and overlap when
     made from exactly these documents; else (with a warning for Polder) chunked now, one document at a time."""
     chunk_size = check_k(chunk_size, "chunk_size")
@@ -403,11 +392,8 @@ def stored_or_split_chunks(
     # The model's tokenizer.json read by the tokenizers library when there is one: the same word
     # pieces as load_tokenizer's, without importing transformers and torch (seconds).
     tokenizer, prefix = fast_tokenizer(model_name) or load_tokenizer(model_name), document_prefix(model_name)
-    return [
-        chunk
-        for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)
-        for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size, chunk_overlap, prefix)
-    ]
+    return [chunk for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)
+            for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size, chunk_overlap, prefix)]
 
 
 def stored_chunks_differ(docs: Mapping[str, str], chunks: Sequence[Mapping]) -> str | None:

@@ -76,9 +76,8 @@ def _evidence_golden(path: Path, columns: list[str], rows: list[tuple[int, dict]
     return golden if golden["evidence_strings"].map(len).gt(1).any() else golden.drop(columns="evidence_strings")
 
 
-def label_chunks(
-    golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None, problems: list[str] | None = None
-) -> dict:
+def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None,
+                 problems: list[str] | None = None) -> dict:
     """``{question id: {chunk id: 1}}``: a chunk is relevant when it contains an evidence string of the question.
     Each string must be in some chunk; one that is not is named with why (cut by a chunk boundary, chunks of
     another version of the document, not in the corpus: ``docs`` tells). With ``problems``, those are appended
@@ -280,9 +279,8 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
 FALSE_NEGATIVE_COLUMNS = ("id", "sentence", "note")
 
 
-def read_known_false_negatives(
-    chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]], path: str | Path = KNOWN_FALSE_NEGATIVES_PATH,
-) -> pd.DataFrame:
+def read_known_false_negatives(chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]],
+                               path: str | Path = KNOWN_FALSE_NEGATIVES_PATH) -> pd.DataFrame:
     """The known false negatives (chunks that answer fully but hold no evidence string), from a CSV of ``id``,
     ``sentence`` (verbatim) and ``note``; each sentence must be in exactly one chunk, not relevant already. The rows
     with their ``chunk``; every bad row named with its line in one error."""

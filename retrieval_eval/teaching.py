@@ -240,14 +240,8 @@ def _gain_colour(gain: float, graded: bool) -> str:
     return _RELEVANT_COLOURS[1] if graded and gain < 2 else _RELEVANT_COLOURS[2]
 
 
-def plot_rankings(
-    rankings: Mapping[str, Sequence[str]],
-    gains: Mapping[str, float],
-    k: int | None = None,
-    max_rank: int = 10,
-    show: Sequence[str] = (),
-    title: str | None = None,
-):
+def plot_rankings(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, float], k: int | None = None,
+                  max_rank: int = 10, show: Sequence[str] = (), title: str | None = None):
     """Rankings as result lists side by side (rank 1 on top), relevant chunks coloured, the cut-off k marked.
 
     ``gains`` is one question's ``{id: gain}``, or ``{column title: {id: gain}}`` for one question per column;
@@ -468,9 +462,8 @@ class Report:
         return f"{self.count('right')} of {asked} right" + (f", {blank} not answered yet" if blank else "")
 
 
-def check_answers(
-    answers: Mapping[object, object], solutions: Mapping[object, object], *, show: Callable[[str], object] = print
-) -> Report:
+def check_answers(answers: Mapping[object, object], solutions: Mapping[object, object], *,
+                  show: Callable[[str], object] = print) -> Report:
     """Check a reader's answers to a "check yourself" section: one line per question, shown with ``show``.
 
     Numbers: ``0.33``, ``"1/3"``, ``"33%"``, ``Fraction``, NumPy scalars, or arithmetic typed as text (brackets,

@@ -10,10 +10,8 @@ import unicodedata
 from pathlib import Path
 
 # Byte-order marks and the codec that reads past them (UTF-32's mark starts like UTF-16's: test it first).
-_BYTE_ORDER_MARKS = (
-    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
-    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
-)
+_BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 def read_text(path: str | Path, name: str | None = None) -> str:
@@ -28,25 +26,19 @@ def read_text(path: str | Path, name: str | None = None) -> str:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(
-            f"{name} is not {encoding.upper().removesuffix('-SIG')}: byte 0x{raw[exc.start]:02x} at line {line} "
-            f"(byte {exc.start} of the file) does not decode; save it as UTF-8"
-        ) from None
+        raise ValueError(f"{name} is not {encoding.upper().removesuffix('-SIG')}: byte 0x{raw[exc.start]:02x} at line "
+                         f"{line} (byte {exc.start} of the file) does not decode; save it as UTF-8") from None
     if "\x00" in text:
-        raise ValueError(
-            f"{name} holds NUL bytes: it is not a text file, or UTF-16 without a byte-order mark; save it as UTF-8"
-        )
+        raise ValueError(f"{name} holds NUL bytes: it is not a text file, or UTF-16 without a byte-order mark; "
+                         "save it as UTF-8")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_TYPOGRAPHY = str.maketrans(
-    {
-        "\u200b": None, "\u200c": None, "\u200d": None, "\u00ad": None, "\ufeff": None,
-        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
-        "\u201c": '"', "\u201d": '"', "\u201e": '"',
-        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
-    }
-)
+_TYPOGRAPHY = str.maketrans({
+    "\u200b": None, "\u200c": None, "\u200d": None, "\u00ad": None, "\ufeff": None,
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
+})
 
 
 def normalise(text: str) -> str:

@@ -297,10 +297,6 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
     skip = set(no_relevant)
     scored = tuple(q for q in qrels if q not in skip)
-    coverage = Coverage(
-        scored=scored,
-        run_only=tuple(q for q in rankings if q not in qrels),
-        missing=tuple(q for q in scored if q not in rankings),
-        no_relevant=no_relevant,
-    )
+    coverage = Coverage(scored=scored, run_only=tuple(q for q in rankings if q not in qrels),
+                        missing=tuple(q for q in scored if q not in rankings), no_relevant=no_relevant)
     return {q: list(rankings.get(q, ())) for q in scored}, coverage
