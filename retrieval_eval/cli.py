@@ -206,7 +206,6 @@ def _trec_only(target: str, given) -> bool:
 
 
 def _label_problems(target: str, given, values: dict) -> list[str]:
-    """What is wrong with the combination of labels and corpus given."""
     labels = [name for name in ("GOLDEN", "BEIR", "QRELS") if name in given]
     problems = [f"give the labels once: {' and '.join(labels)} were all given"] * (len(labels) > 1)
     if target == "evaluate-runs" and not labels:
@@ -327,7 +326,6 @@ def evaluate_runs(values: dict, cache_dir: Path):
 
 
 def _about(values: dict) -> dict:
-    """The inputs as the report shows them."""
     shown = {"CORPUS": "corpus", "GOLDEN": "golden set", "BEIR": "BEIR folder", "SPLIT": "split", "QRELS": "qrels",
              "QUESTIONS": "questions", "LEVEL": "level", "RUNS": "runs", "RERANKER": "reranker"}
     given = values.get("given", set())
@@ -413,7 +411,6 @@ def run_template(folder: Path, output_dir: Path, cache_dir: Path) -> None:
 
 
 def _title(cell) -> str:
-    """A template cell's title: its first line, a comment."""
     return cell.source.splitlines()[0].lstrip("# ")
 
 

@@ -140,8 +140,7 @@ def published_metrics(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapp
 
 
 def published_summary(rows: pd.DataFrame) -> pd.Series:
-    """Per-question rows (columns precision, recall, MRR) summarised as the cookbook publishes them: the three
-    means, and F1 of the mean precision and mean recall (0 when both are 0)."""
+    """The cookbook's summary of per-question rows: the three means, and F1 of mean precision and mean recall."""
     p, r, rr = (float(rows[c].mean()) for c in ("precision", "recall", "MRR"))
     return pd.Series({"precision": p, "recall": r, "F1": 2 * p * r / (p + r) if p + r else 0.0, "MRR": rr},
                      name="published formulas")
@@ -187,8 +186,8 @@ def variants() -> list[Variant]:
 
 
 def switchboard(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int) -> pd.DataFrame:
-    """Every variant on one run: its formula, the trec_eval measure, the per-question values and the mean;
-    then three rows over all questions at once (empty rankings dropped, micro recall, share of the ceiling)."""
+    """Every variant on one run: formula, trec_eval measure, per-question values and mean; then three rows over all
+    questions at once (empty rankings dropped, micro recall, share of the ceiling)."""
     k, qrels = check_k(k), check_qrels(qrels)
     run = check_run(run, qrels)
     rows = {}

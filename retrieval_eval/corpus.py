@@ -123,7 +123,6 @@ _FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n(?:.*?\n)??(?:---|\.\.\.)|\+\+\+[ \
 
 
 def _only_front_matter(text: str) -> bool:
-    """Whether a Markdown text is a front matter block and nothing else."""
     match = _FRONT_MATTER.match(text)
     return bool(match) and not text[match.end():].strip()
 
@@ -266,8 +265,7 @@ def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, in
 
 
 def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
-    """One document in pieces of at most ``room`` word pieces (without special tokens), each word piece
-    charged to where it starts."""
+    """One document in pieces of at most ``room`` word pieces, each word piece charged to where it starts."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     # Two private-use characters the text does not hold mark the document's word pieces: ``cut``

@@ -141,7 +141,6 @@ def _other_separator(header: str, known: Mapping[str, str], required: Sequence[S
 
 
 def _json(path: Path):
-    """The file's text and its JSON value; a syntax error names the line."""
     text = _file_text(path)
     try:
         return text, json.loads(text)
@@ -254,9 +253,8 @@ def _whole(value, path: Path, line: int, field: str) -> int:
 
 
 def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
-    """A chunks file of any chunker, used as it is: ``.jsonl``, ``.json`` or ``.csv`` with an id and a text,
-    optionally a doc id, a title (put before the text, as BEIR's models read it) and ``n_tokens``; or a LlamaIndex
-    dataset's corpus."""
+    """A chunks file of any chunker, used as it is (``.jsonl``, ``.json``, ``.csv``): an id and a text, optionally a
+    doc id, a title (put before the text, as BEIR's models read it) and ``n_tokens``; or a LlamaIndex corpus."""
     path = Path(path)
     llama = _llamaindex(path)
     records = ([(line, {"id": key, "text": value}) for line, key, value, _ in llama[1]["corpus"]] if llama
@@ -425,8 +423,7 @@ def read_questions(path: str | Path) -> list[tuple[int, str, str, str]]:
 
 
 def load_qrels_and_questions(qrels_path: str | Path, questions_path: str | Path) -> Labels:
-    """A golden set from a TREC qrels file (``qid 0 id gain``) and a questions file (:func:`read_questions`).
-    Questions the qrels do not judge are left out with a note."""
+    """A golden set from a TREC qrels file and a questions file; questions the qrels do not judge are left out."""
     qrels_path, questions_path = Path(qrels_path), Path(questions_path)
     return assemble(read_questions(questions_path), questions_path, judgements(qrels_path), qrels_path, split=True)
 

@@ -268,7 +268,6 @@ def unknown_only(texts: Mapping[str, str], model_name: str | None = None) -> lis
 
 
 def _prompts(model_name: str | None) -> dict:
-    """The prompts in the model's ``config_sentence_transformers.json`` (``{}`` when none)."""
     config = _model_json(model_name, "config_sentence_transformers.json") or {}
     prompts = config.get("prompts") or {}
     if not isinstance(prompts, dict):

@@ -204,7 +204,6 @@ def image_widget() -> w.Image:
 
 
 def png_html(png: bytes, width_px: int, alt: str) -> str:
-    """An ``<img>`` holding PNG bytes (for static copies)."""
     return (f"<img src='data:image/png;base64,{base64.b64encode(png).decode('ascii')}' width='{width_px}' "
             f"alt='{escape(alt)}'>")
 

@@ -60,7 +60,6 @@ def _rank_text(rank) -> str:
 
 
 def _explain(names, table, metrics, depth, positions) -> tuple[str, str, list]:
-    """The verdict, the sentence and the tied chunks of :func:`rrf_explanation`."""
     first = {n: None if pd.isna(r) else int(r) for n, r in metrics["first relevant rank"].items()}
     found = {n: first[n] for n in names if first[n] is not None}
     best = min(found, key=found.get) if found else None
