@@ -457,16 +457,6 @@ def beir_labels(folder: str | Path, split: str = "test") -> Labels:
     return assemble(read_questions(queries), queries, labels, qrels_file, split=True)
 
 
-def load_beir(folder: str | Path, split: str = "test") -> tuple[list[dict], pd.DataFrame, dict]:
-    """A BEIR folder as ``(chunks, golden, qrels)``: each ``corpus.jsonl`` entry one chunk (title joined to
-    text), the split's questions and graded labels checked against the chunks."""
-    from .golden import at_level
-
-    chunks = load_chunks(Path(folder) / "corpus.jsonl")
-    labels = beir_labels(folder, split)
-    return chunks, labels.golden, at_level(labels, chunks, "chunk")[0]
-
-
 # --- the Anthropic cookbook's set ---------------------------------------------------------------------
 
 
