@@ -1,13 +1,5 @@
-"""The code behind ``helpers.py``, one module per concern.
-
-Notebooks, tests and the Makefile import ``helpers`` (the face that hands these names on); read a
-module here to see how a concept is computed. Imports run one way, from the bottom up:
-
-``paths``, ``checks`` → ``metrics``, ``more_metrics`` → ``conventions``, ``fusion`` → ``text`` → ``models``
-→ ``corpus`` → ``golden`` → ``retrievers`` → ``evaluation`` → ``baselines``, ``batch``, ``statistics``,
-``trec`` → ``power`` → ``comparisons``, ``audit`` → ``pipeline`` → ``chunking``, ``plots``, ``report`` →
-``cli`` (the make targets), ``teaching`` → ``widgets``.
-"""
+"""The code behind ``helpers.py``, one module per concern; the README's module table says which, and the
+direction imports run in (a test checks it)."""
 
 import os
 

@@ -1,24 +1,7 @@
-"""The golden-set audit: which questions cannot separate retrievers, which labels to review, what slices can show.
-
-:func:`golden_set_audit` returns seven tables a reader can run on their own golden set:
-
-1. questions every retriever answers at rank 1, and 2. questions every retriever misses in the top
-   k: neither separates retrievers (all "easy" or all "hard" makes every retriever look the same);
-3. evidence strings found in several chunks (each of those chunks counts as relevant);
-4. near-duplicate chunks (word-shingle Jaccard at or above a threshold): a retriever that finds the
-   "other" copy is scored as missing;
-5. the highest-ranked *unlabelled* chunks that share most words with the evidence: a review list
-   for labels the evidence-string rule may have missed;
-6. word overlap between question and evidence per slice: an exact-term slice should overlap, a
-   paraphrase slice should not;
-7. each slice's size against the smallest difference in hit rate it could ever show, beside the largest
-   difference in hit rate at k (a relevant chunk in the top k) observed between two retrievers in it.
-
-Words are compared as *content words*: the terms of BM25's analyzer
-(:func:`~retrieval_eval.retrievers.tokenize`: English stop words out, NLTK's list of 179, and the
-Snowball English stemmer from PyStemmer), so "renews" and "renewal" meet and "does" does not count.
-Near duplicates are found on the words as written (no stop words dropped, no stems).
-"""
+"""The golden-set audit: which questions cannot separate retrievers (all answered first, all missed), which
+labels to review (evidence in several chunks, near-duplicate chunks, unlabelled chunks sharing the evidence's
+words), and what each slice can show. Words are compared as *content words*, the terms of BM25's analyzer
+(stop words out, Snowball stems: "renews" and "renewal" meet); near duplicates on the words as written."""
 
 from __future__ import annotations
 
@@ -33,10 +16,9 @@ from .checks import check_k, check_probability
 from .evaluation import first_relevant_ranks
 from .metrics import relevant_ids
 from .corpus import check_chunks
-from .statistics import best_case_detectable_difference
 from .retrievers import tokenize
 from .text import escape
-from .statistics import ALPHA
+from .statistics import ALPHA, best_case_detectable_difference
 
 NEAR_DUPLICATE = 0.8  # word-shingle Jaccard at or above which two chunks count as near duplicates
 SHINGLE = 3  # words per shingle
@@ -44,10 +26,7 @@ MIN_SHARED = 0.8  # share of the evidence's content words an unlabelled chunk mu
 
 
 class Audit(NamedTuple):
-    """The tables of :func:`golden_set_audit`, each a DataFrame (empty when nothing was found), and its settings.
-
-    Taught in: the README's "Your own data" (the audit of a golden set).
-    """
+    """The tables of :func:`golden_set_audit` (empty when nothing was found) and its settings."""
 
     all_first: pd.DataFrame  #: questions every retriever ranks a relevant chunk first
     all_missed: pd.DataFrame  #: questions no retriever has a relevant chunk for in its top k
@@ -62,10 +41,7 @@ class Audit(NamedTuple):
     alpha: float  #: the significance level of the smallest possible differences
 
     def summary(self) -> str:
-        """The audit in a few Markdown sentences, every number computed from the tables.
-
-        Taught in: the README's "Your own data" (the audit of a golden set).
-        """
+        """The audit in a few Markdown sentences, every number computed from the tables."""
         k = self.k
         sizes = self.slice_sizes
         whole = sizes.loc["all"]
@@ -94,56 +70,18 @@ class Audit(NamedTuple):
 
 
 def content_words(text: str) -> set[str]:
-    """The stemmed content words of a text: the terms of BM25's analyzer (:func:`~retrieval_eval.retrievers.tokenize`).
-
-    Words without English stop words (NLTK's list), Snowball-stemmed: the same terms BM25 indexes.
-
-    Args:
-        text: any text (str).
-
-    Returns:
-        A set of stems, e.g. ``content_words("Renewing the loans")`` → ``{"renew", "loan"}``.
-
-    Taught in: the README's "Your own data" (the audit of a golden set).
-    """
+    """The terms of BM25's analyzer as a set: ``content_words("Renewing the loans")`` → ``{"renew", "loan"}``."""
     return set(tokenize(text))
 
 
-def golden_set_audit(
-    golden: pd.DataFrame,
-    chunks: Sequence[Mapping],
-    qrels: Mapping[str, Mapping[str, float]],
-    runs: Mapping[str, Mapping[str, Sequence[str]]],
-    k: int = 10,
-    threshold: float = NEAR_DUPLICATE,
-    min_shared: float = MIN_SHARED,
-    alpha: float = ALPHA,
-) -> Audit:
+def golden_set_audit(golden: pd.DataFrame, chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]],
+                     runs: Mapping[str, Mapping[str, Sequence[str]]], k: int = 10, threshold: float = NEAR_DUPLICATE,
+                     min_shared: float = MIN_SHARED, alpha: float = ALPHA) -> Audit:
     """Audit a golden set: what cannot separate retrievers, which labels to review, what each slice can show.
 
-    Args:
-        golden: the golden set (columns ``id, question, evidence, slice``), e.g. ``Setup.golden``.
-        chunks: the chunks (``id`` and ``text``), e.g. ``Setup.chunks``.
-        qrels: ``{question_id: {chunk_id: gain}}`` computed from the chunks, e.g. ``Setup.qrels``.
-        runs: ``{retriever name: {question_id: ranking}}``, at least one, e.g. ``Setup.runs``.
-        k: the cut-off for "missed in the top k" and for the review list, an integer >= 1.
-        threshold: the word-shingle Jaccard at or above which two chunks are near duplicates, in (0, 1].
-        min_shared: the share of the evidence's content words an unlabelled chunk must hold to be
-            listed for review, in (0, 1].
-        alpha: the two-sided level at which the smallest possible differences are computed, in (0, 1).
-            For a family of m tests corrected with Holm's method pass α / m: the level the smallest
-            p-value of the family must pass before Holm's method calls any difference real.
-
-    Returns:
-        An :class:`Audit` of seven DataFrames and the three settings; ``Audit.summary()`` says it in sentences.
-
-    Raises:
-        ValueError: ``runs`` is empty, k is not an integer >= 1, ``threshold`` or ``min_shared`` is
-            outside (0, 1], ``alpha`` is not in (0, 1), the chunks fail :func:`~retrieval_eval.corpus.check_chunks`, an id is not a
-            str, or the golden set, qrels and runs hold different questions (names them).
-
-    Taught in: the README's "Your own data" (the audit of a golden set).
-    """
+    ``k``: the cut-off of "missed" and of the review list. ``alpha``: the level of the smallest possible differences;
+    for a Holm family of m tests pass α / m, the level its smallest p-value must pass before any difference is real.
+    The golden set, qrels and runs must hold the same questions."""
     k = check_k(k)
     alpha = check_probability(alpha, "alpha")
     chunks = check_chunks(chunks)
@@ -156,19 +94,13 @@ def golden_set_audit(
     retrievers = list(runs)
     found = ranks[retrievers].fillna(k + 1)
     by_id = golden.set_index("id")
-    return Audit(
-        all_first=ranks[(found == 1).all(axis=1)].drop(columns="n_relevant"),
-        all_missed=ranks[(found > k).all(axis=1)].drop(columns="n_relevant"),
-        repeated_evidence=_repeated_evidence(by_id, qrels),
-        near_duplicates=near_duplicate_chunks(chunks, threshold),
-        review=_review_list(by_id, chunks, qrels, runs, k, min_shared),
-        overlap_by_slice=_overlap_by_slice(golden),
-        slice_sizes=_slice_sizes(ranks, retrievers, k, alpha),
-        k=k,
-        threshold=threshold,
-        min_shared=min_shared,
-        alpha=alpha,
-    )
+    return Audit(all_first=ranks[(found == 1).all(axis=1)].drop(columns="n_relevant"),
+                 all_missed=ranks[(found > k).all(axis=1)].drop(columns="n_relevant"),
+                 repeated_evidence=_repeated_evidence(by_id, qrels),
+                 near_duplicates=near_duplicate_chunks(chunks, threshold),
+                 review=_review_list(by_id, chunks, qrels, runs, k, min_shared),
+                 overlap_by_slice=_overlap_by_slice(golden), slice_sizes=_slice_sizes(ranks, retrievers, k, alpha),
+                 k=k, threshold=threshold, min_shared=min_shared, alpha=alpha)
 
 
 def _repeated_evidence(by_id: pd.DataFrame, qrels: Mapping) -> pd.DataFrame:
@@ -178,27 +110,9 @@ def _repeated_evidence(by_id: pd.DataFrame, qrels: Mapping) -> pd.DataFrame:
 
 
 def near_duplicate_chunks(chunks: Sequence[Mapping], threshold: float = NEAR_DUPLICATE, shingle: int = SHINGLE) -> pd.DataFrame:
-    """Pairs of chunks whose sets of word shingles have a Jaccard similarity at or above ``threshold``.
-
-    A shingle is ``shingle`` consecutive words as written (:func:`~retrieval_eval.retrievers.tokenize`
-    without stop-word list or stemmer); a chunk shorter than that is one shingle.
-    Jaccard = |A ∩ B| / |A ∪ B| over the two chunks' shingle sets (Broder 1997), computed for
-    every pair at once as a sparse matrix product.
-
-    Args:
-        chunks: chunks with ``id`` and ``text``.
-        threshold: the Jaccard at or above which a pair is listed, in (0, 1].
-        shingle: words per shingle, an integer >= 1.
-
-    Returns:
-        A DataFrame with ``chunk a``, ``chunk b`` (a before b in chunk order), ``jaccard`` and
-        ``shared shingles``, highest Jaccard first.
-
-    Raises:
-        ValueError: ``shingle`` is not an integer >= 1, or as :func:`~retrieval_eval.corpus.check_chunks`.
-
-    Taught in: the README's "Your own data" (the audit of a golden set).
-    """
+    """Pairs of chunks whose sets of ``shingle``-word shingles (words as written) have a Jaccard similarity at or
+    above ``threshold`` (Broder 1997), all pairs at once as a sparse matrix product; highest first, a before b in
+    chunk order. A chunk shorter than a shingle is one shingle."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     shingle = check_k(shingle, "shingle")
@@ -269,5 +183,4 @@ def _slice_sizes(ranks: pd.DataFrame, retrievers: list[str], k: int, alpha: floa
         rows[name] = {"questions": len(part), "smallest possible": best_case_detectable_difference(len(part), alpha),
                       "largest observed": abs(gaps[pair]) if pair else np.nan,
                       "between": pair if pair and gaps[pair] else ""}
-    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("slice")
-    return table
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("slice")

@@ -1,11 +1,5 @@
-"""What the BM25 baseline is made of: BM25 built one choice at a time, and under other engines' settings.
-
-A baseline is only as fair as its analyzer and settings. :func:`bm25_table` scores a list of BM25
-settings side by side at k and counts the questions each row moves against the row before;
-:data:`BM25_STEPS` builds ours from rank-bm25 as shipped, :data:`BM25_VARIANTS` puts our analyzer
-under other engines' idf, k1 and b, and :data:`~retrieval_eval.retrievers.LUCENE_ENGLISH` is
-Lucene's English analyzer and BM25 untouched. The BM25 deep dive reads them.
-"""
+"""What the BM25 baseline is made of: BM25 built one choice at a time (:data:`BM25_STEPS`), our analyzer under
+other engines' idf, k1 and b (:data:`BM25_VARIANTS`), and an engine untouched; :func:`bm25_table` scores them."""
 
 from __future__ import annotations
 

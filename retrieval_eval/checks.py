@@ -162,9 +162,8 @@ def _sound(ranked) -> bool:
 
 
 def check_run(run: Mapping, qrels: Mapping, name: str = "run", chunk_ids: Collection[str] | None = None) -> Run:
-    """A run that ranks every question of the qrels (a missing one would silently leave the mean),
-    with valid rankings; with ``chunk_ids``, every id of the run must be one of them. Questions of
-    the run that the qrels do not hold are dropped. Returns ``{question id: ranking}`` in qrels order."""
+    """A run that ranks every question of the qrels (a missing one would silently leave the mean) with valid
+    rankings, and with ``chunk_ids`` only those ids; in qrels order, the run's other questions dropped."""
     if not isinstance(run, Mapping):
         raise ValueError(f"{name} must be a mapping {{question_id: ranking}}, not {type(run).__name__} {run!r:.60}")
     check_ids(run, f"{name} holds question id")

@@ -1,12 +1,7 @@
-"""How chunking moves the numbers: one corpus at several chunk sizes, with and without overlap.
-
-Every setting is chunked, labelled again (labels are never stored apart from the chunks) and ranked
-by the same retrievers. Chunk size changes what one slot of the LLM's context holds, so settings are
-compared at an equal budget of word pieces (3 × 512 = 6 × 256 = 12 × 128), on success (a relevant
-chunk reached the LLM): with overlap, one piece of evidence can sit in two chunks, and recall would
-then ask for both. A question whose evidence a chunk boundary cuts has no relevant chunk in that
-setting and counts as not found.
-"""
+"""How chunking moves the numbers: one corpus at several chunk sizes, with and without overlap, each chunked,
+labelled and ranked anew. Settings are compared at an equal budget of word pieces (3 × 512 = 6 × 256 = 12 ×
+128) on success: with overlap one piece of evidence can sit in two chunks, and recall would ask for both. A
+question whose evidence a chunk boundary cuts counts as not found."""
 
 from __future__ import annotations
 

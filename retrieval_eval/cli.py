@@ -1,18 +1,9 @@
 """``make evaluate`` and ``make evaluate-runs``: ``python -m retrieval_eval.cli evaluate|evaluate-runs``.
 
-The parameters come from the environment exactly as typed (the Makefile passes them on unchanged), are
-read by the table :data:`PARAMETERS` and checked all at once before anything is read (exit status 2,
-one line per problem). Then the evaluation runs in the terminal with progress bars, a new report folder
-is claimed under the output folder (never one that exists: a default name gets ``-2``, ``-3``…, a
-``REPORT`` that exists is refused), the bundle, ``scores.csv`` and the TREC files are written into it
-(:func:`~retrieval_eval.report.write_bundle`), and the template ``templates/report.ipynb`` is executed
-in a kernel that imports this checkout's code, giving ``report.ipynb`` and ``report.html``. A problem
-with the data or the report is one message (exit status 1), never a traceback.
-
-A relative path is read from the folder make runs in, and refused when ``PWD`` (as make received it,
-``START_DIR``) names another folder: ``make -C``, or a program that changed folder without updating
-``PWD``. ``RETRIEVAL_EVAL_OUTPUT`` and ``RETRIEVAL_EVAL_CACHE`` move the output and cache folders.
-"""
+Parameters come from the environment as typed, read by :data:`PARAMETERS` and all checked before anything
+is read (exit 2, one line per problem). A new report folder is claimed (a default name gets ``-2``, ``-3``…;
+a ``REPORT`` that exists is refused), the bundle written and ``templates/report.ipynb`` executed on this
+checkout's code. A problem with the data or the report is one message (exit 1), never a traceback."""
 
 from __future__ import annotations
 
@@ -29,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus import CHUNK_SIZE, ParameterError
+from .corpus import CHUNK_SIZE, ParameterError, raise_problems
 from .formats import own_corpus
 from .evaluation import KS, RANK_COLUMNS
 from .paths import CORPUS_DIR, GOLDEN_PATH, ROOT
@@ -178,10 +169,9 @@ DEFAULTS = {"evaluate": {"CORPUS": CORPUS_DIR, "GOLDEN": GOLDEN_PATH}, "evaluate
 
 
 def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, cache_dir: Path) -> dict:
-    """Every parameter of ``target`` read from ``environ`` (an empty one is not given) and checked, with
-    the combinations, the model's files, the report name and the output and cache folders; the values,
-    with ``"given"``: the names given. Raises :class:`~retrieval_eval.corpus.ParameterError` listing
-    every problem, before anything is read."""
+    """Every parameter of ``target`` from ``environ`` (empty is not given), checked with the combinations,
+    the model's files, the report name and the folders; ``"given"`` holds the names given. Raises
+    :class:`~retrieval_eval.corpus.ParameterError` listing every problem."""
     from .models import model_problems
 
     start = environ.get("START_DIR") or environ.get("PWD") or None
@@ -206,9 +196,7 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
                         "another: choose another name, or delete that folder")
     problems += [_unwritable(folder, variable) for folder, variable in
                  ((output_dir, "RETRIEVAL_EVAL_OUTPUT"), (cache_dir, "RETRIEVAL_EVAL_CACHE"))]
-    problems = [p for p in problems if p]
-    if problems:
-        raise ParameterError(problems)
+    raise_problems(problems)
     return {**values, "given": set(given)}
 
 
@@ -218,7 +206,6 @@ def _trec_only(target: str, given) -> bool:
 
 
 def _label_problems(target: str, given, values: dict) -> list[str]:
-    """What is wrong with the combination of labels and corpus given."""
     labels = [name for name in ("GOLDEN", "BEIR", "QRELS") if name in given]
     problems = [f"give the labels once: {' and '.join(labels)} were all given"] * (len(labels) > 1)
     if target == "evaluate-runs" and not labels:
@@ -247,8 +234,7 @@ def _sources(values: dict) -> tuple:
 
 
 def _unwritable(folder: Path, variable: str) -> str | None:
-    """Why ``folder`` cannot be written (tried with a temporary folder in it, or in its nearest existing
-    parent, removed at once), or None."""
+    """Why ``folder`` (or its nearest existing parent) cannot be written, tried with a temporary folder; or None."""
     existing = next(p for p in (folder, *folder.parents) if p.exists() or p == p.parent)
     try:
         if not existing.is_dir():
@@ -340,7 +326,6 @@ def evaluate_runs(values: dict, cache_dir: Path):
 
 
 def _about(values: dict) -> dict:
-    """The inputs as the report shows them."""
     shown = {"CORPUS": "corpus", "GOLDEN": "golden set", "BEIR": "BEIR folder", "SPLIT": "split", "QRELS": "qrels",
              "QUESTIONS": "questions", "LEVEL": "level", "RUNS": "runs", "RERANKER": "reranker"}
     given = values.get("given", set())
@@ -366,8 +351,8 @@ def default_name(values: dict, target: str) -> str:
 
 
 def claim(output_dir: Path, name: str, given: bool) -> Path:
-    """A new, empty report folder, made atomically (``mkdir``): ``name``, or for a default name the first
-    free ``name-2``, ``name-3``…; a ``REPORT`` that exists meanwhile is refused."""
+    """A new, empty report folder, made atomically: ``name``, or for a default name the first free ``name-2``,
+    ``name-3``…; a given ``REPORT`` that exists is refused."""
     from .report import ReportError
 
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -383,9 +368,8 @@ def claim(output_dir: Path, name: str, given: bool) -> Path:
 
 
 def run_template(folder: Path, output_dir: Path, cache_dir: Path) -> None:
-    """Execute the template in ``folder`` (a kernel on this checkout's code, whatever the environment's
-    editable install points to) and write ``report.ipynb`` and ``report.html``; a cell that fails is
-    one message naming it, and the notebook is kept to read."""
+    """Execute the template in ``folder`` on this checkout's code and write ``report.ipynb`` and
+    ``report.html``; a failing cell is one message naming it, and the notebook is kept to read."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellControlSignal, CellExecutionError, DeadKernelError
@@ -427,7 +411,6 @@ def run_template(folder: Path, output_dir: Path, cache_dir: Path) -> None:
 
 
 def _title(cell) -> str:
-    """A template cell's title: its first line, a comment."""
     return cell.source.splitlines()[0].lstrip("# ")
 
 

@@ -1,9 +1,6 @@
-"""Is a difference real? Paired tests over a family of comparisons, and the same verdicts in plain words.
-
-The tables name their tests, p-values and the family (for the statistics deep dive and reports);
-the ``plain_*`` sentences say the same verdicts without them (for the core lessons). Who "leads"
-is never read off means alone: a verdict says "ahead" only where the family's test says so.
-"""
+"""Is a difference real? Paired tests over a family of comparisons, and the same verdicts in plain words
+(``plain_*``, for the core lessons). A verdict says "ahead" only where the family's test says so, never off
+means alone."""
 
 from __future__ import annotations
 
@@ -36,12 +33,9 @@ def values_at_k(runs: Mapping, qrels: Mapping, k: int, metric: str) -> pd.DataFr
 
 def paired_comparisons(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[str] = ("recall", "MRR", "nDCG"),
                        pairs: Sequence[tuple[str, str]] | None = None, alpha: float = ALPHA) -> pd.DataFrame:
-    """Every pair of runs on every metric at k, tested question by question, as one family (Holm).
-
-    Returns a DataFrame indexed by ``(pair, metric)`` ("A − B") with the means, the difference, the
-    questions A wins, ties and loses, the test, p, mid-p (McNemar only), Holm's p and the verdict:
-    "A ahead", "B ahead" or "too close to call" at family-wise level ``alpha``.
-    """
+    """Every pair of runs on every metric at k, tested question by question as one Holm family: rows
+    ``(pair "A − B", metric)`` with the means, the difference, wins, ties, losses, the test, p, mid-p (McNemar
+    only), Holm's p and the verdict ("A ahead", "B ahead" or "too close to call" at family-wise ``alpha``)."""
     runs, qrels = check_runs(runs, qrels)
     alpha, k, metrics = check_probability(alpha, "alpha"), check_k(k), _metric_names(metrics)
     pairs = list(combinations(runs, 2)) if pairs is None else [
@@ -78,8 +72,8 @@ def _metric_label(metric: str, k: int) -> str:
 
 
 def plain_verdict(table: pd.DataFrame, a: str, b: str, metric: str) -> str:
-    """One comparison of :func:`paired_comparisons` in plain words, e.g. "hybrid and BM25 differ on 8
-    of 47 questions, 5 to 3 for hybrid: too close to call"."""
+    """One comparison in plain words, e.g. "hybrid and BM25 differ on 8 of 47 questions, 5 to 3 for hybrid:
+    too close to call"."""
     key = (f"{a} − {b}", metric) if (f"{a} − {b}", metric) in table.index else (f"{b} − {a}", metric)
     if key not in table.index:
         raise ValueError(f"the table holds no test of {a} and {b} on {metric!r}")
@@ -99,8 +93,7 @@ def plain_verdict(table: pd.DataFrame, a: str, b: str, metric: str) -> str:
 
 
 def plain_summary(table: pd.DataFrame, metric: str | None = None) -> str:
-    """The verdicts of :func:`paired_comparisons` (on one metric, or all) in one plain sentence: which run
-    is clearly ahead of which, and that every other gap is too close to call."""
+    """The verdicts (on one metric, or all) in one sentence: who is clearly ahead of whom; every other gap too close."""
     rows = table if metric is None else table.xs(metric, level="metric", drop_level=False)
     k, n = table.attrs["k"], table.attrs["questions"]
     ahead = [f"{r.verdict.replace(' ahead', '')} over {r.B if r.verdict == f'{r.A} ahead' else r.A} on "
@@ -113,9 +106,8 @@ def plain_summary(table: pd.DataFrame, metric: str | None = None) -> str:
 
 
 def plain_table(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`paired_comparisons` as a grid in plain words: one row per pair, one column per metric, each cell
-    the mean gap, the questions won each way and the verdict, e.g. "vector +0.085 (14–4): too close to call".
-    The gap's sign names the leader: the tests weigh how much each question moved, not only which way."""
+    """The comparisons as a grid in plain words, a row per pair and a column per metric, e.g. "vector +0.085
+    (14–4): too close to call". The gap's sign names the leader: the tests weigh how much each question moved."""
     def cell(r) -> str:
         if not r["wins"] + r["losses"]:
             return "no question differs"
@@ -129,9 +121,8 @@ def plain_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def against_chance(runs: Mapping, qrels: Mapping, n_chunks: int, k: int = 3) -> pd.DataFrame:
-    """The positive control: per run, the questions found in the top k against what a uniformly random
-    order of the chunks finds by chance (exactly: each question has its own chance), and the chance of
-    doing at least as well by luck."""
+    """The positive control: per run, the questions found in the top k against what a random order of the chunks
+    finds (exactly: each question has its own chance), and the chance of doing as well by luck."""
     ranks = first_relevant_ranks(runs, qrels)
     k = check_k(k)
     chances = chance_found(ranks["n_relevant"].tolist(), n_chunks, k)
@@ -153,8 +144,8 @@ def plain_chance(table: pd.DataFrame, alpha: float = ALPHA) -> str:
 
 
 def interval_table(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[str] = (SUCCESS, "MRR")) -> pd.DataFrame:
-    """Each run's mean of each metric at k with a 95% interval over the questions (Wilson for 0/1 values,
-    else the percentile bootstrap): rows ``(run, metric)``, columns mean, low, high, interval."""
+    """Each run's mean of each metric at k with a 95% interval over the questions (Wilson for 0/1 values, else
+    the percentile bootstrap): rows ``(run, metric)``."""
     rows = {}
     for metric in _metric_names(metrics):
         wide = values_at_k(runs, qrels, k, metric)
@@ -164,8 +155,7 @@ def interval_table(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Sequence[
 
 
 def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3) -> list[list[str]]:
-    """Names best first, names equal as printed with ``decimals`` places sharing a group: never one
-    winner where the table shows equal numbers."""
+    """Names best first; names equal as printed with ``decimals`` places share a group (no winner the table hides)."""
     series = pd.Series(values, dtype=float)
     if series.empty or not np.isfinite(series).all():
         raise ValueError(f"rank_groups needs finite values, got {dict(series)}")
@@ -174,9 +164,8 @@ def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3) -> l
 
 
 def slice_gap(ranks: pd.DataFrame, run: str, k: int = 3, alpha: float = ALPHA) -> tuple[pd.DataFrame, str]:
-    """One run's questions found in the top k per slice (a :func:`first_relevant_ranks` table with slices),
-    and in plain words whether the two slices differ by more than luck (Fisher's exact test; slices hold
-    different questions, so the test is not paired)."""
+    """One run's questions found in the top k per slice, and in plain words whether the two slices differ by more
+    than luck (Fisher's exact test: the slices hold different questions, so not paired)."""
     from .statistics import two_slices
 
     found = (ranks[run].fillna(check_k(k) + 1) <= k).groupby(ranks["slice"]).agg(["sum", "count"])

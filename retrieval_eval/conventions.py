@@ -1,11 +1,7 @@
-"""Conventions side by side: the choices that make two tools report different numbers for one ranking.
-
-Each variant scores one question — ``(ranked, gains, k)`` like :class:`~retrieval_eval.metrics.Metric`
-— and names the trec_eval measure that gives the same number ("none" when trec_eval has none;
-``-M k`` reads each ranking cut at k, ``-c`` scores a question with no ranking 0). The series' own
-metrics come from the registry; :func:`switchboard` puts every row beside the others.
-R is a question's relevant set, hits@k how many of R are in the top k.
-"""
+"""Conventions side by side: the choices that make two tools report different numbers for one ranking. Each
+variant scores one question ``(ranked, gains, k)`` and names the trec_eval measure that gives the same number
+("none" if none; ``-M k`` cuts each ranking at k, ``-c`` scores a missing ranking 0); :func:`switchboard` puts
+them side by side. R is a question's relevant set, hits@k how many of R are in the top k."""
 
 from __future__ import annotations
 
@@ -128,13 +124,9 @@ def _pooled(run: Mapping, qrels: Mapping, k: int, most: Callable[[set], int]) ->
 
 def published_metrics(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int = 3,
                       per_question: bool = False) -> pd.Series | pd.DataFrame:
-    """The retrieval table of the Anthropic cookbook's RAG guide, by its own formulas, on the top k of each ranking.
-
-    Per question: precision = hits / the number returned (not k; 0 when nothing is returned), recall = hits /
-    |R|, MRR = 1 / the rank of the first relevant result (0 when none). The table holds their means and
-    F1 = 2·P·R / (P + R) of the mean P and mean R, not a mean of per-question F1 (:func:`published_summary`).
-    ``per_question`` returns the per-question rows instead (columns precision, recall, MRR).
-    """
+    """The retrieval table of the Anthropic cookbook's RAG guide by its own formulas, on each top k: per question
+    precision = hits / the number returned (not k), recall = hits / |R|, MRR = 1 / first relevant rank; the table
+    holds their means and F1 of the mean P and R (:func:`published_summary`); ``per_question``: the rows instead."""
     k, qrels = check_k(k), check_qrels(qrels)
     rows = {}
     for q, gains in qrels.items():
@@ -148,8 +140,7 @@ def published_metrics(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapp
 
 
 def published_summary(rows: pd.DataFrame) -> pd.Series:
-    """Per-question rows (columns precision, recall, MRR) summarised as the cookbook publishes them: the three
-    means, and F1 of the mean precision and mean recall (0 when both are 0)."""
+    """The cookbook's summary of per-question rows: the three means, and F1 of mean precision and mean recall."""
     p, r, rr = (float(rows[c].mean()) for c in ("precision", "recall", "MRR"))
     return pd.Series({"precision": p, "recall": r, "F1": 2 * p * r / (p + r) if p + r else 0.0, "MRR": rr},
                      name="published formulas")
@@ -195,8 +186,8 @@ def variants() -> list[Variant]:
 
 
 def switchboard(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int) -> pd.DataFrame:
-    """Every variant on one run: its formula, the trec_eval measure, the per-question values and the mean;
-    then three rows over all questions at once (empty rankings dropped, micro recall, share of the ceiling)."""
+    """Every variant on one run: formula, trec_eval measure, per-question values and mean; then three rows over all
+    questions at once (empty rankings dropped, micro recall, share of the ceiling)."""
     k, qrels = check_k(k), check_qrels(qrels)
     run = check_run(run, qrels)
     rows = {}

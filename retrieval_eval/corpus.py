@@ -59,28 +59,19 @@ def path_problem(name: str, path, kind: str) -> str | None:
 
 
 def check_parameters(corpus, golden, model_name=None, chunk_size=CHUNK_SIZE) -> None:
-    """Refuse, in one :class:`ParameterError` listing every problem, a corpus that is not a folder, a golden
-    file that is not a file, and a model or chunk size that cannot work (:func:`~retrieval_eval.models.model_problems`)."""
+    """One :class:`ParameterError` for a corpus that is not a folder, a golden file that is not a file, and
+    a model or chunk size that cannot work."""
     raise_problems([path_problem("CORPUS", corpus, "folder"), path_problem("GOLDEN", golden, "file"),
                     *model_problems(model_name, chunk_size)])
 
 
 def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None, exclude: Sequence[str | Path] = ()) -> dict[str, str]:
-    """Read every document of a corpus folder and its subfolders: one file, one document, ``{document id: text}``.
-
-    Read: files ending in ``.md``, ``.markdown`` or ``.txt`` in any case, at any depth, in UTF-8 (with or
-    without a byte-order mark) or UTF-16/UTF-32 with one (:func:`~retrieval_eval.text.read_text`); line
-    endings become ``"\n"``. A document's id is its path without the extension, ``/`` between folders
-    (``faq/returns.md`` → ``faq/returns``). A link to a file is read as that file, unless it is read anyway.
-    ``exclude``: the evaluation's other input files (golden set, qrels, runs): one inside the folder is left out, listed.
-
-    Not read, and listed with the reason (into ``skipped`` when given, else one warning): hidden and system
-    files and folders (``.DS_Store``, ``.git/``, ``~$`` lock files, ``Thumbs.db``), other file types, empty
-    documents, Markdown files of front matter only, links to folders, a file reached a second time (a link
-    or hard link: its evidence would count twice), links to nothing or in a loop, named pipes (reading would
-    wait forever), sockets, devices, and what cannot be opened. Documents that cannot be decoded, and two
-    files that give one id (``a.md`` and ``a.txt``), are listed together in one ValueError.
-    """
+    """Every document of a corpus folder, at any depth: ``{id: text}``, the id the path without extension
+    (``faq/returns.md`` → ``faq/returns``). Read: ``.md``, ``.markdown``, ``.txt`` in any case, decoded by
+    :func:`~retrieval_eval.text.read_text`. Not read, and listed with the reason (into ``skipped``, else one
+    warning): hidden and system files, other types, empty or front-matter-only documents, links to folders, a
+    file reached twice, broken links, pipes, sockets, devices, the ``exclude``d inputs. Undecodable documents and
+    two files giving one id are listed together in one ValueError."""
     folder = Path(folder)
     if not folder.exists():
         raise FileNotFoundError(f"the corpus folder {folder} does not exist")
@@ -132,16 +123,13 @@ _FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n(?:.*?\n)??(?:---|\.\.\.)|\+\+\+[ \
 
 
 def _only_front_matter(text: str) -> bool:
-    """Whether a Markdown text is a front matter block and nothing else."""
     match = _FRONT_MATTER.match(text)
     return bool(match) and not text[match.end():].strip()
 
 
 def _corpus_files(folder: Path) -> list[tuple[Path, str]]:
-    """Every file under ``folder`` in path order, with ``""`` when it is a document to read, else the
-    reason it is not; a hidden or system folder, a link to a folder or a folder that cannot be
-    opened is one entry. Of several paths that reach one file (links, hard links), one is read: a
-    path that is not a link if there is one, else the first."""
+    """Every file under ``folder`` in path order with ``""`` or the reason it is not read; a skipped folder is
+    one entry. Of several paths to one file, one is read: a path that is not a link if there is one, else the first."""
     entries = []
 
     def cannot_open(error: OSError) -> None:
@@ -214,21 +202,15 @@ def _identity(path: Path) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
-def split_into_chunks(
-    docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0, prefix: str = ""
-) -> list[dict]:
-    """Split each document into chunks with LangChain's ``RecursiveCharacterTextSplitter``, sized in the
-    tokenizer's word pieces: ``[{"id": "<doc>#<nn>", "doc", "text", "n_tokens"}]`` in document order.
+def split_into_chunks(docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0,
+                      prefix: str = "") -> list[dict]:
+    """Each document split by LangChain's ``RecursiveCharacterTextSplitter`` sized in the tokenizer's word
+    pieces: ``[{"id": "<doc>#<nn>", "doc", "text", "n_tokens"}]`` in document order.
 
-    The splitter cuts between paragraphs, then lines, then words; a run without spaces longer than a chunk
-    (a URL, base64, a script without spaces) is cut between two word pieces. Lengths must add up: each
-    document is tokenized once and each word piece charged to the text where it starts, so no piece is
-    charged the special tokens or a word once per letter (measuring pieces one by one makes chunks far
-    smaller than asked). The special tokens and the model's document ``prefix`` are set aside, so a chunk
-    as the model reads it is at most ``chunk_size`` word pieces (``n_tokens`` counts them all); a chunk ends
-    early only where the next word would not fit. ``chunk_overlap`` word pieces may be shared by neighbours.
-    ``tokenizer``: a fast tokenizer (one that gives character offsets) or a ``tokenizers.Tokenizer``.
-    """
+    Each document is tokenized once and each word piece charged to the text where it starts (measuring pieces
+    one by one makes chunks far smaller than asked). With the special tokens and the document ``prefix`` set
+    aside, a chunk as the model reads it is at most ``chunk_size`` word pieces (``n_tokens`` counts them all).
+    ``tokenizer``: a fast tokenizer (character offsets) or a ``tokenizers.Tokenizer``."""
     chunk_size = check_k(chunk_size, "chunk_size")
     fast = _own_fast_tokenizer(tokenizer)
     # What the model reads besides the chunk: 2 special tokens for BERT-style models ([CLS], [SEP]), and the prefix.
@@ -244,17 +226,13 @@ def split_into_chunks(
     for doc, text in docs.items():
         if not isinstance(text, str):
             raise ValueError(f"document {doc!r}: the text must be a str, got {type(text).__name__}")
-    return [
-        {"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(fast.encode(prefix + piece).ids)}
-        for doc, text in docs.items()
-        for i, piece in enumerate(_split_text(text, fast, room, chunk_overlap))
-    ]
+    return [{"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(fast.encode(prefix + piece).ids)}
+            for doc, text in docs.items() for i, piece in enumerate(_split_text(text, fast, room, chunk_overlap))]
 
 
 def _own_fast_tokenizer(tokenizer):
-    """A copy of the tokenizers library's tokenizer behind ``tokenizer`` (a Hugging Face fast tokenizer
-    or a ``tokenizers.Tokenizer``), without truncation or padding: it measures whole documents and
-    many short texts at once, much faster than through transformers; ValueError for a slow one."""
+    """The ``tokenizers.Tokenizer`` behind ``tokenizer``, without truncation or padding (far faster than
+    through transformers); ValueError for a slow tokenizer."""
     from tokenizers import Tokenizer
 
     if isinstance(tokenizer, Tokenizer) and tokenizer.truncation is None and tokenizer.padding is None:
@@ -271,9 +249,8 @@ def _own_fast_tokenizer(tokenizer):
 
 
 def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, int]]:
-    """Where each chunk of one document lies in it: ``{chunk id: (start, end)}``, offsets into
-    ``normalise(text)``; a chunk that is not in the document after the chunk before it is refused (it is
-    another document's, or out of order)."""
+    """``{chunk id: (start, end)}`` of one document's chunks in ``normalise(text)``; a chunk not found after the
+    one before it is refused (another document's, or out of order)."""
     chunks = check_chunks(chunks)
     full = normalise(text)
     spans, cursor = {}, 0
@@ -285,11 +262,10 @@ def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, in
         spans[chunk["id"]] = (start, start + len(piece))
         cursor = start + 1
     return spans
+
+
 def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
-    # ``tokenizer`` here and below is a ``tokenizers.Tokenizer`` (see split_into_chunks).
-    """One document in pieces of at most ``room`` word pieces (without special tokens), by
-    LangChain's recursive splitter, each word piece charged to where it starts (see
-    :func:`split_into_chunks`)."""
+    """One document in pieces of at most ``room`` word pieces, each word piece charged to where it starts."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     # Two private-use characters the text does not hold mark the document's word pieces: ``cut``
@@ -304,10 +280,9 @@ def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
         marked += [text[last:start], marks[start]]
         last = start
     marked.append(text[last:])
-    splitter = RecursiveCharacterTextSplitter(
-        separators=["\n\n", "\n", " ", cut], chunk_size=room, chunk_overlap=overlap,
-        length_function=lambda part: part.count(cut) + part.count(piece),
-    )
+    splitter = RecursiveCharacterTextSplitter(separators=["\n\n", "\n", " ", cut], chunk_size=room,
+                                              chunk_overlap=overlap,
+                                              length_function=lambda part: part.count(cut) + part.count(piece))
     pieces = []
     for part in splitter.split_text("".join(marked)):
         part = part.replace(cut, "").replace(piece, "").strip()
@@ -317,15 +292,11 @@ def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
 
 
 def _word_piece_starts(text: str, tokenizer) -> list[tuple[int, bool]]:
-    """``(character offset, may cut there)`` for each word piece of ``text``, in order.
+    """``(character offset, may cut there)`` for each word piece of ``text``.
 
-    A cut may fall before the first word piece of a word (as the tokenizer splits words: at spaces
-    and punctuation), and before any other word piece of a word where both halves of the word,
-    read alone, keep their number of word pieces (a half read alone can be split otherwise: a
-    continuation piece "##ab" becomes the word "ab"); a chunk then holds exactly the word pieces
-    charged to it. Words of more than 200 word pieces (tokenizers without a word length limit) may
-    be cut anywhere; :func:`_fit` catches what that changes.
-    """
+    A cut may fall before a word's first piece, and inside a word where both halves read alone keep their
+    number of pieces ("##ab" alone becomes "ab"). Words of over 200 pieces may be cut anywhere; :func:`_fit`
+    catches what that changes."""
     encoding = tokenizer.encode(text, add_special_tokens=False)
     offsets, word_ids = encoding.offsets, encoding.word_ids
     words: dict = {}
@@ -348,11 +319,8 @@ def _word_piece_starts(text: str, tokenizer) -> list[tuple[int, bool]]:
 
 
 def _fit(part: str, tokenizer, room: int) -> list[str]:
-    """``part`` if its own word pieces fit in ``room``, else cut into the longest prefixes that do.
-
-    Only a cut inside a long word of an unusual tokenizer can make a part longer than the
-    splitter counted; the split is then finished here, by characters.
-    """
+    """``part`` if its word pieces fit in ``room``, else cut into the longest prefixes that do (only a cut inside
+    a long word of an unusual tokenizer needs this)."""
     pieces = []
     while len(tokenizer.encode(part, add_special_tokens=False).ids) > room:
         low, high = 1, len(part)  # the longest prefix that fits is part[:low]
@@ -378,9 +346,8 @@ def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> N
 
 
 def check_chunks(chunks: Sequence[Mapping]) -> list:
-    """The chunks as a list, checked before they are indexed or labelled: a non-empty list of mappings with a
-    str ``id`` (non-empty, none twice) and a non-blank ``text``; the message names the chunk. A text without
-    a word (a Markdown rule, emoji) is valid: BM25 indexes it, though it can never match."""
+    """The chunks as a list, checked: mappings with a non-empty str ``id`` (none twice) and non-blank ``text``;
+    the message names the chunk. A text without a word (a Markdown rule, emoji) is valid."""
     chunks = check_list(chunks, "chunks", "chunks (mappings with id and text)")
     if not chunks:
         raise ValueError("there is no chunk")
@@ -401,22 +368,10 @@ def check_chunks(chunks: Sequence[Mapping]) -> list:
     return chunks
 
 
-def stored_or_split_chunks(
-    docs: Mapping[str, str],
-    corpus: str | Path = CORPUS_DIR,
-    model_name: str | None = None,
-    chunk_size: int = CHUNK_SIZE,
-    progress: bool = True,
-    chunk_overlap: int = 0,
-) -> list[dict]:
-    """The chunks an evaluation run uses: the stored Polder chunks when they apply, else chunked now.
-
-    ``data/chunks.jsonl`` is used for the Polder corpus folder with the default model, size and overlap when
-    the stored chunks were made from exactly these documents (:func:`stored_chunks_differ`); an added, removed
-    or edited document gives a warning and the corpus is chunked now (``make chunks`` stores the new chunks).
-    Any other corpus is split with :func:`split_into_chunks` one document at a time under a progress bar;
-    ``chunk_size`` must fit the model's window (:func:`~retrieval_eval.models.model_window`).
-    """
+def stored_or_split_chunks(docs: Mapping[str, str], corpus: str | Path = CORPUS_DIR, model_name: str | None = None,
+                           chunk_size: int = CHUNK_SIZE, progress: bool = True, chunk_overlap: int = 0) -> list[dict]:
+    """The stored ``data/chunks.jsonl`` for the Polder folder with the default model, size and overlap when
+    made from exactly these documents; else (with a warning for Polder) chunked now, one document at a time."""
     chunk_size = check_k(chunk_size, "chunk_size")
     if not isinstance(docs, Mapping):
         raise ValueError(f"docs must be a mapping {{document id: text}}, got {docs!r:.60}")
@@ -435,16 +390,13 @@ def stored_or_split_chunks(
     # The model's tokenizer.json read by the tokenizers library when there is one: the same word
     # pieces as load_tokenizer's, without importing transformers and torch (seconds).
     tokenizer, prefix = fast_tokenizer(model_name) or load_tokenizer(model_name), document_prefix(model_name)
-    return [
-        chunk
-        for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)
-        for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size, chunk_overlap, prefix)
-    ]
+    return [chunk for doc in tqdm(docs, desc="chunking", unit="doc", disable=not progress)
+            for chunk in split_into_chunks({doc: docs[doc]}, tokenizer, chunk_size, chunk_overlap, prefix)]
 
 
 def stored_chunks_differ(docs: Mapping[str, str], chunks: Sequence[Mapping]) -> str | None:
-    """``None`` when ``chunks`` were made from exactly ``docs`` (the same documents, each its chunks in order with
-    only whitespace around them, as :func:`split_into_chunks` makes them), else what differs, in a few words."""
+    """None when ``chunks`` were made from exactly ``docs`` (each document's chunks in order, only whitespace
+    around them), else what differs, in a few words."""
     check_ids(docs, "the documents hold id")
     by_doc: dict = {}
     for chunk in check_chunks(chunks):

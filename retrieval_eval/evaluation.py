@@ -1,10 +1,6 @@
-"""Evaluation tables: every registered metric for every run, question and cut-off k.
-
-One engine serves the learner's tables and the batch evaluator alike: the input is checked once
-(:func:`~retrieval_eval.checks.check_runs`), each run becomes a questions × ranks matrix of gains
-(:func:`judge`), and each metric of :data:`~retrieval_eval.metrics.METRICS` reads it with its batch
-kernel. The per-question definitions of :mod:`retrieval_eval.metrics` give the same values (tested).
-"""
+"""Evaluation tables: every registered metric for every run, question and cut-off k. One engine: the input is
+checked once, each run becomes a questions × ranks matrix of gains (:func:`judge`), and each metric's batch
+kernel reads it; the per-question definitions give the same values (tested)."""
 
 from __future__ import annotations
 
@@ -48,11 +44,8 @@ def _scores(run: Run, qrels: Qrels, ks: list[int], metrics: list[str]) -> pd.Dat
 
 def batch_scores(run: Mapping, qrels: Mapping, ks: Sequence[int] = KS, metrics: Sequence[str] | None = None,
                  chunk_ids: Collection[str] | None = None) -> pd.DataFrame:
-    """Every metric at every k for one run, one row per question (qrels order), with NumPy.
-
-    Returns a DataFrame indexed by ``question`` with columns ``(metric, k)``; its ``.mean()`` is the
-    run's row of :func:`evaluate`. Questions of the run that the qrels do not hold are ignored.
-    """
+    """Every metric at every k for one run, indexed by question (qrels order), columns ``(metric, k)``; its
+    ``.mean()`` is the run's row of :func:`evaluate`. Questions the qrels do not hold are ignored."""
     ks, metrics = check_ks(ks), _metrics(metrics)
     runs, qrels = check_runs({"run": run}, qrels, chunk_ids)
     return _scores(runs["run"], qrels, ks, metrics)
@@ -66,17 +59,13 @@ def per_question_scores(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, m
     runs, qrels = check_runs(runs, qrels, chunk_ids)
     parts = [_scores(run, qrels, ks, metrics).stack(["metric", "k"], future_stack=True).rename("value").reset_index()
              .assign(run=name) for name, run in runs.items()]
-    long = pd.concat(parts, ignore_index=True)[["run", "question", "metric", "k", "value"]]
-    return long
+    return pd.concat(parts, ignore_index=True)[["run", "question", "metric", "k", "value"]]
 
 
 def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, metrics: Sequence[str] | None = None,
              chunk_ids: Collection[str] | None = None) -> pd.DataFrame:
-    """The summary table: each metric's mean over the questions, one row per run, columns ``(metric, k)``.
-
-    Args: ``runs`` ``{run name: {question id: ranking}}``; ``qrels`` with a relevant chunk for every
-    question; ``chunk_ids`` when given, every id must be one of them.
-    """
+    """The summary table: each metric's mean over the questions, one row per run, columns ``(metric, k)``; with
+    ``chunk_ids`` every id must be one of them."""
     ks, metrics = check_ks(ks), _metrics(metrics)
     runs, qrels = check_runs(runs, qrels, chunk_ids)
     table = pd.DataFrame({name: _scores(run, qrels, ks, metrics).mean() for name, run in runs.items()}).T
@@ -86,11 +75,8 @@ def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, metrics: Seq
 
 
 def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per question, the rank of the first relevant chunk in each run (``<NA>``: none in the ranking).
-
-    Columns: ``question`` and ``slice`` (from ``golden``, when given), ``n_relevant``, then one
-    integer column per run. Indexed by ``question_id`` in qrels order.
-    """
+    """Per question (index ``question_id``, qrels order): ``question`` and ``slice`` (from ``golden``, when
+    given), ``n_relevant``, then each run's rank of the first relevant chunk (``<NA>``: none in the ranking)."""
     runs, qrels = check_runs(runs, qrels)
     clash = set(RANK_COLUMNS) & set(runs)
     if clash:

@@ -1,12 +1,9 @@
 """Files in the shapes people and other tools write: chunks files, golden sets by relevant ids, BEIR
 folders, LlamaIndex datasets, TREC qrels with a questions file, and the Anthropic cookbook's set.
 
-Each record is read with the line it starts on, so every error names the file, the line and the field;
-a file's problems with its questions and labels are listed together. Field names are compared in lower
-case with spaces as ``_``, and each field may have the names other tools give it (:data:`CHUNK_FIELDS`).
-Ids are one line of text with no space at either end (a report's TREC files percent-encode the spaces
-inside, as they do for ids made from file names); a JSON number is read as its digits.
-"""
+Every error names the file, the line and the field. Field names compare in lower case with spaces as ``_``,
+under the names other tools give them (:data:`CHUNK_FIELDS`). Ids are one line with no space at either end;
+a JSON number is read as its digits."""
 
 from __future__ import annotations
 
@@ -74,13 +71,11 @@ def column_name(name: str) -> str:
 
 def read_table(path: str | Path, fields: Mapping[str, Sequence[str]], required: Sequence[Sequence[str]],
                what: str = "row") -> tuple[list[str], list[tuple[int, dict]]]:
-    """The rows of a CSV file as people and spreadsheets write it, each with the line it starts on.
+    """The rows of a CSV file as ``(line it starts on, {field: cell})``, and the fields found.
 
-    The separator is a comma, a semicolon or a tab (the one that splits the header into the most known
-    names; an Excel ``sep=;`` first line is honoured); UTF-8 with or without a byte-order mark, or UTF-16
-    with one; quoted cells with line breaks; blank rows are dropped. ``required`` lists, per column, the
-    fields of which one must be there. Returns the fields found and ``(line, {field: cell})`` per row.
-    """
+    The separator is a comma, semicolon or tab (the one that splits the header into the most known names; an
+    Excel ``sep=;`` line is honoured); UTF-8 with or without BOM, or UTF-16 with one; blank rows dropped.
+    ``required`` lists, per column, the fields of which one must be there."""
     path = Path(path)
     lines = _file_text(path).split("\n")
     known = {alias: name for name, aliases in fields.items() for alias in aliases}
@@ -146,7 +141,6 @@ def _other_separator(header: str, known: Mapping[str, str], required: Sequence[S
 
 
 def _json(path: Path):
-    """The file's text and its JSON value; a syntax error names the line."""
     text = _file_text(path)
     try:
         return text, json.loads(text)
@@ -259,9 +253,8 @@ def _whole(value, path: Path, line: int, field: str) -> int:
 
 
 def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
-    """Read a chunks file made by any chunker, used as it is: ``.jsonl``, ``.json`` or ``.csv`` with an id
-    and a text field, optionally a document id, a title (put before the text, as BEIR's models read it)
-    and ``n_tokens``; a LlamaIndex dataset's corpus. Returns ``[{"id", ["doc",] "text"[, "n_tokens"]}]``."""
+    """A chunks file of any chunker, used as it is (``.jsonl``, ``.json``, ``.csv``): an id and a text, optionally a
+    doc id, a title (put before the text, as BEIR's models read it) and ``n_tokens``; or a LlamaIndex corpus."""
     path = Path(path)
     llama = _llamaindex(path)
     records = ([(line, {"id": key, "text": value}) for line, key, value, _ in llama[1]["corpus"]] if llama
@@ -340,13 +333,9 @@ def _some(ids: Sequence[str]) -> str:
 
 
 def id_labels(path: str | Path, records: Sequence[tuple[int, dict]] | None = None) -> Labels:
-    """Questions with their relevant ids: a CSV or JSONL (or JSON list) of ``id, question, relevant[, gain][, slice]``,
-    or a LlamaIndex dataset (``queries``, ``corpus``, ``relevant_docs``).
-
-    ``relevant`` holds ids separated by ``|``, a JSON list, or a JSON object ``{id: gain}``; ``gain`` (optional,
-    1 by default) one whole number for all, or one per id (``|`` or a JSON list). Without an id field the
-    questions are numbered ``q1``, ``q2``, ... in file order.
-    """
+    """Questions with their relevant ids: CSV or JSONL (or JSON list) of ``id, question, relevant[, gain][, slice]``,
+    or a LlamaIndex dataset. ``relevant``: ids separated by ``|``, a JSON list, or ``{id: gain}``; ``gain`` (1 by
+    default): one for all or one per id. Without an id field the questions are numbered ``q1``, ``q2``, ..."""
     path = Path(path)
     llama = _llamaindex(path)
     if llama:
@@ -434,8 +423,7 @@ def read_questions(path: str | Path) -> list[tuple[int, str, str, str]]:
 
 
 def load_qrels_and_questions(qrels_path: str | Path, questions_path: str | Path) -> Labels:
-    """A golden set from a TREC qrels file (``qid 0 id gain``) and a questions file (:func:`read_questions`).
-    Questions the qrels do not judge are left out with a note."""
+    """A golden set from a TREC qrels file and a questions file; questions the qrels do not judge are left out."""
     qrels_path, questions_path = Path(qrels_path), Path(questions_path)
     return assemble(read_questions(questions_path), questions_path, judgements(qrels_path), qrels_path, split=True)
 
@@ -469,24 +457,12 @@ def beir_labels(folder: str | Path, split: str = "test") -> Labels:
     return assemble(read_questions(queries), queries, labels, qrels_file, split=True)
 
 
-def load_beir(folder: str | Path, split: str = "test") -> tuple[list[dict], pd.DataFrame, dict]:
-    """A BEIR folder as ``(chunks, golden, qrels)``: each entry of ``corpus.jsonl`` one chunk (title joined
-    to text), the questions of the split and their graded labels, every labelled id checked against the chunks."""
-    from .golden import at_level
-
-    chunks = load_chunks(Path(folder) / "corpus.jsonl")
-    labels = beir_labels(folder, split)
-    return chunks, labels.golden, at_level(labels, chunks, "chunk")[0]
-
-
 # --- the Anthropic cookbook's set ---------------------------------------------------------------------
 
 
 def cookbook_to_series(docs_json: str | Path, eval_json: str | Path, folder: str | Path) -> tuple[Path, Path]:
-    """The Anthropic cookbook's RAG set in this project's formats: ``chunks.jsonl`` (id = ``chunk_link``, doc =
-    the link without its ``#`` anchor, text; ``heading`` = ``chunk_heading``, kept but not read: every text
-    starts with its heading already) and ``golden.csv`` (id, question, relevant = the ``correct_chunks``
-    joined by ``|``, answer = ``correct_answer``)."""
+    """The Anthropic cookbook's RAG set as ``chunks.jsonl`` (id = ``chunk_link``, doc = the link without its
+    anchor, ``heading`` kept but not read) and ``golden.csv`` (relevant = ``correct_chunks`` joined by ``|``)."""
     docs_json, eval_json, folder = Path(docs_json), Path(eval_json), Path(folder)
     chunks = read_records(docs_json, {"id": ("chunk_link",), "title": ("chunk_heading",), "text": ("text",)},
                           [("id",), ("title",), ("text",)], "chunk")

@@ -17,12 +17,9 @@ TIE_RULES = ("id ascending", "id descending")  # ours first; the second is trec_
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60, depth: int = 10,
                            ties: str = TIE_RULES[0]) -> list[str]:
-    """Fuse rankings (Cormack, Clarke & Büttcher 2009): score(d) = Σ 1 / (k + rank of d), ranks from 1,
-    over the top ``depth`` of each ranking; a ranking without d adds nothing.
-
-    Scores are summed as exact fractions, so equal scores are equal whatever the order of the sum,
-    and equal scores are ordered by id (ascending; ``ties="id descending"`` is trec_eval's order).
-    """
+    """Fuse rankings (Cormack, Clarke & Büttcher 2009): score(d) = Σ 1 / (k + rank of d) over the top ``depth``
+    of each. Summed as exact fractions, so equal scores are equal whatever the order; ties by id ascending
+    (``ties="id descending"`` is trec_eval's order)."""
     rankings = check_list(rankings, "rankings", "rankings (one list of ids per retriever)")
     if not rankings:
         raise ValueError("rankings is empty: nothing to fuse")

@@ -1,10 +1,6 @@
-"""The golden set and its relevance labels (qrels), and the level they are scored at.
-
-With evidence strings, a chunk is relevant to a question when it contains one of the question's
-evidence strings, both sides normalised by :func:`retrieval_eval.text.normalise`: labels are computed
-every time, never stored. A golden set may instead name its relevant ids (:mod:`retrieval_eval.formats`);
-labels that name documents while retrieval returns chunks are scored at the document level.
-"""
+"""The golden set, its relevance labels (qrels) and the level they are scored at. With evidence strings, a
+chunk is relevant when it contains one of the question's strings, both normalised: labels are computed every
+time, never stored. Labels naming documents while retrieval returns chunks are scored at the document level."""
 
 from __future__ import annotations
 
@@ -30,16 +26,11 @@ EVIDENCE_FIELDS = {name: GOLDEN_FIELDS[name] for name in (*GOLDEN_COLUMNS, *OPTI
 
 
 def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None = None) -> pd.DataFrame:
-    """Read a golden set of evidence strings: a CSV file with columns ``id, question, evidence`` and optionally
-    ``slice`` ("" when absent) and ``partial_evidence``, read as :func:`~retrieval_eval.formats.read_table` reads
-    a CSV file (separators, encodings, header case; a file it cannot read raises ``FormatError``).
-
-    A question with several evidence strings takes one row per string, repeating its id and question: each
-    string is relevant on its own, and the column ``evidence_strings`` (only then present) holds them all,
-    ``evidence`` the first. Problems with the rows (blank cells, a repeated id with another question, an
-    evidence string shorter than ``MIN_EVIDENCE_CHARS``) name the line and are raised together as a
-    :class:`GoldenSetError`, or appended to ``problems`` when a list is given.
-    """
+    """A golden set of evidence strings: a CSV of ``id, question, evidence`` [, ``slice``, ``partial_evidence``],
+    read by :func:`~retrieval_eval.formats.read_table`. A question with several strings takes one row per string
+    (each relevant on its own; then ``evidence_strings`` holds them all). Row problems (blank cells, an id
+    repeated with another question, evidence under ``MIN_EVIDENCE_CHARS``) name the line and are raised together
+    as a :class:`GoldenSetError`, or appended to ``problems`` when given."""
     path = Path(path)
     columns, rows = read_table(path, EVIDENCE_FIELDS, [("id",), ("question",), ("evidence",)], "question")
     return _evidence_golden(path, columns, rows, problems)
@@ -85,18 +76,12 @@ def _evidence_golden(path: Path, columns: list[str], rows: list[tuple[int, dict]
     return golden if golden["evidence_strings"].map(len).gt(1).any() else golden.drop(columns="evidence_strings")
 
 
-def label_chunks(
-    golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None, problems: list[str] | None = None
-) -> dict:
-    """The relevance labels ``{question id: {chunk id: 1}}``: a chunk is relevant when it contains an evidence
-    string of the question, both sides through :func:`normalise`; computed each time, never stored.
-
-    A question's strings are ``evidence_strings`` when the golden set has that column, else ``evidence``;
-    each must be in some chunk. One that is not is named with why: cut by a chunk boundary (between which
-    chunks), in a document but in none of its chunks (chunks of another version), or not in the corpus
-    (``docs`` explains; without it, "in no chunk"). With a ``problems`` list, those are appended instead of
-    raised and their questions left out.
-    """
+def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None,
+                 problems: list[str] | None = None) -> dict:
+    """``{question id: {chunk id: 1}}``: a chunk is relevant when it contains an evidence string of the question.
+    Each string must be in some chunk; one that is not is named with why (cut by a chunk boundary, chunks of
+    another version of the document, not in the corpus: ``docs`` tells). With ``problems``, those are appended
+    instead of raised and their questions left out."""
     check_ids(golden["id"], "the golden set holds question id", "row")
     chunks = check_chunks(chunks)
     if docs is not None:
@@ -127,8 +112,7 @@ def _evidence_strings(golden: pd.DataFrame) -> pd.Series:
 
 
 def _why_missing(needle: str, chunks: Sequence[Mapping], docs: Mapping[str, str] | None) -> str:
-    """Explain why a normalised evidence string is in no chunk: a chunk boundary, chunks of another
-    version of the document, or not in the corpus."""
+    """Why a normalised evidence string is in no chunk: a chunk boundary, another version, or not in the corpus."""
     for doc, text in (docs or {}).items():
         full = normalise(text)
         start = full.find(needle)
@@ -158,15 +142,10 @@ class GoldenSet(NamedTuple):
 def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None, *,
                 questions: str | Path | None = None, split: str = "test", level: str | None = None, n_tokens=None,
                 window: int | None = None, query_prefix: str = "") -> GoldenSet:
-    """Read a golden set in any of its shapes and its labels at the level scored, every problem of a file at once.
-
-    The shapes: a CSV of evidence strings (:func:`read_golden_csv`; labels computed from the chunks, ``docs``
-    explains an evidence string in no chunk); questions with relevant ids, a CSV, JSONL or JSON file or a
-    LlamaIndex dataset (:func:`~retrieval_eval.formats.id_labels`); a BEIR folder (its ``split``); a TREC qrels
-    file with a ``questions`` file. ``level`` "chunk", "document" or None (detected, :func:`at_level`).
-    Given a token count ``n_tokens`` (text -> word pieces) and the model's ``window``, every question
-    must fit the window with its ``query_prefix`` (a longer one would be cut silently).
-    """
+    """A golden set in any of its shapes with its labels at the level scored, every problem of a file at once:
+    evidence strings (CSV), relevant ids (CSV, JSONL, JSON, LlamaIndex), a BEIR folder (``split``), or TREC qrels
+    with ``questions``. Given ``n_tokens`` and ``window``, every question with its ``query_prefix`` must fit the
+    window (a longer one would be cut silently)."""
     chunks, path = check_chunks(chunks), Path(path)
     if level not in (None, *LEVELS):
         raise ValueError(f"level must be 'chunk', 'document' or None (detected), got {level!r}")
@@ -209,13 +188,9 @@ def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, 
 
 
 def at_level(labels: Labels, chunks: Sequence[Mapping], level: str | None = None) -> tuple[dict, str]:
-    """The labels' qrels at the level scored, and the level.
-
-    Detected (``level=None``): "chunk" when every labelled id is a chunk id, else "document" when every one
-    is a document id of the chunks (their ``doc``). At the document level, labels that name chunks are
-    lifted to their documents (:func:`document_qrels`). Ids the level does not have are listed in one
-    error, each with its file and line.
-    """
+    """The labels' qrels at the level scored, and the level. Detected: "chunk" when every labelled id is a chunk
+    id, else "document" when every one is a document id; at the document level, chunk labels are lifted to their
+    documents. Ids the level does not have are listed in one error, with file and line."""
     chunk_ids = {c["id"] for c in chunks}
     doc_ids = {c["doc"] for c in chunks if c.get("doc") is not None}
     named = {d for gains in labels.qrels.values() for d in gains}
@@ -279,10 +254,8 @@ def document_level(runs: Mapping, qrels: Mapping, chunks: Sequence[Mapping]) -> 
 
 def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
     """Graded qrels: gain 2 for a chunk with an evidence string, 1 for one with the hand-judged
-    ``partial_evidence`` (a verbatim span that answers in part). Computed from the chunks like
-    :func:`label_chunks`: a chunk holding both keeps gain 2, so another chunking may leave no gain-1 chunk.
-    Partial evidence in no chunk, or part of an evidence string, is refused naming the question.
-    """
+    ``partial_evidence`` (a chunk with both keeps 2). Partial evidence in no chunk, or inside an evidence string,
+    is refused naming the question."""
     full = label_chunks(golden, chunks)
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
     qrels, problems = {}, []
@@ -306,16 +279,11 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
 FALSE_NEGATIVE_COLUMNS = ("id", "sentence", "note")
 
 
-def read_known_false_negatives(
-    chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]], path: str | Path = KNOWN_FALSE_NEGATIVES_PATH,
-) -> pd.DataFrame:
-    """The known false negatives: chunks that answer a question fully but hold no evidence string.
-
-    A label audit found them; the rule stays strict and they are listed in a CSV of ``id`` (the question),
-    ``sentence`` (verbatim from the corpus) and ``note``. Like the labels, the chunk is found by its text:
-    the sentence must be in exactly one chunk, not already relevant. Returns the rows with their ``chunk``;
-    every bad row is named with its line in one error.
-    """
+def read_known_false_negatives(chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]],
+                               path: str | Path = KNOWN_FALSE_NEGATIVES_PATH) -> pd.DataFrame:
+    """The known false negatives (chunks that answer fully but hold no evidence string), from a CSV of ``id``,
+    ``sentence`` (verbatim) and ``note``; each sentence must be in exactly one chunk, not relevant already. The rows
+    with their ``chunk``; every bad row named with its line in one error."""
     chunks, qrels = check_chunks(chunks), check_qrels(qrels)
     table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
     missing = [c for c in FALSE_NEGATIVE_COLUMNS if c not in table.columns]

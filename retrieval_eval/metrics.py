@@ -1,11 +1,8 @@
-"""The four metrics of the series — recall@k, precision@k, reciprocal rank / MRR, nDCG@k — and their registry.
+"""The four metrics of the series (recall@k, precision@k, reciprocal rank / MRR, nDCG@k) and their registry.
 
-The file to read in one sitting. The first half defines each metric for one question, with its
-formula; the second half registers them in :data:`METRICS`, the one list every table, plot, widget,
-report and the batch evaluator read, so a fifth metric is one :func:`register_metric` call.
-Conventions follow trec_eval (NIST). Terms (ranking, gains, relevant, cut-off k): see
-:mod:`retrieval_eval.checks`, which also holds the input checks (one line per function here).
-"""
+The first half defines each metric for one question, with its formula; the second registers them in
+:data:`METRICS`, which every table, plot, widget and report reads, so a fifth metric is one
+:func:`register_metric` call. Conventions follow trec_eval; the terms are in :mod:`retrieval_eval.checks`."""
 
 from __future__ import annotations
 
@@ -27,39 +24,29 @@ def first_relevant_rank(ranked: Sequence[str], relevant: Collection[str]) -> int
 
 def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
     """Recall@k = |top k ∩ relevant| / |relevant|: the share of the relevant chunks in the top k.
-
-    With one relevant chunk it is 1 or 0. trec_eval's ``recall_k``.
-    """
+    trec_eval's ``recall_k``."""
     ranked, relevant, k = check_ranking(ranked), check_relevant(relevant), check_k(k)
     return len(relevant.intersection(ranked[:k])) / len(relevant)
 
 
 def precision_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
-    """Precision@k = |top k ∩ relevant| / k: the share of the k slots that hold a relevant chunk.
-
-    Divided by k even when fewer than k chunks are returned (trec_eval's ``P_k``), so with one
-    relevant chunk precision@k can never pass 1/k: its ceiling.
-    """
+    """Precision@k = |top k ∩ relevant| / k, divided by k even when fewer are returned (trec_eval's ``P_k``): with
+    one relevant chunk it can never pass 1/k, its ceiling."""
     ranked, relevant, k = check_ranking(ranked), check_relevant(relevant), check_k(k)
     return len(relevant.intersection(ranked[:k])) / k
 
 
 def reciprocal_rank(ranked: Sequence[str], relevant: Collection[str], k: int | None = None) -> float:
-    """Reciprocal rank = 1 / rank of the first relevant chunk, 0 when there is none (Voorhees 1999).
-
-    With a cut-off k (RR@k) a first relevant chunk below rank k counts 0; without one, as
-    trec_eval's ``recip_rank``, the whole ranking is read.
-    """
+    """Reciprocal rank = 1 / rank of the first relevant chunk, 0 when there is none (Voorhees 1999). With k (RR@k)
+    one below rank k counts 0; without, the whole ranking is read, as trec_eval's ``recip_rank``."""
     ranked, relevant = check_ranking(ranked), check_relevant(relevant)
     rank = first_relevant_rank(ranked if k is None else ranked[: check_k(k)], relevant)
     return 1 / rank if rank else 0.0
 
 
 def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]], k: int | None = None) -> float:
-    """Mean reciprocal rank: the mean of :func:`reciprocal_rank` over questions (two lists in the same order).
-
-    A question with an empty ranking counts 0 (as ``trec_eval -c``); it is never dropped.
-    """
+    """Mean reciprocal rank over questions (two lists in the same order); an empty ranking counts 0, as
+    ``trec_eval -c``."""
     rankings, relevants = check_list(rankings, "rankings", "rankings"), check_list(relevants, "relevants", "relevant sets")
     if not rankings or len(rankings) != len(relevants):
         raise ValueError(f"give one set of relevant ids per ranking, at least one: {len(rankings)} rankings, "
@@ -74,10 +61,8 @@ def mrr(rankings: Sequence[Sequence[str]], relevants: Sequence[Collection[str]],
 
 
 def dcg_at_k(gains_in_rank_order: Iterable[float], k: int) -> float:
-    """DCG@k = Σ_{rank i ≤ k} gain_i / log2(i + 1) (Järvelin & Kekäläinen 2002; the discount trec_eval uses).
-
-    Gains <= 0 add nothing (trec_eval treats negative labels as not relevant).
-    """
+    """DCG@k = Σ_{rank i ≤ k} gain_i / log2(i + 1) (Järvelin & Kekäläinen 2002; trec_eval's discount).
+    Gains <= 0 add nothing."""
     gains, k = check_list(gains_in_rank_order, "gains_in_rank_order", "gains (one per rank)"), check_k(k)
     bad = next((rank for rank, g in enumerate(gains, start=1) if not finite_number(g)), None)
     if bad:
@@ -86,11 +71,8 @@ def dcg_at_k(gains_in_rank_order: Iterable[float], k: int) -> float:
 
 
 def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
-    """nDCG@k = DCG@k of the ranking / DCG@k of the ideal ranking.
-
-    Gain is the judged label (linear, as trec_eval's ``ndcg_cut``), 0 for unjudged chunks. The
-    ideal ranking sorts *every judged gain* of the question, highest first — not only what was retrieved.
-    """
+    """nDCG@k = DCG@k of the ranking / DCG@k of the ideal ranking, gains linear (trec_eval's ``ndcg_cut``). The
+    ideal sorts *every judged gain* of the question, highest first, not only what was retrieved."""
     ranked, gains, k = check_ranking(ranked), check_gains(gains), check_k(k)
     ideal = dcg_at_k(sorted(gains.values(), reverse=True), k)
     if ideal <= 0:
@@ -99,10 +81,7 @@ def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> floa
 
 
 def success_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
-    """Success@k (the hit rate): 1 when any relevant chunk is in the top k, else 0. trec_eval's ``success_k``.
-
-    "Did the evidence reach the LLM?" for a question whose relevant chunks each hold the whole answer.
-    """
+    """Success@k (the hit rate): 1 when any relevant chunk is in the top k, else 0 (trec_eval's ``success_k``)."""
     ranked, relevant, k = check_ranking(ranked), check_relevant(relevant), check_k(k)
     return float(not relevant.isdisjoint(ranked[:k]))
 
@@ -139,14 +118,10 @@ def _first_within(judged: Judged, k: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric, once: its name in tables, how it is shown, trec_eval's name for it, and how it is computed.
-
-    ``score(ranking, gains, k)`` is the readable definition for one question; ``batch(judged, k)``
-    computes the same for every question at once (a test checks they agree). ``trec`` is the
-    trec_eval measure that gives it at k (``{k}`` filled in; without ``{k}``, on the run cut at k).
-    ``random(positive_gains, n_chunks, k)``, when given, is the exact expected value for one question
-    whose relevant chunks have ``positive_gains`` (highest first) in a uniformly random order of n chunks.
-    """
+    """One metric, once: its name in tables, its label, trec_eval's measure (``{k}`` filled in; without ``{k}``, on
+    the run cut at k), and how it is computed. ``score(ranking, gains, k)`` is the readable definition for one
+    question; ``batch(judged, k)`` the same for every question at once (a test checks they agree).
+    ``random(positive_gains, n_chunks, k)``: the exact expected value in a uniformly random order of n chunks."""
 
     name: str
     label: str

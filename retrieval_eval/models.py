@@ -1,10 +1,6 @@
-"""Embedding models: where a model's files are, its tokenizer, window and prompts, and a fingerprint of its content.
-
-Nothing here loads a model's weights or sentence-transformers: the tokenizer and configuration come
-from ``transformers`` (which imports torch when its tokenizer classes load, since version 5), the
-prompts and the fingerprint from the model's files. The model itself is loaded by
-:class:`retrieval_eval.retrievers.VectorRetriever`.
-"""
+"""Embedding models: where a model's files are, its tokenizer, window and prompts, and a fingerprint of its
+content. Nothing here loads weights or sentence-transformers (:func:`load_model` aside, for
+:class:`~retrieval_eval.retrievers.VectorRetriever`): the rest reads the model's files."""
 
 from __future__ import annotations
 
@@ -17,11 +13,8 @@ from pathlib import Path
 
 
 class ModelFileError(ValueError):
-    """A file of an embedding model is there but cannot be read (damaged, truncated, not JSON); the
-    message names the file and the problem in one line.
-
-    Taught in: the README's "Your own data" (a model of your own).
-    """
+    """A file of an embedding model is there but cannot be read (damaged, truncated, not JSON); the message
+    names the file and the problem in one line."""
 
 
 def _first_line(exc: Exception) -> str:
@@ -54,20 +47,8 @@ def needs_the_embedding_model() -> None:
 
 
 def load_tokenizer(model_name: str | None = None):
-    """Load the Hugging Face tokenizer of an embedding model (used to size chunks).
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a Hugging Face model name or path.
-
-    Returns:
-        A ``transformers`` tokenizer.
-
-    Raises:
-        OSError: the model is not available locally.
-        ModelFileError: its tokenizer files are damaged (names the model folder).
-
-    Taught in: notebook 09_chunking.
-    """
+    """The Hugging Face tokenizer of an embedding model (None: the bundled all-MiniLM-L6-v2); OSError when it is
+    not available locally, ModelFileError when its files are damaged."""
     from transformers import AutoTokenizer
 
     path = model_path(model_name)
@@ -80,21 +61,8 @@ def load_tokenizer(model_name: str | None = None):
 
 
 def load_model(model_name: str | None = None):
-    """Load a sentence-transformers model on the CPU (the weights: this is where torch is imported).
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or folder.
-
-    Returns:
-        A ``SentenceTransformer``.
-
-    Raises:
-        OSError: the model is not available locally.
-        ModelFileError: a file of the model is damaged, e.g. a truncated ``model.safetensors`` (one
-            line naming the model and the problem, instead of a long traceback from the loader).
-
-    Not taught; used by VectorRetriever (notebooks 05_three_retrievers and 09_chunking).
-    """
+    """A sentence-transformers model on the CPU (where torch is imported). OSError when it is not available
+    locally; a damaged file (a truncated ``model.safetensors``) is one ModelFileError line, not a long traceback."""
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
@@ -110,18 +78,8 @@ def load_model(model_name: str | None = None):
 
 
 def check_weights(model_name: str | None = None) -> None:
-    """Check the header of every ``.safetensors`` weights file of a local model, without loading the
-    weights or torch (a truncated or damaged file is found here, not minutes later).
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
-            hub name already in the local cache.
-
-    Raises:
-        ModelFileError: names the file and the problem, e.g. "incomplete metadata, file not fully covered".
-
-    Taught in: the README's "Your own data" (a model of your own).
-    """
+    """Check the header of every ``.safetensors`` file of a local model (folder or hub name in the local cache)
+    without loading weights or torch, so a damaged file is found now, not minutes later."""
     from safetensors import safe_open
 
     folder = Path(model_path(model_name))
@@ -168,9 +126,9 @@ def installed_model_problem(model_name: str) -> str | None:
 
 
 def model_problems(model_name, chunk_size) -> list[str]:
-    """What is wrong with a model name and a chunk size, one line each (``[]``: nothing): a model that is
-    not installed or has a damaged file (named), a chunk size that is not a whole number, is past the
-    model's window or leaves no room beside its special tokens and prompt. Reads no weights, no torch."""
+    """What is wrong with a model name and a chunk size, one line each: a model not installed or with a damaged
+    file, a chunk size that is not whole, past the window, or leaving no room beside the special tokens and
+    prompt. Reads no weights, no torch."""
     problems, window, reserved = [], None, 0
     if model_name is not None and (not isinstance(model_name, str) or not model_name.strip()):
         problems.append(f"MODEL_NAME must be a model name or folder, got {model_name!r}")
@@ -196,14 +154,13 @@ def model_problems(model_name, chunk_size) -> list[str]:
 
 
 def model_fingerprint(model_name: str | None = None) -> str:
-    """SHA-256 of every file of a local model folder (weights, tokenizer, configuration), so caches keyed by it
-    never hand out vectors or rankings of another model; a hub name is read from its local snapshot, else by
-    its name. Without the bundled model installed (a lite install): a fixed text, which matches no cache."""
+    """SHA-256 of every file of a local model folder, so caches keyed by it never hand out another model's
+    vectors or rankings; a hub name is read from its local snapshot, else by its name. A lite install: a fixed
+    text, which matches no cache."""
     try:
-        model_path(model_name)
+        folder = Path(model_path(model_name))
     except ModelNotInstalled:
         return "not installed"
-    folder = Path(model_path(model_name))
     if not folder.is_dir():
         folder = _hub_snapshot(model_name)
         if folder is None:
@@ -214,8 +171,8 @@ def model_fingerprint(model_name: str | None = None) -> str:
 
 
 def _model_file(model_name: str | None, filename: str) -> Path | None:
-    """A file of the model: in its folder, or in the Hugging Face cache for a hub name (downloaded
-    only when downloads are allowed, ``HF_HUB_OFFLINE=0``); ``None`` when it is not there."""
+    """A file of the model: in its folder, or in the Hugging Face cache for a hub name (downloaded only when
+    ``HF_HUB_OFFLINE=0``); None when it is not there."""
     folder = Path(model_path(model_name))
     if folder.is_dir():
         return folder / filename if (folder / filename).is_file() else None
@@ -245,23 +202,10 @@ def _model_json(model_name: str | None, filename: str) -> dict | None:
 
 
 def model_window(model_name: str | None = None) -> int:
-    """The longest input the model reads, in word pieces with its special tokens (its "window").
-
-    The smaller of the tokenizer's ``model_max_length`` (``tokenizer_config.json``) and the
-    configuration's ``max_position_embeddings`` (``config.json``; RoBERTa-style models declare
-    514 positions for a window of 512), read from the model's files: no model, no torch.
-    all-MiniLM-L6-v2: 512 (it was trained on inputs of at most 128 and reads 256 unless told otherwise).
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
-            hub name already in the local cache.
-
-    Raises:
-        OSError: the model has no ``config.json`` here: it is not available locally.
-        ModelFileError: a configuration file is damaged or gives no window (names it).
-
-    Taught in: notebook 09_chunking.
-    """
+    """The longest input the model reads, in word pieces with special tokens: the smaller of
+    ``model_max_length`` (``tokenizer_config.json``) and ``max_position_embeddings`` (``config.json``; RoBERTa
+    declares 514 for 512). all-MiniLM-L6-v2: 512 (trained on 128, reads 256 unless told). OSError without a
+    ``config.json``; ModelFileError when the files give no window."""
     config = _model_json(model_name, "config.json")
     if config is None:
         raise OSError(f"no config.json for model {model_name!r}: it is not available locally")
@@ -275,22 +219,8 @@ def model_window(model_name: str | None = None) -> int:
 
 
 def token_counter(model_name: str | None = None):
-    """A function ``text -> int``: how many word pieces the model reads for a text, special tokens included.
-
-    Counted with the ``tokenizers`` library from the model's ``tokenizer.json`` (the same fast
-    tokenizer ``transformers`` wraps, without importing torch), its stored truncation and padding
-    switched off; a model without that file falls back to :func:`load_tokenizer`.
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
-            hub name already in the local cache.
-
-    Raises:
-        OSError: the model's tokenizer is not available locally.
-        ModelFileError: ``tokenizer.json`` is damaged (names it).
-
-    Not taught; used by evaluation_setup (every notebook) and shared_word_pieces (notebook 09_chunking).
-    """
+    """``text -> int``: the word pieces the model reads for a text, special tokens included; from
+    ``tokenizer.json`` without torch when there is one, else :func:`load_tokenizer`."""
     fast = fast_tokenizer(model_name)
     if fast is None:
         tokenizer = load_tokenizer(model_name)
@@ -299,23 +229,8 @@ def token_counter(model_name: str | None = None):
 
 
 def fast_tokenizer(model_name: str | None):
-    """The model's ``tokenizer.json`` as a ``tokenizers.Tokenizer`` without truncation or padding.
-
-    The same word pieces as :func:`load_tokenizer`'s tokenizer, read without importing transformers
-    (which imports torch: seconds).
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or folder.
-
-    Returns:
-        A ``tokenizers.Tokenizer``, or ``None`` when the model has no ``tokenizer.json``.
-
-    Raises:
-        ModelFileError: ``tokenizer.json`` is damaged (names it).
-
-    Not taught; used by token_counter, unknown_only and stored_or_split_chunks (every notebook,
-    through evaluation_setup).
-    """
+    """The model's ``tokenizer.json`` as a ``tokenizers.Tokenizer`` without truncation or padding (the word pieces
+    of :func:`load_tokenizer`, without importing transformers and torch); None when there is no such file."""
     path = _model_file(model_name, "tokenizer.json")
     if path is None:
         return None
@@ -331,23 +246,10 @@ def fast_tokenizer(model_name: str | None):
 
 
 def unknown_only(texts: Mapping[str, str], model_name: str | None = None) -> list[str]:
-    """The ids of the texts the model's tokenizer reads as unknown tokens only (``[UNK]``).
+    """The ids of the texts the tokenizer reads as unknown tokens only, special tokens and prompts left out.
 
-    all-MiniLM-L6-v2's vocabulary has no Thai, Khmer or Myanmar letters and few emoji: a chunk or a
-    question in them is read as ``[UNK] [UNK] ...``, so every such chunk gets nearly the same
-    vector and vector search ranks them by accident (and its ties by chunk id), silently. Special
-    tokens and the model's prompts are left out of the test: a text counts when every word piece
-    of the text itself is the unknown token.
-
-    Args:
-        texts: ``{id: text}``, e.g. chunk ids to chunk texts, or question ids to questions.
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model name or folder.
-
-    Returns:
-        The ids, in the order of ``texts`` (``[]`` for a tokenizer without an unknown token).
-
-    Not taught; used by evaluation_setup, whose notes notebook 05_three_retrievers prints.
-    """
+    all-MiniLM-L6-v2 has no Thai, Khmer or Myanmar letters and few emoji: such a text reads as ``[UNK] [UNK] ...``,
+    so all of them get nearly one vector and vector search ranks them by accident, silently."""
     fast = fast_tokenizer(model_name)
     ids = list(texts)
     if fast is None:
@@ -366,8 +268,6 @@ def unknown_only(texts: Mapping[str, str], model_name: str | None = None) -> lis
 
 
 def _prompts(model_name: str | None) -> dict:
-    """The prompts a sentence-transformers model declares in ``config_sentence_transformers.json``
-    (``{}`` when it declares none or the file is not there)."""
     config = _model_json(model_name, "config_sentence_transformers.json") or {}
     prompts = config.get("prompts") or {}
     if not isinstance(prompts, dict):
@@ -377,32 +277,14 @@ def _prompts(model_name: str | None) -> dict:
 
 
 def query_prefix(model_name: str | None) -> str:
-    """The text a model wants before each query: the ``"query"`` prompt it declares, else nothing.
-
-    Read from the model's own ``config_sentence_transformers.json`` (its ``"prompts"``), as
-    sentence-transformers' ``encode_query`` does; e.g. an E5 model declares ``"query: "``. The
-    bundled all-MiniLM-L6-v2 declares none. Nothing is guessed from the model's name.
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
-            hub name already in the local cache.
-
-    Not taught; used by VectorRetriever (notebooks 05_three_retrievers and 09_chunking).
-    """
+    """The model's declared ``"query"`` prompt (E5: ``"query: "``), else nothing, as sentence-transformers'
+    ``encode_query`` reads it; nothing is guessed from the model's name."""
     return _prompts(model_name).get("query", "")
 
 
 def document_prefix(model_name: str | None) -> str:
-    """The text a model wants before each chunk: its ``"document"``, ``"passage"`` or ``"corpus"``
-    prompt (the first one it declares, as sentence-transformers' ``encode_document`` looks for
-    them), else nothing.
-
-    Args:
-        model_name: ``None`` for the bundled all-MiniLM-L6-v2, or a local model folder or a Hugging Face
-            hub name already in the local cache.
-
-    Not taught; used by VectorRetriever (notebooks 05_three_retrievers and 09_chunking).
-    """
+    """The model's first declared ``"document"``, ``"passage"`` or ``"corpus"`` prompt, as sentence-transformers'
+    ``encode_document`` looks for them, else nothing."""
     prompts = _prompts(model_name)
     return next((prompts[name] for name in ("document", "passage", "corpus") if prompts.get(name)), "")
 
@@ -413,22 +295,13 @@ SCORING_PACKAGES = ("rank-bm25", "PyStemmer", "bm25s", "sentence-transformers", 
 
 
 def scoring_versions() -> dict[str, str]:
-    """``{package: version}`` for :data:`SCORING_PACKAGES` (read from the installed metadata, no import).
-
-    Not taught; part of the cache keys of VectorRetriever and rankings_fingerprint.
-    """
+    """``{package: version}`` of :data:`SCORING_PACKAGES`, from the installed metadata."""
     from importlib.metadata import version
 
     return {package: version(package) for package in SCORING_PACKAGES}
 
 
 def fingerprint(**parts) -> str:
-    """A short, stable hex digest of JSON-serialisable parts (a cache key: any change gives a new key).
-
-    Args:
-        **parts: named values that JSON can serialise (str, numbers, lists, dicts).
-
-    Not taught; builds the cache keys of VectorRetriever and rankings_fingerprint.
-    """
+    """A short, stable hex digest of JSON-serialisable parts (a cache key: any change gives a new key)."""
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]

@@ -18,22 +18,8 @@ OUTPUT_DIR = Path(os.environ.get("RETRIEVAL_EVAL_OUTPUT", ROOT / "output"))
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: into a new temporary file beside it, then renamed.
-
-    Two processes filling the same cache at once each write their own temporary file, and a reader
-    never sees half a file.
-
-    Args:
-        path: the file to write (a Path); its folder is created if missing.
-        data: the whole content, bytes.
-
-    Raises:
-        OSError: the folder or file cannot be written; the temporary file is removed first (any
-            other exception, e.g. KeyboardInterrupt, is re-raised the same way).
-
-    Not taught; used by the embedding cache (:class:`~retrieval_eval.retrievers.VectorRetriever`) and
-    the ranking cache of :func:`~retrieval_eval.pipeline.evaluation_setup`.
-    """
+    """Write ``data`` to ``path`` whole or not at all (a temporary file beside it, then renamed; its folder made):
+    two processes filling one cache never clash, and a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:

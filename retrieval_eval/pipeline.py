@@ -1,16 +1,10 @@
-"""The one set-up call, and the registry of retrievers it runs.
+"""The one set-up call, :func:`evaluation_setup`, and the registry of retrievers it runs.
 
-:func:`evaluation_setup` loads the chunks and the golden set, computes the qrels, and runs every
-retriever of the registry over every question. A registry entry is either a function
-``question -> [chunk ids, best first]`` (bring your own) or one of the stages below, which are built
-the same way: :class:`BM25`, :class:`Vector` (first stages over the chunks), :class:`Fusion` (RRF of
-named runs: hybrid search) and :class:`~retrieval_eval.rerank.Rerank` (a second stage). Each run
-enters through one check naming the retriever and the question, and keeps the top :data:`DEPTH`.
-
-The teaching set's runs are data (``data/runs/``, equal to a fresh ranking: a test), so its
-notebooks need no embedding model; other inputs are ranked and cached under ``.cache/rankings/``,
-keyed by everything that can change a ranking.
-"""
+An entry is a function ``question -> [chunk ids, best first]`` or a stage: :class:`BM25`, :class:`Vector`,
+:class:`Fusion` (RRF of named runs) or :class:`~retrieval_eval.rerank.Rerank`. Each run enters through one
+check naming the retriever and the question, and keeps the top :data:`DEPTH`. The teaching set's runs are
+data (``data/runs/``), so its notebooks need no embedding model; other runs are cached under
+``.cache/rankings/``, keyed by everything that can change a ranking."""
 
 from __future__ import annotations
 
@@ -111,8 +105,7 @@ class Vector(Stage):
 
 @dataclass(frozen=True)
 class Fusion(Stage):
-    """Reciprocal rank fusion of named runs (:func:`~retrieval_eval.fusion.fuse_runs`); hybrid search
-    is ``Fusion(("BM25", "vector"))``, RRF of the top 10 of each."""
+    """Reciprocal rank fusion of named runs; hybrid search is ``Fusion(("BM25", "vector"))``, RRF of each top 10."""
 
     inputs: tuple = ("BM25", "vector")
     depth: int = 10
@@ -163,8 +156,8 @@ def _progress(questions: Mapping, what: str, show: bool):
 
 
 def check_stage_run(run, name: str, questions: Mapping, chunk_ids: set) -> Run:
-    """A run as a retriever returned it, at the door: every question ranked, str ids the chunks have,
-    none twice (the messages name the retriever and the question). Returns the top DEPTH of each."""
+    """A retriever's run at the door: every question ranked with distinct str ids the chunks have (the
+    messages name the retriever and the question); the top DEPTH of each."""
     if not isinstance(run, Mapping):
         raise ValueError(f"retriever {name!r} returned {type(run).__name__}, not {{question id: ranking}}")
     checked = {}
@@ -186,8 +179,8 @@ def check_stage_run(run, name: str, questions: Mapping, chunk_ids: set) -> Run:
 
 
 def stage_fingerprint(stage: Stage, chunks: list, questions: Mapping, runs: Mapping) -> str:
-    """The cache key of a stage's runs: the chunks, the questions, the stage's settings, the runs it
-    reads, the retrieval code and the versions of the libraries that score."""
+    """The cache key of a stage's runs: chunks, questions, the stage's settings, the runs it reads, the
+    retrieval code and the scoring libraries' versions."""
     sources = [Path(m.__file__) for m in (retrievers, fusion, text)] + [Path(__file__)]
     return fingerprint(
         chunks=[[c["id"], c["text"]] for c in chunks], questions=list(questions.items()), stage=stage.key(),
@@ -201,7 +194,7 @@ def run_file(name: str) -> Path:
 
 
 def _portable(key):
-    """A stage's key without the model's fingerprint (the bundled model's files: the committed runs' test checks them)."""
+    """A stage's key without the model's fingerprint (a test checks the bundled model's files)."""
     if isinstance(key, dict):
         return {k: _portable(v) for k, v in key.items() if k != "model"}
     return json.loads(json.dumps(key))
@@ -219,8 +212,8 @@ def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
 
 
 def _cached(path: Path, questions: Mapping, chunk_ids: set) -> Run | None:
-    """The run stored at ``path``, or None: missing, or failing its checks, when it is set aside as
-    ``.bad`` with a warning naming it (and the run is ranked again)."""
+    """The run stored at ``path``, or None: missing, or failing its checks (then set aside as ``.bad`` with a
+    warning, and ranked again)."""
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
@@ -278,8 +271,8 @@ def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questio
 
 
 def teaching_registry() -> dict[str, Stage]:
-    """The runs committed under ``data/runs/``: the three retrievers, an engine's BM25 untouched, and
-    hybrid's top 10 reranked by the built-in sentence re-scorer."""
+    """The runs committed under ``data/runs/``: the three retrievers, an engine's BM25 untouched, and hybrid's
+    top 10 reranked by the built-in sentence re-scorer."""
     from .rerank import Rerank, SentenceReranker
     from .retrievers import LUCENE_ENGLISH
 
@@ -288,7 +281,7 @@ def teaching_registry() -> dict[str, Stage]:
 
 
 def store_teaching_runs(progress: bool = True) -> list[Path]:
-    """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (``make runs``)."""
+    """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (no make target yet)."""
     from .trec import write_trec_run
 
     registry = teaching_registry()
@@ -326,15 +319,10 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
                 split: str = "test", level: str | None = None, model_name: str | None = None,
                 chunk_size: int = CHUNK_SIZE, progress: bool = False, exclude: Sequence[str | Path] = (),
                 cutoffs: Sequence[int] = ()) -> Inputs:
-    """The chunks, the golden set and its qrels at the level scored, whatever their formats (shared by
-    :func:`evaluation_setup` and ``make evaluate-runs``); every parameter is checked before anything is read.
-
-    ``corpus``: a folder of documents (chunked here), a chunks file (``.jsonl``, ``.json``, ``.csv``: used as it
-    is, :func:`~retrieval_eval.formats.load_chunks`) or a BEIR folder; None: the golden set's own corpus (a BEIR
-    folder, a LlamaIndex dataset), else the Polder corpus. ``golden``: any shape :func:`~retrieval_eval.golden.load_golden`
-    reads (with ``questions``: a TREC qrels file); None with no corpus: the Polder golden set. ``level``: see
-    :func:`~retrieval_eval.golden.at_level`.
-    """
+    """The chunks, the golden set and its qrels at the level scored, whatever their formats; every parameter is
+    checked before anything is read. ``corpus``: a documents folder (chunked here), a chunks file or a BEIR
+    folder; None: the golden set's own corpus, else Polder's. ``golden``: whatever
+    :func:`~retrieval_eval.golden.load_golden` reads; None with no corpus: the Polder golden set."""
     if golden is None and corpus is not None:
         raise_problems(["GOLDEN: give the golden set of this CORPUS (evidence strings, relevant ids, a BEIR folder, "
                         "or a TREC qrels file with QUESTIONS)"])
@@ -415,16 +403,12 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
                      retrievers: Mapping[str, Stage | Callable] | None = None, reranker=None,
                      model_name: str | None = None, chunk_size: int = CHUNK_SIZE, progress: bool = False,
                      cache_dir: str | Path = CACHE_DIR, cutoffs: Sequence[int] = ()) -> Setup:
-    """Chunks, golden set and qrels (:func:`load_inputs`: any corpus and golden-set format, at the chunk or
-    document level), and every retriever's run over every question.
+    """Chunks, golden set and qrels (:func:`load_inputs`), and every retriever's run over every question.
 
-    ``retrievers`` adds entries to :func:`default_retrievers` (a name already there replaces it): a
-    function ``question -> [chunk ids, best first]`` or a stage. ``reranker`` (a name or a reranker,
-    see :func:`~retrieval_eval.rerank.load_reranker`) adds "hybrid + rerank": hybrid's top 10 reranked.
-    Every parameter is checked before anything is read; the golden file before any model loads. At the
-    document level each run ranks documents (:func:`~retrieval_eval.golden.document_run`). ``cutoffs``: the
-    k a caller will read, each refused when more than the chunks or the :data:`DEPTH` a run keeps.
-    """
+    ``retrievers`` adds entries to :func:`default_retrievers` (a name there is replaced); ``reranker`` (see
+    :func:`~retrieval_eval.rerank.load_reranker`) adds "hybrid + rerank", hybrid's top 10 reranked. At the
+    document level each run ranks documents. ``cutoffs``: the k a caller will read, refused when more than the
+    chunks or :data:`DEPTH`."""
     from .rerank import Rerank, load_reranker
 
     if retrievers is not None and not isinstance(retrievers, Mapping):

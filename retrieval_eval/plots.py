@@ -1,8 +1,5 @@
-"""Plots of evaluation results; with :mod:`retrieval_eval.teaching` and the widgets, the only modules that import matplotlib.
-
-Figures are at most 9 inches wide (a notebook shows them at full size, text at least 10 pt) and at
-most 5.6 inches tall, so a whole figure fits a 1366 × 768 screen.
-"""
+"""Plots of evaluation results. Figures are at most 9 inches wide (a notebook shows them at full size, text at
+least 10 pt) and 5.6 tall, so a whole figure fits a 1366 × 768 screen."""
 
 from __future__ import annotations
 
@@ -42,8 +39,7 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_llm: int |
         if k_llm is not None:
             ax.axvline(k_llm, color="grey", lw=4, alpha=0.25, label=f"k the LLM reads ({k_llm})")
         ax.set_title(METRICS[metric].at("k") if metric in METRICS else metric, fontsize=11)
-        ax.set_xticks(ks)
-        ax.set_ylim(0, 1.05)
+        ax.set(xticks=ks, ylim=(0, 1.05))
         ax.grid(alpha=0.3)
         ax.set_xlabel("cut-off k", fontsize=10)
     handles, labels = max((ax.get_legend_handles_labels() for ax in axes.flat), key=lambda h: len(h[1]))
@@ -53,12 +49,9 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_llm: int |
 
 def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_rank: int = 10, as_mrr: bool = False,
                               title: str | None = None):
-    """At which rank each run puts its first relevant chunk, over all questions (a :func:`first_relevant_ranks` table).
-
-    Each bar counts questions; with ``as_mrr`` it is what those questions add to MRR (count × 1/rank
-    ÷ questions), so one run's bars add up to its MRR. Ranks up to k are shaded; ranks above
-    ``max_rank`` share one bar, and "none" counts questions with no relevant chunk ranked.
-    """
+    """Per run, how many questions have their first relevant chunk at each rank (ranks past ``max_rank`` share a
+    bar; "none": no relevant chunk ranked); with ``as_mrr``, what those questions add to MRR, so a run's bars add
+    up to its MRR. Ranks up to k are shaded."""
     runs, max_rank = run_columns(ranks), check_k(max_rank, "max_rank")
     if not runs:
         raise ValueError("ranks has no run column; pass the output of first_relevant_ranks")
@@ -77,9 +70,8 @@ def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_ran
         ax.bar(positions - 0.4 + bar * (i + 0.5), heights, width=bar,
                label=f"{name}: MRR = {sum(heights):.3f}" if as_mrr else name)
     ax.set_xticks(positions, labels=[str(r) for r in range(1, max_rank + 1)] + [f">{max_rank}", "none"])
-    ax.set_xlim(0.5, max_rank + 2.5)
-    ax.set_xlabel("rank of the first relevant chunk")
-    ax.set_ylabel(f"adds to MRR\n(questions × 1/rank ÷ {n})" if as_mrr else f"questions (of {n})")
+    ax.set(xlim=(0.5, max_rank + 2.5), xlabel="rank of the first relevant chunk",
+           ylabel=f"adds to MRR\n(questions × 1/rank ÷ {n})" if as_mrr else f"questions (of {n})")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=10)
     if title:
@@ -106,10 +98,7 @@ def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), tab
         value = precision_ceiling(qrels, check_k(k))
         ax.annotate(f"ceiling at k = {k}: {value:.3f}", (k, value), xytext=(k + 1, value + 0.3),
                     arrowprops={"arrowstyle": "->"}, fontsize=10)
-    ax.set_xticks(ks)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("cut-off k")
-    ax.set_ylabel("precision@k (mean over questions)")
+    ax.set(xticks=ks, ylim=(0, 1.05), xlabel="cut-off k", ylabel="precision@k (mean over questions)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     if title:
@@ -131,9 +120,8 @@ def plot_intervals(intervals: pd.DataFrame, title: str | None = None):
         y = np.arange(len(runs))
         ax.errorbar(part["mean"], y, xerr=[part["mean"] - part["low"], part["high"] - part["mean"]], fmt="o", capsize=4)
         ax.set_yticks(y, runs)
-        ax.set_ylim(len(runs) - 0.5, -0.5)
+        ax.set(ylim=(len(runs) - 0.5, -0.5), xlim=(0, 1))
         ax.set_title(metric, fontsize=11)
-        ax.set_xlim(0, 1)
         ax.grid(axis="x", alpha=0.3)
     if title:
         fig.suptitle(title, fontsize=11.5)
@@ -141,9 +129,8 @@ def plot_intervals(intervals: pd.DataFrame, title: str | None = None):
 
 
 def plot_two_stage(table: pd.DataFrame, first_stage: str, k: int = 3, n: int | None = None):
-    """Recall@k against the candidate pool N for one first stage (a :func:`~retrieval_eval.rerank.two_stage_table`):
-    the ceiling recall@N (above it shaded: out of reach for any reranker), the first stage alone, the oracle
-    reranker and a real one; ``n`` marks one N. Text at 12 pt, the legend under the axes."""
+    """Recall@k against the pool N for one first stage of a ``two_stage_table``: the ceiling recall@N (above it
+    shaded), the first stage alone, the oracle and a real reranker; ``n`` marks one N."""
     if first_stage not in table.index.get_level_values("first stage"):
         raise ValueError(f"the table holds no first stage {first_stage!r}; it holds {list(dict.fromkeys(table.index.get_level_values(0)))}")
     part = table.xs(first_stage, level="first stage")

@@ -1,14 +1,9 @@
 """The report of ``make evaluate`` and ``make evaluate-runs``: its sections, and the bundle it is read from.
 
-The terminal part (:mod:`retrieval_eval.cli`) evaluates, then writes a *bundle* into a new report
-folder (:func:`write_bundle`): ``bundle.json``, ``scores.csv``, the qrels and every run as TREC files,
-the chunks and questions when there are any. The template ``templates/report.ipynb`` reads only the
-bundle (:func:`load_bundle`) and shows one section per cell; notebook 05 calls the same section
-functions on its own setup (:func:`from_setup`). A section is HTML in which every user text went
-through :func:`~retrieval_eval.text.escape` (tables through pandas, which escapes them), with its
-tables; a list longer than a few rows is counted, shown in part and written whole to a CSV file beside
-the report. Every file of a report is written by :func:`write_file`: never over a file or a link.
-"""
+The cli writes a *bundle* into a new report folder (:func:`write_bundle`); the template reads only that
+(:func:`load_bundle`), one section per cell; notebook 05 calls the sections on its setup (:func:`from_setup`).
+Every user text in a section's HTML goes through :func:`~retrieval_eval.text.escape`; a long list is shown in
+part and written whole to a CSV file beside the report, by :func:`write_file`: never over a file or a link."""
 
 from __future__ import annotations
 
@@ -39,14 +34,13 @@ LEFT_OUT, LEFT_OUT_COLUMNS = "left_out.csv", ["what", "item", "detail"]
 
 
 class ReportError(ValueError):
-    """A report file that cannot be written safely: a name that is not a plain file name, a folder that
-    is a link or lies outside the output folder, or a file or link already there."""
+    """A report file that cannot be written safely: not a plain file name, a folder that is a link or outside
+    the output folder, or a file or link already there."""
 
 
 def write_file(folder: str | Path, name: str, data: bytes, output_dir: str | Path | None = None) -> Path:
-    """Write a new file of a report folder: ``name`` a plain file name, ``folder`` no link and directly
-    inside ``output_dir`` (default: its parent), and nothing at ``folder/name`` yet, not even a link
-    (a regular file holding exactly ``data`` is left as it is: a template run again)."""
+    """Write a new file ``name`` into ``folder``, which must be no link and directly inside ``output_dir``
+    (default: its parent); nothing may be at ``folder/name`` yet, except a regular file holding exactly ``data``."""
     folder = Path(folder).absolute()
     if not re.fullmatch(r"\w[\w .+-]{0,150}", name):
         raise ReportError(f"{name!r} is not a plain file name for a report file")
@@ -82,10 +76,9 @@ def _holds(directory: int, name: str, data: bytes) -> bool:
 
 @dataclass
 class Evaluation:
-    """What the sections read: runs and qrels, the cut-off ``k`` the LLM reads and the table's ``ks``,
-    the golden set and chunks when there are any, the inputs as given (``about``: label → text), what
-    was left out (``left_out``: columns what, item, detail), and the report ``folder`` (``None``: no
-    CSV file is written, as in a notebook)."""
+    """What the sections read: runs, qrels, the cut-off ``k`` the LLM reads and the table's ``ks``, the golden
+    set and chunks when there are any, ``about`` (input label → text), ``left_out``, and the report ``folder``
+    (None: no CSV file is written, as in a notebook)."""
 
     runs: dict
     qrels: dict
@@ -118,8 +111,8 @@ def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, f
 
 
 def left_out_table(setup) -> pd.DataFrame:
-    """Everything an evaluation setup cannot see, one row each: files not read, chunks BM25 cannot index,
-    questions a run ranked nothing for, texts the embedding model reads as unknown tokens only."""
+    """Everything a setup cannot see, one row each: files not read, chunks BM25 cannot index, questions a run
+    ranked nothing for, texts the embedding model reads as unknown tokens only."""
     rows = [("left out when reading", path, reason) for path, reason in setup.skipped]
     rows += [("chunk BM25 cannot index (no word it keeps): BM25 never finds it", c, "") for c in unindexable_chunks(setup.chunks)]
     rows += [("question a run ranked no chunk for (it scores 0)", q, name)
@@ -142,9 +135,8 @@ def plain_id(text: str) -> str:
 
 
 def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -> list[Path]:
-    """Write what the template reads into the report folder: ``bundle.json``, ``scores.csv``, ``qrels.txt``,
-    one ``run.<name>.trec`` per run (ids with whitespace or ``%`` percent-encoded), the chunks
-    (``chunks.jsonl``), the questions (``questions.csv``) and ``left_out.csv`` when there are any."""
+    """Write what the template reads: ``bundle.json``, ``scores.csv``, ``qrels.txt``, a ``run.<name>.trec`` per
+    run (ids percent-encoded), and ``chunks.jsonl``, ``questions.csv``, ``left_out.csv`` when there are any."""
     files = {}
     for name in ev.runs:
         stem = "run." + (re.sub(r"[^\w.+-]+", "_", name).strip("._") or "run")
@@ -192,8 +184,8 @@ def load_bundle(folder: str | Path = ".") -> Evaluation:
 
 
 def number(value, decimals: int = 3) -> str:
-    """A value as the report prints it: ``decimals`` places, but never a whole number by rounding alone
-    (0.0004 is "< 0.001", 0.9996 "> 0.999": a real difference never reads 0.000); NaN is "–"."""
+    """A value with ``decimals`` places, never a whole number by rounding alone (0.0004 is "< 0.001": a real
+    difference never reads 0.000); NaN is "–"."""
     if value is None or pd.isna(value):
         return "–"
     text = f"{value:.{decimals}f}"
@@ -209,8 +201,7 @@ def _table(table: pd.DataFrame, index: bool = True) -> str:
 
 
 def _long(ev: Evaluation, table: pd.DataFrame, name: str, what: str, shown: pd.DataFrame | None = None) -> str:
-    """A table (as ``shown``, when given) shown in part when long (the first :data:`SHOWN` rows), written
-    whole beside the report."""
+    """A table (as ``shown``, when given), in part when longer than :data:`SHOWN` rows and then written whole."""
     shown, index = table if shown is None else shown, not isinstance(table.index, pd.RangeIndex)
     if len(table) <= SHOWN:
         return _table(shown, index)
@@ -243,8 +234,7 @@ class Section:
 
 
 def _progress(items: list, what: str):
-    """``items``, saying how far a long step has come when the make targets run the report (they set
-    ``RETRIEVAL_EVAL_PROGRESS``; in a notebook nothing is printed)."""
+    """``items``, printing progress when the make targets run the report (``RETRIEVAL_EVAL_PROGRESS``)."""
     for done, item in enumerate(items):
         if os.environ.get("RETRIEVAL_EVAL_PROGRESS"):
             print(f"{PROGRESS}{what} {done + 1}/{len(items)}", file=sys.stderr, flush=True)
@@ -372,8 +362,8 @@ def intervals_section(ev: Evaluation) -> Section:
 
 
 def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
-    """Every pair of runs compared question by question on recall, MRR and nDCG at k, one family (Holm);
-    left out with one run, or with too few questions for any test to reach ``alpha``."""
+    """Every pair of runs compared question by question on recall, MRR and nDCG at k, one Holm family; left out
+    with one run, or too few questions for any test to reach ``alpha``."""
     n, title = len(ev.qrels), "Is a difference real? Paired tests"
     if len(ev.runs) < 2:
         return Section(title, "<p>One run only: there is no pair to compare.</p>")
@@ -406,8 +396,7 @@ def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
 
 
 def audit_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
-    """The golden-set audit (:func:`~retrieval_eval.audit.golden_set_audit`) in counts, its short tables,
-    and its lists in part (all in CSV files); left out without a golden set and its chunks."""
+    """The golden-set audit in counts, short tables and lists in part; left out without a golden set and chunks."""
     from .audit import SHINGLE, golden_set_audit
 
     title = "Can this golden set tell the runs apart? An audit"

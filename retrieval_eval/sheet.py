@@ -1,8 +1,6 @@
-"""The one-page sheet (``make sheet`` → ``output/sheet.pdf``): the four definitions, the precision ceiling,
-the course's five rules, the interview lines and the golden set's numbers, all computed from the run.
-
-A4 portrait, one page, no type under 8 pt; :func:`write_sheet` refuses to write a sheet that would not fit.
-"""
+"""The one-page sheet (``make sheet`` → ``output/sheet.pdf``): the definitions, the precision ceiling, the
+five rules, the interview lines and the golden set's numbers, computed from the run. A4, one page, no type
+under 8 pt: a sheet that would not fit is refused."""
 
 from __future__ import annotations
 
@@ -58,8 +56,8 @@ class Page:
             raise ValueError(f"the sheet does not fit one A4 page: no room left for {words[:40]!r}")
 
     def row(self, *pieces: tuple[str, dict], height: float = 0.0) -> None:
-        """Pieces of text side by side (each with its own ``x``), the next line under the longest, at least
-        ``height`` inches down (formulas: the PDF draws a fraction taller than it measures here)."""
+        """Pieces of text side by side, the next line under the longest but at least ``height`` inches down (the
+        PDF draws a formula a little taller than it measures here)."""
         top, bottoms = self.y, []
         for words, style in pieces:
             self.y = top
@@ -75,8 +73,7 @@ class Page:
 
 
 def numbers_table(setup, k: int = 3):
-    """The golden set's numbers on the sheet: each retriever's four metrics at k and recall@10, how many
-    questions it finds in the top k, and a random order's expected values."""
+    """Each retriever's four metrics at k and recall@10, the questions found in the top k, and a random order's."""
     runs, qrels, n = {name: setup.runs[name] for name in RUNS}, setup.qrels, len(setup.chunk_ids)
     columns = [(m, k) for m in ("recall", "precision", "MRR", "nDCG")] + [("recall", 10)]
     out = evaluate(runs, qrels, ks=[k, 10])[columns].set_axis([f"{m}@{j}" for m, j in columns], axis=1)
@@ -88,8 +85,7 @@ def numbers_table(setup, k: int = 3):
 
 
 def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
-    """Write the sheet for ``setup`` (:func:`~retrieval_eval.pipeline.evaluation_setup`) to ``path``
-    (default ``output/sheet.pdf``) and return the path."""
+    """Write the sheet for ``setup`` to ``path`` (default ``output/sheet.pdf``); the path."""
     path = Path(path or OUTPUT_DIR / "sheet.pdf")
     qrels = setup.qrels
     n, single = len(qrels), sum(len(relevant_ids(g)) == 1 for g in qrels.values())

@@ -1,11 +1,6 @@
 """Uncertainty on a small golden set: intervals, paired tests, Holm's correction, power, and chance.
-
-Everything works on per-question values (one number per question, e.g. each question's recall@3):
-the question is what was sampled, so intervals resample questions and tests flip or count them,
-always paired across runs. SciPy and statsmodels are imported inside the functions that use them.
-The statistics deep dive teaches each function; core lessons read only their plain-words verdicts
-(:mod:`retrieval_eval.comparisons`).
-"""
+Everything works on per-question values: the question is what was sampled, so intervals resample questions
+and tests flip or count them, always paired across runs."""
 
 from __future__ import annotations
 
@@ -56,8 +51,8 @@ def _binary(values: np.ndarray) -> bool:
 
 def bootstrap_ci(values: Sequence[float], n_resamples: int = N_RESAMPLES, confidence: float = 0.95,
                  seed: int = SEED) -> tuple[float, float, float]:
-    """The mean and its percentile-bootstrap interval over questions (Efron & Tibshirani 1993):
-    ``(mean, low, high)``. Identical values give a zero-width interval, which says nothing."""
+    """``(mean, low, high)``: the percentile-bootstrap interval over questions (Efron & Tibshirani 1993).
+    Identical values give a zero-width interval, which says nothing."""
     from scipy import stats
 
     values = _values(values, "values")
@@ -84,8 +79,7 @@ def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, 
 
 
 def mean_interval(values: Sequence[float], confidence: float = 0.95, method: str | None = None) -> dict:
-    """The mean of per-question values with the interval that suits them: Wilson for values that are
-    all 0 or 1, else the percentile bootstrap. ``{"mean", "low", "high", "interval"}``."""
+    """The mean with the interval that suits the values: Wilson when all are 0 or 1, else the percentile bootstrap."""
     values = _values(values, "values")
     method = method or (WILSON if _binary(values) else BOOTSTRAP)
     if method == WILSON:
@@ -100,10 +94,8 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95, method: str
 
 
 def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
-    """McNemar's exact test on paired 0/1 values (McNemar 1947): only the questions that differ count;
-    under "no difference" each is a fair coin flip, so p is the two-sided binomial test of the wins
-    among them. ``mid_p`` (half the probability of the observed split left out) is less conservative:
-    the exact test rejects less often than its nominal level on few differing questions."""
+    """McNemar's exact test on paired 0/1 values (McNemar 1947): the two-sided binomial test of the wins among
+    the questions that differ. ``mid_p`` (half the observed split's probability left out) is less conservative."""
     from scipy import stats
 
     a, b = _pairs(a, b)
@@ -136,11 +128,8 @@ def _flip_p(nonzero: bytes, exact: bool, n_resamples: int, seed: int) -> float:
 def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED,
                      exact_limit: int = EXACT_LIMIT) -> dict:
     """Two-sided paired permutation test of the mean difference (sign flips; Smucker, Allan & Carterette 2007).
-
-    Only the m non-zero differences are flipped: every one of the 2^m flips when 2^m ≤ ``exact_limit``
-    (exact p), else ``n_resamples`` random flips, p = (b + 1) / (N + 1) with its Monte Carlo error
-    ``se``. A mean difference of exactly 0 has p = 1 exactly: every flip is as extreme.
-    """
+    Only the m non-zero differences are flipped: all 2^m when 2^m ≤ ``exact_limit``, else ``n_resamples`` random
+    flips, p = (b + 1) / (N + 1) with its Monte Carlo error ``se``. A mean difference of exactly 0 has p = 1."""
     a, b = _pairs(a, b)
     exact_limit, n_resamples = check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples")
     differences = a - b
@@ -162,8 +151,8 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
 
 
 def paired_test(a: Sequence[float], b: Sequence[float]) -> dict:
-    """McNemar's exact test when every value is 0 or 1 (there it equals the exact permutation test),
-    else the permutation test."""
+    """McNemar's exact test when every value is 0 or 1 (there it equals the exact permutation test), else the
+    permutation test."""
     a, b = _pairs(a, b)
     return mcnemar_test(a, b) if _binary(a) and _binary(b) else permutation_test(a, b)
 
@@ -229,9 +218,8 @@ def _called(m: int, alpha: float, share: float, mid_p: bool) -> float:
 
 
 def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA, mid_p: bool = False) -> float:
-    """The exact chance that McNemar's test (or its mid-p version) calls a difference on n questions,
-    when a share p10 of questions are found by A only and p01 by B only: the sum over every number m
-    of differing questions and every split of them."""
+    """The exact chance that McNemar's test (or its mid-p version) calls a difference on n questions when a share
+    p10 are found by A only and p01 by B only: summed over every number of differing questions and every split."""
     from scipy import stats
 
     n, alpha = check_k(n, "n"), check_probability(alpha, "alpha")
@@ -249,8 +237,8 @@ def mcnemar_size(n: int, discordance: float, alpha: float = ALPHA, mid_p: bool =
 
 
 def questions_needed(p10: float, p01: float, alpha: float = ALPHA, power: float = POWER, limit: int = 5000) -> float:
-    """The fewest questions at which McNemar's exact test reaches ``power``, computed exactly
-    (:func:`mcnemar_power`); ``math.inf`` when p10 == p01 or ``limit`` questions do not suffice."""
+    """The fewest questions at which McNemar's exact test reaches ``power``, exactly; ``math.inf`` when p10 == p01
+    or ``limit`` questions do not suffice."""
     from scipy import stats
 
     power, _ = check_probability(power, "power"), check_probability(alpha, "alpha")
@@ -269,7 +257,6 @@ def questions_needed(p10: float, p01: float, alpha: float = ALPHA, power: float 
 
 
 def _count(value, most: int) -> bool:
-    """Whether ``value`` is a whole number from 0 to ``most``."""
     return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and 0 <= value <= most
 
 

@@ -1,6 +1,6 @@
-"""Teaching aids for the walkthrough notebooks: pictures of rankings and of the discount, random
-cases to test a reader's own metric code, the evidence highlight, and the check-yourself checker.
-"""
+"""Teaching aids for the notebooks: pictures of rankings and of the discount, random cases for a
+reader's own metric code, the evidence highlight, the interview lines, the teacher's key and the
+check-yourself checker."""
 
 from __future__ import annotations
 
@@ -47,10 +47,8 @@ def print_versions() -> None:
 
 
 def course_map(folder=None, markdown: bool = False, link: str = ""):
-    """The course as the notebooks' metadata describe it (``"course": {"path", "minutes", "answers"}``):
-    one row per notebook, core first, with a Markdown link (``link`` before the file name), the path, the
-    minutes and the question it answers; with ``markdown``, as the text of a Markdown table (the README's
-    map, ``link="notebooks/"``, and notebook 00's)."""
+    """One row per notebook from its ``"course"`` metadata (path, minutes, answers), core first; the
+    notebook as a Markdown link with ``link`` before its file name. ``markdown``: the text of a Markdown table."""
     import json
     from pathlib import Path
 
@@ -79,10 +77,9 @@ def markdown_table(table) -> str:
 
 
 def interview_lines(setup, k: int = 3) -> dict[str, str]:
-    """The course's interview answers (notebook 07 and the sheet): first person, at most 30 words each, every
-    figure from ``setup`` (:func:`~retrieval_eval.pipeline.evaluation_setup`), whose runs must hold BM25, vector
-    and hybrid. The reranker's figures come from its run "hybrid + rerank" when ``setup`` has one, else
-    hybrid's top 10 are reranked here by :class:`~retrieval_eval.rerank.SentenceReranker`."""
+    """The interview answers (notebook 07, the sheet): at most 30 words each, every figure from ``setup``,
+    whose runs must hold BM25, vector and hybrid. The reranker's figures come from the run "hybrid + rerank"
+    when there is one, else hybrid's top 10 are reranked here by the SentenceReranker."""
     from .comparisons import against_chance, paired_comparisons
     from .evaluation import evaluate, first_relevant_ranks, precision_ceiling
     from .golden import graded_labels
@@ -128,9 +125,8 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
 
 
 def teacher_key(setup, k: int = 3):
-    """The expected value of every guided step of the core notebooks' widgets, got by driving the widgets as a
-    class does (clicks, sliders) from the starts the notebooks give them; ``setup`` is the Polder evaluation
-    (its runs BM25, vector, hybrid). One row per step: notebook, step, what to ask, expected."""
+    """The expected value of every guided step of the core notebooks' widgets, got by driving the widgets
+    (clicks, sliders) from the notebooks' starts. One row per step: notebook, step, what to ask, expected."""
     import pandas as pd
 
     from .evaluation import first_relevant_ranks, precision_ceiling
@@ -204,17 +200,8 @@ def teacher_key(setup, k: int = 3):
 
 
 def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str:
-    """HTML of a chunk's text with the evidence string marked (``<mark>``), for display.
-
-    The evidence is found with :func:`locate_evidence`. Text is HTML-escaped.
-
-    Args:
-        text: the chunk text.
-        evidence: the evidence string.
-        max_chars: when given, show at most about this many characters around the evidence.
-
-    Taught in: notebooks 00_start_here and 05_three_retrievers.
-    """
+    """A chunk's text as escaped HTML with the evidence string in ``<mark>``; ``max_chars`` keeps about
+    that many characters around the evidence."""
     span = locate_evidence(text, evidence)
     if span is None:
         return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
@@ -226,11 +213,8 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
             before = "…" + before[len(before) - room :]
         if len(after) > room:
             after = after[:room] + "…"
-    return (
-        "<pre style='white-space:pre-wrap'>"
-        f"{html.escape(before)}<mark>{html.escape(text[start:end])}</mark>{html.escape(after)}</pre>"
-    )
-
+    marked = f"{html.escape(before)}<mark>{html.escape(text[start:end])}</mark>{html.escape(after)}"
+    return f"<pre style='white-space:pre-wrap'>{marked}</pre>"
 
 
 DISPLAY_INCHES = 9  # a notebook shows a figure at most about 900 px (9 inches at 100 dpi) wide, else shrinks it
@@ -253,48 +237,16 @@ _RELEVANT_COLOURS = {1: "#a6dba0", 2: "#1b7837"}  # gain 1 (partly) light green,
 def _gain_colour(gain: float, graded: bool) -> str:
     if gain <= 0:
         return "#f4f4f4"
-    if not graded:
-        return _RELEVANT_COLOURS[2]
-    return _RELEVANT_COLOURS[2] if gain >= 2 else _RELEVANT_COLOURS[1]
+    return _RELEVANT_COLOURS[1] if graded and gain < 2 else _RELEVANT_COLOURS[2]
 
 
-def plot_rankings(
-    rankings: Mapping[str, Sequence[str]],
-    gains: Mapping[str, float],
-    k: int | None = None,
-    max_rank: int = 10,
-    show: Sequence[str] = (),
-    title: str | None = None,
-):
-    """Draw rankings as result lists side by side, relevant chunks coloured, the cut-off k marked.
+def plot_rankings(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, float], k: int | None = None,
+                  max_rank: int = 10, show: Sequence[str] = (), title: str | None = None):
+    """Rankings as result lists side by side (rank 1 on top), relevant chunks coloured, the cut-off k marked.
 
-    Each column is one ranking read top to bottom (rank 1 first), as a results page would show it.
-    A relevant item ranked below ``max_rank`` or missing from the ranking is named under the column,
-    so a miss is never invisible.
-
-    Args:
-        rankings: ``{column title: ranking}``; a ranking is a sequence of ids, best first.
-        gains: ``{id: gain}`` for the judged items (the qrels of one question); gain > 0 is
-            relevant. With gains above 1 the colours tell grade 2 from grade 1. For one question
-            per column, give ``{column title: {id: gain}}`` with the titles of ``rankings``.
-        k: when given, a line under rank k marks the cut-off.
-        max_rank: how many ranks to draw, an integer >= 1.
-        show: metric names from :data:`METRICS` ("recall", "precision", "MRR", "nDCG") to print
-            under each column at cut-off k, computed with this module's metric functions
-            ("MRR" prints the reciprocal rank RR@k of this one ranking).
-        title: the figure title.
-
-    Returns:
-        The matplotlib Figure.
-
-    Raises:
-        ValueError: ``rankings`` is empty or not a mapping, a ranking repeats an id or holds an id
-            that is not a str, ``gains`` is not a mapping of str ids to finite numbers, k or
-            ``max_rank`` is not an integer >= 1, ``show`` names an unknown metric or is given
-            without k.
-
-    Taught in: notebooks 00_start_here, 01_recall_at_k and 10_convention_switchboard.
-    """
+    ``gains`` is one question's ``{id: gain}``, or ``{column title: {id: gain}}`` for one question per column;
+    gains above 1 get a second colour. A relevant chunk below ``max_rank`` or not retrieved is named under its
+    column, so no miss is invisible. ``show`` names metrics printed under each column at k ("MRR" prints RR@k)."""
     if not isinstance(rankings, Mapping) or not rankings:
         raise ValueError("rankings must be a non-empty {title: ranking} mapping")
     columns = {label: check_ranking(ranked) for label, ranked in rankings.items()}
@@ -359,10 +311,8 @@ def plot_rankings(
         ax.plot([-0.02, right + 0.02], [-k + 0.04, -k + 0.04], color="#d6604d", lw=2.2)
         ax.text(right + 0.04, -k + 0.04, f"cut-off\nk = {k}", color="#d6604d", va="center", fontsize=10)
     ax.set_yticks([-r + 0.5 for r in range(1, max_rank + 1)], labels=[str(r) for r in range(1, max_rank + 1)])
-    ax.set_ylabel("rank")
-    ax.set_xticks([])
-    ax.set_xlim(-0.05, right + 0.4)
-    ax.set_ylim(-max_rank - 0.3 * 0.4 / row - note_step * n_notes, 0.8)
+    ax.set(ylabel="rank", xticks=[], xlim=(-0.05, right + 0.4),
+           ylim=(-max_rank - 0.3 * 0.4 / row - note_step * n_notes, 0.8))
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
     handles = [Patch(facecolor=_gain_colour(2, False), label="relevant")] if not graded else [
@@ -379,25 +329,10 @@ def plot_rankings(
 
 
 def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = None):
-    """How much a relevant item counts at each rank: nDCG's 1/log2(rank + 1) beside RR's 1/rank.
+    """nDCG's discount 1/log2(rank + 1) beside reciprocal rank's 1/rank; ranks below ``k`` shaded.
 
-    The nDCG discount 1/log2(rank + 1) (the form of Burges et al. 2005 that trec_eval uses; Järvelin
-    & Kekäläinen 2002 discount by log_b(rank) only from rank b on) falls slowly: rank 2 keeps 0.63,
-    rank 10 still 0.29. Reciprocal rank (Voorhees 1999) halves at rank 2.
-
-    Args:
-        max_rank: the last rank drawn, an integer >= 1.
-        k: when given, ranks below the cut-off k are shaded (an @k metric gives them weight 0).
-        title: the figure title.
-
-    Returns:
-        The matplotlib Figure.
-
-    Raises:
-        ValueError: k or ``max_rank`` is not an integer >= 1.
-
-    Taught in: notebook 04_ndcg.
-    """
+    The discount is Burges et al. 2005's, as trec_eval uses (Järvelin & Kekäläinen 2002 discount by log_b(rank)
+    only from rank b on)."""
     max_rank = check_k(max_rank, "max_rank")
     k = None if k is None else check_k(k)
     ranks = np.arange(1, max_rank + 1)
@@ -409,11 +344,7 @@ def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = 
         ax.annotate(f"{d:.2f}", (r, d), textcoords="offset points", xytext=(4, 6), fontsize=10, color="#1b7837")
     if k is not None and k < max_rank:
         ax.axvspan(k + 0.5, max_rank + 0.5, color="grey", alpha=0.15, lw=0, label=f"below cut-off k = {k}: counts 0 in nDCG@{k}")
-    ax.set_xticks(ranks)
-    ax.set_xlim(0.5, max_rank + 0.5)
-    ax.set_ylim(0, 1.08)
-    ax.set_xlabel("rank")
-    ax.set_ylabel("weight of a relevant item")
+    ax.set(xticks=ranks, xlim=(0.5, max_rank + 0.5), ylim=(0, 1.08), xlabel="rank", ylabel="weight of a relevant item")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=10)
     if title:
@@ -423,26 +354,9 @@ def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = 
 
 
 def random_cases(n: int = 1000, seed: int = 0, n_ids: int = 12, max_gain: int = 1) -> list[tuple[list[str], dict, int]]:
-    """Random rankings with judgements, to compare a metric written in a notebook with this module's.
-
-    Each case is a ranking of 0 to ``n_ids`` distinct ids (so sometimes empty or shorter than k), 1 to
-    4 judged ids with gains from 1 to ``max_gain`` (some of them never retrieved), and a cut-off k
-    from 1 to ``n_ids + 3``. The same seed gives the same cases.
-
-    Args:
-        n: how many cases, an integer >= 1.
-        seed: the seed of NumPy's ``default_rng``.
-        n_ids: the size of the id pool ``d00, d01, ...``, an integer >= 4.
-        max_gain: the highest gain, an integer >= 1 (1 for binary relevance).
-
-    Returns:
-        A list of ``(ranking, gains, k)``: a list of str, ``{id: int gain > 0}``, an int.
-
-    Raises:
-        ValueError: an argument is out of range.
-
-    Taught in: every notebook from 01 to 04.
-    """
+    """``n`` random ``(ranking, gains, k)`` cases to compare a reader's metric with this package's: rankings
+    of 0 to ``n_ids`` ids (empty or shorter than k sometimes), 1 to 4 judged ids with gains 1 to ``max_gain``
+    (some never retrieved), k from 1 to ``n_ids + 3``. The same seed gives the same cases."""
     n, max_gain = check_k(n, "n"), check_k(max_gain, "max_gain")
     if check_k(n_ids, "n_ids") < 4:
         raise ValueError(f"n_ids must be >= 4, got {n_ids}")
@@ -478,30 +392,13 @@ _CALCULATION_NOTE = " (type the result, not the calculation: only numbers and + 
 
 @dataclass(frozen=True)
 class Answer:
-    """What a check-yourself question expects, when a plain solution value is not enough.
+    """What a check-yourself question expects when a plain solution value is not enough.
 
-    Args:
-        value: the solution: a number (int, float, Fraction, NumPy scalar), a bool, a str, or a set of
-            str any one of which is right (e.g. every retriever that ties for the highest value, from
-            :func:`~retrieval_eval.evaluation.rank_groups`).
-        kind: ``"number"``, ``"bool"`` or ``"text"``; by default taken from the type of ``value``.
-        decimals: the decimals the question asks for; a number is right within half a unit of the
-            last one (2 decimals: ±0.005, the default).
-        tolerance: an absolute tolerance to use instead of ``decimals``.
-        hint: one short line printed after a wrong answer; it must not give the solution away.
-        accept: other spellings accepted for a text answer.
-        options: the choices a text question offers, e.g. ``("ceiling", "duplicates", "ideal DCG")``;
-            the solution must be one of them. An answer that names exactly one option is read as that
-            option ("duplicates counted twice" names "duplicates"); one that names none or several is
-            told the options. By default, when the solution is a retriever name, the options are the
-            retrievers ``("BM25", "vector", "hybrid")``, so "vector search" reads as "vector".
-
-    Raises:
-        ValueError: ``kind`` is not one of the three, a "number" solution is not a number, or a text
-            solution is not one of ``options``.
-
-    Taught in: every notebook from 00 to 10 (the check-yourself sections).
-    """
+    ``value`` may be a set of texts any one of which is right (e.g. tied leaders from ``rank_groups``); ``kind``
+    defaults from its type. A number is right within half a unit of ``decimals`` unless ``tolerance`` is given.
+    ``hint`` must not give the solution away. ``options``: the choices of a text question (the solution must be
+    one); an answer naming exactly one option counts as it. A retriever-name solution gets the retrievers as
+    options by default, so "vector search" reads as "vector"."""
 
     value: object
     kind: str | None = None
@@ -536,11 +433,8 @@ class Answer:
 
 @dataclass(frozen=True)
 class Verdict:
-    """One question's result: ``status`` is right, wrong, unreadable (not the kind of answer asked
-    for), unanswered or unknown (no such question); ``message`` is the line that was printed.
-
-    Taught in: every notebook (through check_answers, whose Report holds one per question).
-    """
+    """One question's result: ``status`` is right, wrong, unreadable (not the kind of answer asked for),
+    unanswered or unknown (no such question); ``message`` is the line printed."""
 
     question: str
     status: str
@@ -549,32 +443,17 @@ class Verdict:
 
 @dataclass(frozen=True, repr=False)
 class Report:
-    """What :func:`check_answers` found: one :class:`Verdict` per question, in the solutions' order.
-
-    Its text (what a notebook shows under the lines) is a one-line summary such as
-    "1 of 3 right, 2 not answered yet".
-
-    Taught in: every notebook (through check_answers).
-    """
+    """One :class:`Verdict` per question, in the solutions' order; shown as "1 of 3 right, 2 not answered yet"."""
 
     verdicts: dict[str, Verdict]
 
     @property
     def all_right(self) -> bool:
-        """True when every question's verdict is "right".
-
-        Taught in: every notebook (through check_answers).
-        """
+        """True when every verdict is "right"."""
         return all(v.status == "right" for v in self.verdicts.values())
 
     def count(self, status: str) -> int:
-        """How many verdicts have this status.
-
-        Args:
-            status: "right", "wrong", "unreadable", "unanswered" or "unknown" (any other str counts 0).
-
-        Taught in: every notebook (through check_answers).
-        """
+        """How many verdicts have this status."""
         return sum(v.status == status for v in self.verdicts.values())
 
     def __repr__(self) -> str:
@@ -583,41 +462,17 @@ class Report:
         return f"{self.count('right')} of {asked} right" + (f", {blank} not answered yet" if blank else "")
 
 
-def check_answers(
-    answers: Mapping[object, object], solutions: Mapping[object, object], *, show: Callable[[str], object] = print
-) -> Report:
-    """Check a reader's answers to a "check yourself" section: one printed line per question.
+def check_answers(answers: Mapping[object, object], solutions: Mapping[object, object], *,
+                  show: Callable[[str], object] = print) -> Report:
+    """Check a reader's answers to a "check yourself" section: one line per question, shown with ``show``.
 
-    Answers are read the way people type them. Numbers: ``0.33``, ``"0.33"``, ``"1/3"``, ``"33%"``,
-    ``Fraction(1, 3)``, NumPy scalars, and a calculation typed as text with numbers, brackets and
-    ``+ - * / **`` (``"(1 + 0.5) / 2"``, ``"2**2 - 1"``; ``^`` counts as ``**``); right within half a
-    unit of the decimals asked for (±0.005 unless the solution is an :class:`Answer` saying
-    otherwise), compared exactly as fractions. Booleans: ``True``, ``"true"``, ``"yes"``, ``1``,
-    ``numpy.True_``. Text: any case, surrounding spaces, quotes, a final full stop and the articles
-    "the", "a", "an" ignored, ``_`` and ``-`` read as spaces; with options (:class:`Answer`), an answer naming exactly one option
-    counts as that option, and "RRF" names hybrid where the options are the retrievers. ``None``, ``...`` or blank text means "not answered yet". A wrong answer
-    gets "not yet", a note when the format or the rounding looks like the problem, and the
-    question's hint; an answer of the wrong kind, or naming none of the options, gets what was
-    expected. The solution is never printed, and nothing a reader types raises an exception: answers
-    that are not a dict get one line saying so.
-
-    Args:
-        answers: ``{question: answer}``, e.g. ``{"1": 0.25, "2": None}``; question names are compared
-            as text, so ``1`` and ``"1"`` are the same question.
-        solutions: ``{question: solution value, Answer, or a set of texts any one of which is right}``
-            (a set: e.g. every retriever that ties for the highest value, from
-            :func:`~retrieval_eval.evaluation.rank_groups`).
-        show: where each line goes (``print`` by default).
-
-    Returns:
-        A :class:`Report`. A question missing from ``answers`` is "not answered yet"; an answer to a
-        question that does not exist gets its own line.
-
-    Raises:
-        ValueError: a solution that is not a valid :class:`Answer` (the notebook author's error).
-
-    Taught in: every notebook from 00 to 10 (the check-yourself sections).
-    """
+    Numbers: ``0.33``, ``"1/3"``, ``"33%"``, ``Fraction``, NumPy scalars, or arithmetic typed as text (brackets,
+    ``+ - * / **``, ``^`` as ``**``); right within half a unit of the decimals asked for, compared exactly as
+    fractions. Booleans: ``True``, ``"yes"``, ``1``. Text: case, spaces, quotes, a final full stop, articles
+    ignored, ``_`` and ``-`` read as spaces; "RRF" names hybrid among the retrievers. ``None``, ``...`` or blank
+    is "not answered yet". A wrong answer gets "not yet", a note on the format or rounding and the hint; the
+    solution is never printed and nothing a reader types raises. Question names compare as text (1 is "1").
+    A solution that is not a valid :class:`Answer` raises ValueError (the author's error)."""
     specs = {str(q): s if isinstance(s, Answer) else Answer(s) for q, s in solutions.items()}
     if not isinstance(answers, Mapping):
         what = "None" if answers is None else f"a {type(answers).__name__}"

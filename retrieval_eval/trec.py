@@ -1,30 +1,14 @@
-"""TREC qrels and run files: written for trec_eval, ranx and ir_measures, and read the way trec_eval reads them.
+"""TREC qrels and run files: written for trec_eval, ranx and ir_measures, read the way trec_eval 10.0 reads them.
 
-A *qrels* file judges documents, one line ``qid iter docid rel`` per judgement; a *run* file is one
-engine's rankings, one line ``qid Q0 docid rank score tag`` per retrieved document. Pyserini,
-Anserini, Elasticsearch/OpenSearch exports, Vespa, Terrier and bm25s all write them.
+A qrels line is ``qid iter docid rel`` (exactly 4 fields, ``iter`` not read); a run line ``qid Q0 docid rank
+score tag`` (at least 6 fields; ``Q0``, rank and fields after the tag not read). Fields are split at C's
+``isspace`` (a non-breaking space is part of a field). Each question's documents are re-sorted by score, then
+docid *descending* as bytes (``form_res_rels.c``). A document twice for one question is refused, in runs and
+qrels alike. ``#`` starts a comment.
 
-What the readers take from trec_eval 10.0 (usnistgov/trec_eval, the files named):
-
-* Fields are separated by runs of C's ``isspace`` characters (space, tab, CR, LF, VT, FF), so
-  tabs, repeated spaces, trailing blanks and CRLF line ends read the same (``get_qrels.c``,
-  ``get_trec_results.c``). A non-breaking space is part of a field, as in C.
-* A qrels line has exactly 4 fields; ``iter`` is not read. A run line has at least 6 fields; fields
-  after the tag are ignored. The ``Q0`` and ``rank`` columns are not read at all.
-* Each question's documents are re-sorted by score, highest first; equal scores by docid
-  *descending* as byte strings (``form_res_rels.c``, ``comp_sim_docno``). The rank column is ignored.
-* A document listed twice for one question is refused ("duplicate docs"), in runs and qrels alike.
-* Lines starting with ``#`` are comments.
-
-Where they are stricter than trec_eval, which reads nonsense silently: trec_eval reads a label with
-C ``atol`` and a score with ``atof``, so a label ``1.5`` is read as 1, ``abc`` as 0 and a score
-``abc`` as 0.0. Here a label must be an integer and a score a decimal number (a sign, scientific
-notation and ``inf`` are fine; ``nan`` is refused: trec_eval's order is then undefined). Every
-question is checked for duplicates (trec_eval checks only the questions it scores, within ``-M``).
-Blank lines are skipped, a line whose first non-blank character is ``#`` is a comment, a UTF-8
-byte-order mark is dropped and a lone CR ends a line (trec_eval would refuse the blank line and
-read the others into the first field or line). Every error names the file and its line, 1-based.
-"""
+Stricter than trec_eval, which reads nonsense silently (``atol``/``atof``: a label ``1.5`` is 1, ``abc`` 0):
+a label must be an integer and a score a number (``nan`` refused); every question is checked for
+duplicates. Blank lines are skipped, a UTF-8 BOM dropped and a lone CR ends a line. Errors name file and line."""
 
 from __future__ import annotations
 
@@ -42,8 +26,7 @@ from .paths import OUTPUT_DIR
 
 
 def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
-    """Write qrels as a TREC qrels file, one line ``question_id 0 chunk_id gain`` per judgement (whole-number
-    gains, ids without whitespace)."""
+    """Write qrels as a TREC qrels file, ``question_id 0 chunk_id gain`` (whole gains, ids without whitespace)."""
     text = qrels_text(qrels)
     Path(path).write_text(text, encoding="utf-8")
     return Path(path)
@@ -66,11 +49,9 @@ def qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
 
 
 def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str) -> Path:
-    """Write one run as a TREC run file, ``question_id Q0 chunk_id rank score tag``.
-
-    trec_eval re-sorts by score (ties by id descending), so the score written is ``len(ranking) − rank + 1``:
-    it reads exactly our order. An empty ranking gets no line: ``trec_eval -c`` scores it 0, as we do.
-    """
+    """Write one run as a TREC run file, ``question_id Q0 chunk_id rank score tag``. The score is
+    ``len(ranking) − rank + 1``, so trec_eval's re-sort keeps our order; an empty ranking gets no line
+    (``trec_eval -c`` scores it 0, as we do)."""
     text = run_text(run, tag)
     Path(path).write_text(text, encoding="utf-8")
     return Path(path)
@@ -99,8 +80,8 @@ def _check_trec_id(name: str) -> None:
 
 
 def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR / "trec") -> list[Path]:
-    """Write ``qrels.txt`` and one ``run.<name>.txt`` per run to a folder (``make trec``), all checked before
-    any is written; e.g. ``trec_eval -m P.3 -m recall.3 -m recip_rank -m ndcg_cut.3 qrels.txt run.BM25.txt``."""
+    """Write ``qrels.txt`` and a ``run.<name>.txt`` per run (``make trec``), all checked before any is written; e.g.
+    ``trec_eval -m P.3 -m recall.3 -m recip_rank -m ndcg_cut.3 qrels.txt run.BM25.txt``."""
     if not isinstance(runs, Mapping):
         raise ValueError(f"runs must be a mapping {{retriever name: {{question_id: ranking}}}}, got {runs!r:.60}")
     texts = {"qrels.txt": qrels_text(qrels)}
@@ -126,8 +107,8 @@ _C_SPACE = re.compile("[ \t\n\r\x0b\x0c]+")
 
 
 class FormatError(ValueError):
-    """A file that cannot be read as its format says; ``path`` and ``line`` (1-based, or None) say where,
-    the message what (naming the field), and ``text`` quotes the line when given."""
+    """A file that cannot be read as its format says: ``path`` and ``line`` (1-based, or None) say where, the
+    message what; ``text`` quotes the line."""
 
     def __init__(self, path: str | os.PathLike | None, line: int | None, problem: str, text: str | bytes | None = None):
         self.path, self.line, self.problem = None if path is None else str(path), line, problem
@@ -147,9 +128,8 @@ class TrecFormatError(FormatError):
 
 @dataclass(frozen=True)
 class Run:
-    """One run file as :func:`read_run` reads it: ``rankings`` best first in trec_eval's order, ``scores``
-    aligned with them, the ``tag`` of the last line (trec_eval's ``runid``), every distinct tag, and the
-    questions ``reordered`` (lines not already in trec_eval's order)."""
+    """One run file as :func:`read_run` reads it: ``rankings`` in trec_eval's order with their ``scores``, the
+    ``tag`` of the last line (trec_eval's ``runid``), every tag, and the questions ``reordered`` on reading."""
 
     rankings: dict
     scores: dict
@@ -209,11 +189,7 @@ def _raise_first_duplicate(path: str | os.PathLike, verb: str) -> None:
 
 
 def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file, lines ``qid iter docid rel``: ``{question id: {docid: gain}}`` in file order.
-
-    Gains are integers as written; a document is relevant when its gain is >= 1 (trec_eval's default),
-    0 and negative labels are judged not relevant. A bad line raises :class:`TrecFormatError` naming it.
-    """
+    """A TREC qrels file as ``{question id: {docid: gain}}`` in file order; relevant is gain >= 1, as in trec_eval."""
     qrels: dict[str, dict[str, int]] = {}
     for _, qid, docid, gain in judgements(path):
         qrels.setdefault(qid, {})[docid] = gain
@@ -221,8 +197,7 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
 
 
 def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
-    """``(line, question id, document id, gain)`` for each judgement of a TREC qrels file, checked as
-    :func:`read_qrels` checks them (a document judged twice for one question is refused, both lines named)."""
+    """``(line, question id, document id, gain)`` of each judgement of a TREC qrels file, checked."""
     rows = []
     for number, line, fields in _lines(path):
         if len(fields) != 4:
@@ -241,8 +216,8 @@ def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
 
 
 def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
-    """Positions of ``docids`` in trec_eval's order: score descending, then docid descending (``strcmp`` on
-    UTF-8 bytes orders as Python compares strings). Compare ``rank_by_score``, which breaks ties ascending."""
+    """Positions of ``docids`` in trec_eval's order: score descending, then docid descending (UTF-8 ``strcmp``
+    orders as Python compares strings). ``rank_by_score`` breaks ties ascending instead."""
     docids, scores = check_list(docids, "docids", "document ids"), check_list(scores, "scores", "scores (one per id)")
     check_ids(docids, "docids holds", "position")
     if len(docids) != len(scores):
@@ -253,9 +228,7 @@ def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
 
 
 def read_run(path: str | os.PathLike) -> Run:
-    """Read a TREC run file, lines ``qid Q0 docid rank score tag``, as a :class:`Run`: each question's
-    documents in trec_eval's order (:func:`trec_order`); the ``Q0`` and rank columns and fields after the tag
-    are ignored. A bad line (a score that is not a number or NaN, a document listed twice) is named."""
+    """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order (:func:`trec_order`)."""
     docs: dict[str, list[str]] = {}
     sims: dict[str, list[float]] = {}
     tags: dict[str, None] = {}
@@ -294,7 +267,7 @@ def read_run(path: str | os.PathLike) -> Run:
 
 
 def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | None:
-    """The line number (from 1) of the first line of a TREC file for this question and document, or None."""
+    """The number of the first line of a TREC file for this question and document, or None."""
     return next((number for number, _, fields in _lines(path) if fields[0] == question_id and fields[2] == docid), None)
 
 
@@ -302,9 +275,8 @@ def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | No
 
 
 class Coverage(NamedTuple):
-    """Which questions of a run and of the qrels meet (:func:`align_run`), each field a tuple of question ids:
-    ``scored`` (a relevant document: the mean is over these), ``run_only`` (ignored, as by trec_eval),
-    ``missing`` (scored 0 with an empty ranking, as ``trec_eval -c``), ``no_relevant`` (not scorable: left
+    """Which questions of a run and the qrels meet (:func:`align_run`): ``scored`` (a relevant document),
+    ``run_only`` (ignored, as by trec_eval), ``missing`` (scored 0, as ``trec_eval -c``), ``no_relevant`` (left
     out, where trec_eval scores them 0)."""
 
     scored: tuple
@@ -312,26 +284,10 @@ class Coverage(NamedTuple):
     missing: tuple
     no_relevant: tuple
 
-    def summary(self) -> str:
-        """One sentence with the counts and the first five question ids of each group."""
-
-        def some(qids):
-            return ", ".join(map(repr, qids[:5])) + (f" and {len(qids) - 5} more" if len(qids) > 5 else "")
-
-        parts = [f"{len(self.scored)} questions scored"]
-        if self.run_only:
-            parts.append(f"{len(self.run_only)} in the run but not in the qrels, ignored ({some(self.run_only)})")
-        if self.missing:
-            parts.append(f"{len(self.missing)} in the qrels but not in the run, scored 0 ({some(self.missing)})")
-        if self.no_relevant:
-            parts.append(f"{len(self.no_relevant)} with no relevant document in the qrels, left out "
-                         f"({some(self.no_relevant)})")
-        return "; ".join(parts)
-
 
 def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> tuple[dict, Coverage]:
-    """Match a run's questions to the qrels' as ``trec_eval -c`` does: ``({question id: ranking}`` for every
-    scored question in qrels order, ``[]`` for a missing one``, coverage)`` (:class:`Coverage`)."""
+    """Match a run's questions to the qrels' as ``trec_eval -c`` does: ``({question id: ranking}, coverage)``
+    for every scored question in qrels order, ``[]`` for a missing one."""
     rankings = run.rankings if isinstance(run, Run) else run
     check_ids(qrels, "the qrels hold question id")
     check_ids(rankings, "the run holds question id")
@@ -341,10 +297,6 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
     skip = set(no_relevant)
     scored = tuple(q for q in qrels if q not in skip)
-    coverage = Coverage(
-        scored=scored,
-        run_only=tuple(q for q in rankings if q not in qrels),
-        missing=tuple(q for q in scored if q not in rankings),
-        no_relevant=no_relevant,
-    )
+    coverage = Coverage(scored=scored, run_only=tuple(q for q in rankings if q not in qrels),
+                        missing=tuple(q for q in scored if q not in rankings), no_relevant=no_relevant)
     return {q: list(rankings.get(q, ())) for q in scored}, coverage

@@ -13,7 +13,7 @@ import pytrec_eval
 import helpers as h
 from retrieval_eval.conventions import published_summary
 from retrieval_eval.formats import (
-    FormatError, GoldenSetError, cookbook_to_series, id_labels, load_beir, load_chunks, load_qrels_and_questions,
+    FormatError, GoldenSetError, cookbook_to_series, id_labels, load_chunks, load_qrels_and_questions,
 )
 from retrieval_eval.golden import document_qrels, document_run, load_golden
 from retrieval_eval.paths import DATA_DIR, ROOT
@@ -118,8 +118,8 @@ def test_the_readers_return_what_the_files_hold():
                                                                "morning from Monday to Saturday."}
     assert [c["id"] for c in load_chunks(FORMATS / "chunks.csv")] == CHUNK_IDS
     assert "doc" not in load_chunks(FORMATS / "llamaindex.json")[0]
-    beir_chunks, golden, qrels = load_beir(FORMATS / "beir")
-    assert len(beir_chunks) == 6 and list(golden["id"]) == ["q1", "q2", "q3", "q4"] and qrels == WITH_ZERO
+    beir = load_inputs(None, FORMATS / "beir")  # corpus.jsonl, the test split's questions and their graded labels
+    assert len(beir.chunks) == 6 and list(beir.golden["id"]) == ["q1", "q2", "q3", "q4"] and beir.qrels == WITH_ZERO
     labels = load_qrels_and_questions(FORMATS / "qrels.txt", FORMATS / "questions.jsonl")
     assert labels.where["q3", "d01#00"] == f"{FORMATS / 'qrels.txt'}:7"
     assert list(id_labels(FORMATS / "golden_list_cell.csv").golden["id"]) == ["q1", "q2", "q3", "q4"]
@@ -263,27 +263,27 @@ def test_a_malformed_beir_folder_names_the_file_and_line(tmp_path):
     folder = tmp_path / "beir"
     shutil.copytree(FORMATS / "beir", folder)
     with pytest.raises(FormatError, match=r"has no qrels/train.tsv; its splits: dev, test"):
-        load_beir(folder, "train")
+        load_inputs(None, folder, split="train")
     qrels = folder / "qrels" / "test.tsv"
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td01#00\t1\nq2\td02#00\n")
     with pytest.raises(FormatError, match=rf"{qrels}:3: a line needs 3 fields \(query-id, corpus-id, score\), found 2"):
-        load_beir(folder)
+        load_inputs(None, folder)
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td01#00\tyes\n")
     with pytest.raises(FormatError, match=rf"{qrels}:2: the field score must be a whole number"):
-        load_beir(folder)
+        load_inputs(None, folder)
     qrels.write_text("q1 0 d01#00 1\n")
     with pytest.raises(FormatError, match="found 4 \\(it looks like a TREC qrels line"):
-        load_beir(folder)
+        load_inputs(None, folder)
     qrels.write_text("q1\td09#00\t1\n")  # no header line: read all the same
     with pytest.raises(GoldenSetError, match=rf"{qrels}:1: question 'q1', id 'd09#00'"):
-        load_beir(folder)
+        load_inputs(None, folder)
     (folder / "corpus.jsonl").write_text('{"_id": "a", "text": "x"}\n{"_id": "a", "title": "y", "text": "z"}\n')
     with pytest.raises(FormatError, match=r"corpus.jsonl:2: the chunk id 'a' again \(first on line 1\)"):
-        load_beir(folder)
+        load_inputs(None, folder)
     shutil.copy(FORMATS / "beir" / "corpus.jsonl", folder / "corpus.jsonl")
     (folder / "queries.jsonl").unlink()
     with pytest.raises(FormatError, match="is not a BEIR folder: it has no queries.jsonl"):
-        load_beir(folder)
+        load_inputs(None, folder)
 
 
 def test_all_problems_of_a_labels_file_are_listed_at_once(tmp_path):

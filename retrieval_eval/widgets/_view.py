@@ -1,18 +1,10 @@
-"""What the classroom widgets share: one look, the keyboard kept inside, predict-then-reveal, the change
-line, fast figures, and a display that still teaches without a kernel.
+"""What the classroom widgets share: one look, the keyboard kept inside (:class:`KeyGuard`), predict-then-reveal,
+the change line, fast figures, and a display that still teaches without a kernel.
 
-- **Predict, then reveal.** While the numbers are hidden the kernel sends no hidden value at all:
-  tables show "?", figures only their axes and the class's prediction slots, sentences that state a
-  result wait. The change line lists every value that moved since the start (or since the numbers
-  were last hidden: a new round of predictions), and only once the numbers show.
-- **Two outputs per widget.** The first holds only the live widget, the second its static copy (the
-  numbers folded) with the "not live" note. A style rule in the second shows exactly one of them:
-  the copy while no live widget renders (GitHub, nbviewer, nbconvert, an untrusted notebook, or
-  "model not found" after the kernel changed), the live widget otherwise. JupyterLab renders one
-  MIME type per output, so a copy inside the widget's own output never shows when its model is missing.
-- **Fits a projector.** 16 px type, nothing in scroll boxes, figures as wide as the column and never
-  taller than the window; arrow keys stay inside (:class:`KeyGuard`).
-"""
+While the numbers are hidden the kernel sends no hidden value ("?", axes and prediction slots only). A widget
+displays two outputs, the live widget and its static copy; a style rule shows exactly one: the copy wherever
+no live widget renders (GitHub, nbviewer, a changed kernel), because JupyterLab renders one MIME type per
+output and a copy inside the widget's own output would never show."""
 
 from __future__ import annotations
 
@@ -133,8 +125,7 @@ def check_start(value, name: str, allowed: range) -> int:
 
 
 def changes(before: Mapping[str, float] | None, after: Mapping[str, float], digits: int = 3) -> dict[str, str]:
-    """``{name: "0.500 → 1.000"}`` for the values of ``after`` whose shown value differs from ``before``'s
-    (counts, as ints, without decimals)."""
+    """``{name: "0.500 → 1.000"}`` for the values whose shown value differs from ``before``'s."""
     def shown(value) -> str:
         return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
@@ -171,9 +162,8 @@ def details(body: str, summary: str = "Predict first, then click to show the num
 
 
 class FastFigure:
-    """A matplotlib figure redrawn by blitting: everything but ``values`` and ``moving`` is drawn once;
-    each :meth:`png` draws the ``moving`` artists and either the ``values`` (revealed) or the ``slots``
-    (hidden: where the class puts its predictions) on top, at :data:`FIGURE_DPI`."""
+    """A matplotlib figure redrawn by blitting: all but ``values`` and ``moving`` is drawn once; :meth:`png` draws
+    ``moving`` and either ``values`` (shown) or ``slots`` (hidden: where the class predicts) on top."""
 
     def __init__(self, fig, values, moving=(), slots=()):
         self.fig, self.values, self.moving, self.slots = fig, list(values), list(moving), list(slots)
@@ -214,26 +204,22 @@ def image_widget() -> w.Image:
 
 
 def png_html(png: bytes, width_px: int, alt: str) -> str:
-    """An ``<img>`` holding PNG bytes (for static copies)."""
     return (f"<img src='data:image/png;base64,{base64.b64encode(png).decode('ascii')}' width='{width_px}' "
             f"alt='{escape(alt)}'>")
 
 
 class WidgetView:
-    """Base of the classroom widgets: controls over pure functions, predict-then-reveal, reset, display.
-
-    A subclass builds its controls and output widgets, then calls :meth:`_build`; it defines
-    :meth:`_compute` (the state at the controls' values, with ``values``: the numbers the change
-    line follows), :meth:`_draw` (puts that state on screen, hidden or shown) and :meth:`static_html`.
-    """
+    """Base of the classroom widgets. A subclass builds its controls and outputs, then calls :meth:`_build`; it
+    defines :meth:`_compute` (the state, with ``values``: what the change line follows), :meth:`_draw` and
+    :meth:`static_html`."""
 
     label = "widget"
     _quiet = False  # True while reset puts the controls back: their observers wait
     new_round: tuple = ()  # controls whose change starts a new round of predictions (another question)
 
     def _build(self, name: str, rows: list, controls: list) -> None:
-        """The root box (``rows`` must hold :meth:`reveal_row`) with the shared classes, the note and the key
-        guard; observe ``controls``, remember their start, first draw."""
+        """The root box (``rows`` must hold :meth:`reveal_row`), the note and the key guard; observe ``controls``,
+        remember their start, draw."""
         self.shown, self.baseline, self.since = False, None, "the start"
         self.start = {control: control.value for control in controls}
         self.reveal.observe(self._on_reveal, names="value")

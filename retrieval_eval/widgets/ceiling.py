@@ -39,12 +39,9 @@ def _counts_phrase(qrels: Mapping) -> str:
 
 
 def ceiling_report(qrels: Mapping, table: pd.DataFrame, k: int, retriever: str, what_if: int | None = None) -> dict:
-    """The precision@k ceiling at k beside each run's precision@k and recall@k (``table`` from :func:`evaluate`).
-
-    Returns ``numbers`` (a table: the ceiling and each run), ``values`` (what the change line follows),
-    ``sentence`` (the result, in words) and ``prompt`` (the question the class answers before the reveal).
-    With ``what_if = n`` the ceiling is also given as if every question had n relevant chunks.
-    """
+    """The precision@k ceiling beside each run's precision@k and recall@k: ``numbers``, ``values`` (what the
+    change line follows), ``sentence`` and ``prompt`` (asked before the reveal); with ``what_if = n`` also the
+    ceiling if every question had n relevant chunks."""
     k = check_k(k)
     if k not in table["precision"].columns:
         raise ValueError(f"k = {k} is not a cut-off of the table (it has {list(table['precision'].columns)})")
@@ -186,6 +183,5 @@ class CeilingWidget(WidgetView):
 
 
 def ceiling_widget(qrels: Mapping, runs: Mapping, k: int = 3) -> CeilingWidget:
-    """The precision@k ceiling widget: a k slider (1–10), a retriever choice over the runs, and a "what if"
-    every question had n relevant chunks."""
+    """The precision@k ceiling widget: k (1–10), a retriever, and "what if" every question had n relevant chunks."""
     return CeilingWidget(qrels, runs, k)

@@ -18,8 +18,8 @@ from ._view import FastFigure, WidgetView, details, image_widget, png_html, show
 
 
 def fixable(ranks: pd.Series, n: int, k: int) -> dict[str, list[str]]:
-    """Questions by what a reranker of the top ``n`` can do for them at k, from the first relevant ranks:
-    ``in the top k`` already, ``could fix`` (relevant in the top n, not in the top k), ``cannot fix`` (none in the top n)."""
+    """Questions by what a reranker of the top ``n`` can do at k: ``in the top k`` already, ``could fix``
+    (relevant in the top n), ``cannot fix`` (none in the top n)."""
     found = ranks.fillna(n + 1)
     return {"in the top k": list(ranks.index[found <= k]), "could fix": list(ranks.index[(found > k) & (found <= n)]),
             "cannot fix": list(ranks.index[found > n])}
@@ -130,8 +130,7 @@ class DepthWidget(WidgetView):
 
 def depth_widget(runs: Mapping, qrels: Mapping, reranked: Mapping | None = None, k: int = 3,
                  depths: Sequence[int] = DEPTHS, first_stage: str | None = None) -> DepthWidget:
-    """The two-stage lesson: pick a first stage and the N candidates a second stage reorders; see the ceiling
-    recall@N, the first stage's, the oracle's (:func:`~retrieval_eval.rerank.oracle_rerank`) and, where
-    ``reranked[(first stage, N)]`` holds a reranked run, the real reranker's recall@k and MRR@k, and which
-    questions a reranker could fix or cannot."""
+    """The two-stage lesson: pick a first stage and the N a second stage reorders; see the ceiling recall@N, the
+    first stage's, the oracle's and (given ``reranked[(first stage, N)]``) a reranker's recall@k and MRR@k, and
+    which questions a reranker could fix or cannot."""
     return DepthWidget(runs, qrels, reranked, k, depths, first_stage)

@@ -25,13 +25,9 @@ def short_name(metric: str) -> str:
 
 
 def playground_scores(gains: Sequence[int], k: int, missed: Sequence[int] = ()) -> dict:
-    """Every registered metric of one toy ranking, from :data:`~retrieval_eval.metrics.METRICS`, and the
-    arithmetic of the four taught ones written out.
-
-    ``gains`` are the gains at ranks 1, 2, ... (0, 1 or 2); ``missed`` the gains of relevant chunks the
-    ranking did not return (they count in recall's denominator and in the ideal DCG). Returns
-    ``{"scores": {metric: value}, "arithmetic": {metric: "2 / 3 = 0.667"}}``.
-    """
+    """Every registered metric of a toy ranking of ``gains`` (0, 1 or 2 at ranks 1, 2, ...), with the arithmetic of
+    the four taught ones: ``{"scores", "arithmetic"}``. ``missed``: gains of relevant chunks not returned (they
+    count in recall's denominator and the ideal DCG)."""
     gains, missed = check_list(gains, "gains", "gains (one per rank)"), check_list(missed, "missed", "gains")
     for rank, gain in enumerate(gains, start=1):
         if isinstance(gain, bool) or gain not in GAIN_NAMES:
@@ -169,7 +165,6 @@ class PlaygroundWidget(WidgetView):
 
 def playground_widget(gains: Sequence[int] = PLAYGROUND_START, k: int = 5, metrics: Sequence[str] | None = None,
                       max_gain: int = 2) -> PlaygroundWidget:
-    """The toy ranking playground: click results to set their gain (0 → 1 → 2 → 0; with ``max_gain=1``
-    relevant or not), move k, add relevant chunks the ranking missed; ``metrics`` are names of
-    :data:`~retrieval_eval.metrics.METRICS` (all by default: a notebook shows the ones taught so far)."""
+    """The toy ranking playground: click results to set their gain (0 → 1 → 2 → 0; ``max_gain=1``: relevant or
+    not), move k, add relevant chunks it missed; ``metrics``: which of the registry (all by default)."""
     return PlaygroundWidget(gains, k, metrics, max_gain)

@@ -1,5 +1,5 @@
-"""The per-question ranks widget: every question's first relevant rank per run (a heat map), and one
-question's top k chunks from each run side by side."""
+"""The per-question ranks widget: every question's first relevant rank per run (a heat map), and one question's
+top k chunks from each run side by side."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ SNIPPET_CHARS = 600  # text sent per chunk: two lines show until "full texts"
 
 def filter_questions(ranks: pd.DataFrame, text: str = "", slice_name: str | None = None,
                      disagree_k: int | None = None) -> list[str]:
-    """The question ids (in order) whose id or text holds ``text``, in ``slice_name``, and (with ``disagree_k``)
-    where the runs disagree about a relevant chunk in the top k."""
+    """The question ids whose id or text holds ``text``, in ``slice_name``, and (``disagree_k``) where the runs
+    disagree about a relevant chunk in the top k."""
     keep = pd.Series(True, index=ranks.index)
     needle = text.strip().lower()
     if needle:
@@ -45,8 +45,7 @@ def filter_questions(ranks: pd.DataFrame, text: str = "", slice_name: str | None
 
 def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping],
                   k: int, ranks: pd.DataFrame) -> dict:
-    """One question: its text, evidence and slice, each run's first relevant rank (``None``: none ranked),
-    and each run's top k chunks (``{run: [{"rank", "chunk_id", "relevant", "text"}]}``)."""
+    """One question: text, evidence, slice, each run's first relevant rank (None: none ranked) and top k chunks."""
     k = check_k(k)
     if question_id not in ranks.index:
         raise ValueError(f"question {question_id!r} is not in the golden set")
@@ -80,8 +79,8 @@ def _rank_phrase(rank: int | None, k: int, shown: bool) -> str:
 
 
 def question_html(view: Mapping, shown: bool) -> tuple[str, str]:
-    """(the question's evidence string and slice, each run's top k chunks side by side, two lines each).
-    Hidden: no rank, no relevant mark, no evidence marked: the class judges the chunks first."""
+    """(the question's header, each run's top k chunks side by side). Hidden: no rank, no relevant mark, no
+    evidence marked: the class judges the chunks first."""
     n = view["n_relevant"]
     head = (f"<b>{escape(view['id'])}</b> · evidence string “{escape(view['evidence'])}” · {n} relevant "
             f"chunk{'s' if n > 1 else ''} · slice {escape(view['slice'])}")
@@ -248,7 +247,6 @@ class RanksWidget(WidgetView):
 
 def ranks_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
                  question: str | None = None) -> RanksWidget:
-    """The per-question ranks widget: search and filter the questions, see where each run puts the first
-    relevant chunk (all questions) and its top k chunks (the picked one); starts on the first question
-    where the runs disagree at k, unless ``question`` is given."""
+    """The per-question ranks widget: filter the questions, see each run's first relevant rank (all questions)
+    and top k chunks (the picked one); starts where the runs disagree at k, unless ``question`` is given."""
     return RanksWidget(runs, qrels, golden, chunks, k, question)

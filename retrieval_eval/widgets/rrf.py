@@ -22,15 +22,11 @@ ROWS = 4  # candidate rows shown before "all candidates" (relevant ones always s
 
 def rrf_explanation(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, float], rrf_k: float = 60,
                     depth: int = 10, k: int = 3) -> dict:
-    """Reciprocal rank fusion of two or more rankings of one question, term by term, with every registered
-    metric at k before and after.
-
-    Returns ``fused`` (the ranking), ``table`` (one row per chunk of the fused ranking: its rank and term
-    1 / (rrf_k + rank) in each input, 0 below ``depth``, the fused score and the gain), ``metrics``
-    (inputs and :data:`FUSED`: first relevant rank, then each metric at k), ``verdict`` ("helps", "same"
-    or "hurts": the fused first relevant rank against the best input's), ``tied`` (chunks fused above the
-    first relevant one on an equal score, placed first by chunk id) and ``sentence`` (HTML).
-    """
+    """RRF of two or more rankings of one question, term by term, with every registered metric at k before and
+    after: ``fused``, ``table`` (per fused chunk: rank and term 1 / (rrf_k + rank) in each input, 0 below
+    ``depth``, the fused score, the gain), ``metrics`` (first relevant rank and each metric, per input and
+    :data:`FUSED`), ``verdict`` ("helps", "same", "hurts" against the best input), ``tied`` (chunks above the
+    first relevant one on an equal score, first by id) and ``sentence`` (HTML)."""
     names = list(rankings)
     if len(names) < 2:
         raise ValueError(f"fusion needs at least two rankings, got {names}")
@@ -64,7 +60,6 @@ def _rank_text(rank) -> str:
 
 
 def _explain(names, table, metrics, depth, positions) -> tuple[str, str, list]:
-    """The verdict, the sentence and the tied chunks of :func:`rrf_explanation`."""
     first = {n: None if pd.isna(r) else int(r) for n, r in metrics["first relevant rank"].items()}
     found = {n: first[n] for n in names if first[n] is not None}
     best = min(found, key=found.get) if found else None
@@ -113,8 +108,7 @@ def _check_inputs(runs: Mapping, inputs: Sequence[str] | None) -> list[str]:
 
 def fusion_cases(runs: Mapping, qrels: Mapping, inputs: Sequence[str] | None = None, rrf_k: float = 60,
                  depth: int = 10) -> pd.DataFrame:
-    """Per question: the first relevant rank in each input (the first two runs unless named) and after fusion,
-    the ``verdict`` and whether a ``tie`` decides it."""
+    """Per question: the first relevant rank in each input and fused, the ``verdict``, and whether a ``tie`` decides."""
     runs, qrels = check_runs(runs, qrels)
     inputs = _check_inputs(runs, inputs)
     rows = {}
@@ -127,9 +121,8 @@ def fusion_cases(runs: Mapping, qrels: Mapping, inputs: Sequence[str] | None = N
 
 
 def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: int, shown: bool, limit: bool = True) -> str:
-    """The candidates: their rank and term in each input and the fused score, in fused order; hidden, in the
-    order of their best input rank with terms and scores "?". Rows past :data:`ROWS` show with "all
-    candidates" (the rw-more class), except relevant ones."""
+    """The candidates in fused order with their rank and term in each input and the fused score; hidden, in
+    best-input-rank order with terms and scores "?". Rows past :data:`ROWS` need "all candidates", relevant ones not."""
     table = result["table"]
     if not shown:
         best = table[[f"{n} rank" for n in names]].min(axis=1).fillna(10 ** 9)
@@ -231,5 +224,5 @@ class RRFWidget(WidgetView):
 def rrf_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, inputs: Sequence[str] | None = None,
                question: str | None = None, k: int = 3, rrf_k: int = 60, depth: int = 10) -> RRFWidget:
     """The RRF explainer: pick a question, move the RRF constant, the depth and k, see why fusing ``inputs``
-    (the first two runs unless named) wins or loses. Starts on a question where fusion hurts."""
+    (the first two runs unless named) wins or loses. Starts where fusion hurts."""
     return RRFWidget(runs, qrels, golden, inputs, question, k, rrf_k, depth)
