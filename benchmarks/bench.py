@@ -58,11 +58,10 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
 8. A BEIR folder (issue 23): 1,000 chunks of 100 words of Polder text (overlapping windows, each with its
    document's name as title) and 300 questions (8 consecutive words of a chunk: gain 2 for that chunk,
    gain 1 for every other chunk that holds the same 8 words), written deterministically (seed 0) to a
-   temporary folder. Timed with an empty cache: ``h.evaluation_setup(golden=folder, progress=True)`` (reading and
-   checking the files, BM25, the bundled embedding model loaded and the 1,000 chunks embedded, vector
-   search, hybrid), then every metric per question and the TREC files (what ``make evaluate`` writes
-   besides the report); and the reading alone (``load_inputs``). Target: the whole ``make evaluate
-   BEIR=...`` within 3 minutes on 2 cores.
+   temporary folder. Timed with an empty cache: the whole ``make evaluate BEIR=folder`` (reading and checking
+   the files, BM25, the bundled embedding model loaded and the 1,000 chunks embedded, vector search,
+   hybrid, the report), split where the report folder is claimed; and the reading alone (``load_inputs``).
+   Target: within 3 minutes on 2 cores.
 
 9. ``make evaluate`` at scale (``report``): 2,000 synthetic documents of 50–100 English words (the Polder
    corpus's words, Zipf-distributed) and 5,000 questions, generated from the fixed seed into a temporary
@@ -410,6 +409,24 @@ def synthetic_golden_set(rng, folder: Path) -> tuple[Path, Path]:
     return folder / "corpus", folder / "golden.csv"
 
 
+def time_make_evaluate(tmp: Path, *parameters: str) -> tuple[float, float, int]:
+    """``make evaluate`` with ``parameters``, output and cache under ``tmp``: wall seconds in all, seconds until the
+    report folder is claimed (the terminal part), and the peak memory (KiB) of its largest process."""
+    # A fresh process runs make: its children's peak memory is this target's alone.
+    watcher = ("import resource, subprocess, sys, time\nstart = time.perf_counter()\n"
+               "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)\n"
+               "split = [time.perf_counter() - start for line in p.stdout if line.startswith('Report folder')]\n"
+               "assert p.wait() == 0\nprint(split[0], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    venv = Path(sys.prefix)
+    command = ["make", "--no-print-directory", f"VENV={venv}", "-o", f"{venv}/.installed", "evaluate", *parameters]
+    env = {**os.environ, "RETRIEVAL_EVAL_OUTPUT": str(tmp / "output"), "RETRIEVAL_EVAL_CACHE": str(tmp / "cache"),
+           "PWD": str(ROOT)}
+    start = time.perf_counter()
+    terminal, peak_kib = subprocess.run([sys.executable, "-c", watcher, *command], cwd=ROOT, env=env, check=True,
+                                        capture_output=True, text=True).stdout.split()
+    return time.perf_counter() - start, float(terminal), int(peak_kib)
+
+
 def bench_report():
     """`make evaluate` on the synthetic set, cold (empty cache): the whole target's time, the peak memory of
     its largest process, the cache's size, and the report's slowest cell."""
@@ -421,21 +438,7 @@ def bench_report():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         corpus, golden = synthetic_golden_set(rng, tmp / "set")
-        # A fresh process runs make: its children's peak memory is this target's alone; it notes when the
-        # terminal part ends (the report folder is claimed) and the report begins.
-        watcher = ("import resource, subprocess, sys, time\nstart = time.perf_counter()\n"
-                   "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)\n"
-                   "split = [time.perf_counter() - start for line in p.stdout if line.startswith('Report folder')]\n"
-                   "assert p.wait() == 0\nprint(split[0], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-        venv = Path(sys.prefix)
-        command = ["make", "--no-print-directory", f"VENV={venv}", "-o", f"{venv}/.installed", "evaluate",
-                   f"CORPUS={corpus}", f"GOLDEN={golden}", "REPORT=scale"]
-        env = {**os.environ, "RETRIEVAL_EVAL_OUTPUT": str(tmp / "output"), "RETRIEVAL_EVAL_CACHE": str(tmp / "cache"),
-               "PWD": str(ROOT)}
-        start = time.perf_counter()
-        terminal, peak_kib = subprocess.run([sys.executable, "-c", watcher, *command], cwd=ROOT, env=env, check=True,
-                                            capture_output=True, text=True).stdout.split()
-        seconds = time.perf_counter() - start
+        seconds, terminal, peak_kib = time_make_evaluate(tmp, f"CORPUS={corpus}", f"GOLDEN={golden}", "REPORT=scale")
         cache_mib = sum(f.stat().st_size for f in (tmp / "cache").rglob("*") if f.is_file()) / 2**20
         folder = tmp / "output" / "scale"
         cells = [c for c in nbformat.read(folder / "report.ipynb", as_version=4).cells if c.cell_type == "code"]
@@ -447,7 +450,7 @@ def bench_report():
     print(f"8. make evaluate at scale: {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, cold cache; {os.cpu_count()} "
           f"cores, no GPU; load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
     print(f"   {seconds:.0f} s in all (target <= {SCALE_TARGET_S} s: {'met' if seconds <= SCALE_TARGET_S else 'MISSED'}); "
-          f"the terminal part {float(terminal):.0f} s, the report {seconds - float(terminal):.0f} s; peak memory {int(peak_kib) / 1024:.0f} MiB (the largest process); cache {cache_mib:.1f} MiB (target <= "
+          f"the terminal part {terminal:.0f} s, the report {seconds - terminal:.0f} s; peak memory {peak_kib / 1024:.0f} MiB (the largest process); cache {cache_mib:.1f} MiB (target <= "
           f"{SCALE_TARGET_MB} MB: {'met' if cache_mib * 2**20 <= SCALE_TARGET_MB * 1e6 else 'MISSED'}); the report's "
           f"{len(cells)} cells {sum(times.values()):.0f} s, the slowest '{slowest}' {times[slowest]:.1f} s; report folder "
           f"{report_mib:.0f} MiB")
@@ -688,7 +691,7 @@ def bench_widgets():
           f"{'met' if first <= CEILING_FIRST_DRAW_MS else 'MISSED'})")
 
 
-# --- 8. A BEIR folder through evaluation_setup ------------------------------------------------------
+# --- 8. A BEIR folder through make evaluate ------------------------------------------------------
 
 BEIR_CHUNKS, BEIR_QUESTIONS, BEIR_TARGET_S = 1_000, 300, 180
 
@@ -718,23 +721,21 @@ def write_beir_folder(folder: Path, seed: int = SEED) -> Path:
 def bench_beir():
     from retrieval_eval.pipeline import load_inputs
 
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        folder = write_beir_folder(Path(tmp) / "beir")
+        tmp = Path(tmp)
+        folder = write_beir_folder(tmp / "beir")
         t_read, inputs = best_of(lambda: load_inputs(golden=folder), repeat=1)
-        start, cpu = time.perf_counter(), time.process_time()
-        setup = h.evaluation_setup(golden=folder, progress=True, cache_dir=Path(tmp) / "cache")
-        t_setup = time.perf_counter() - start
-        scores = h.per_question_scores(setup.runs, setup.qrels)
-        h.export_trec(setup.runs, setup.qrels, Path(tmp) / "trec")
-        t_all, cpu = time.perf_counter() - start, time.process_time() - cpu
+        seconds, terminal, peak_kib = time_make_evaluate(tmp, f"BEIR={folder}", "REPORT=beir")
+        scores = pd.read_csv(tmp / "output" / "beir" / "scores.csv")
     means = scores[scores["k"] == 3].groupby(["run", "metric"], sort=False)["value"].mean().unstack()
-    print(f"8. A BEIR folder of {len(inputs.chunks):,} chunks and {len(inputs.golden)} questions, empty cache; load "
-          f"average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores")
-    print(f"   reading and checking the folder (load_inputs) {t_read:.1f} s; evaluation_setup {t_setup:.1f} s; with every "
-          f"metric per question and the TREC files {t_all:.1f} s, CPU {cpu:.1f} s, all threads (target <= {BEIR_TARGET_S} s for the whole make "
-          f"evaluate: {'met' if t_all <= BEIR_TARGET_S else 'MISSED'}; the report notebook not included)")
-    sizes = pd.Series([len(g) for g in setup.qrels.values()])
-    print(f"   relevant chunks per question: median {sizes.median():.0f}, most {sizes.max()}")
+    sizes = pd.Series([len(g) for g in inputs.qrels.values()])
+    print(f"8. make evaluate BEIR=... on {len(inputs.chunks):,} chunks and {len(inputs.golden)} questions (relevant "
+          f"chunks per question: median {sizes.median():.0f}, most {sizes.max()}), empty cache; {os.cpu_count()} cores; "
+          f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    print(f"   {seconds:.0f} s in all (target <= {BEIR_TARGET_S} s: {'met' if seconds <= BEIR_TARGET_S else 'MISSED'}): the "
+          f"terminal part {terminal:.0f} s (reading and checking the folder alone {t_read:.1f} s), the report "
+          f"{seconds - terminal:.0f} s; peak memory {peak_kib / 1024:.0f} MiB")
     print("   means at k = 3: " + "; ".join(f"{run} " + ", ".join(f"{m} {v:.3f}" for m, v in row.items())
                                            for run, row in means.iterrows()))
 
