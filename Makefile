@@ -8,7 +8,7 @@ LITE_PY  := $(LITE)/bin/python
 LITE_STAMP := $(LITE)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab lab-lite test test-fast notebooks trec chunks sheet evaluate evaluate-runs bench clean
+.PHONY: lab lab-lite test test-fast notebooks trec chunks runs sheet evaluate evaluate-runs bench clean
 
 # The Python that creates a venv: PYTHON if given (`make test PYTHON=python3.12`, or in the environment),
 # else the first of these that is Python 3.11 or newer. Looked for only when a venv is created, once per
@@ -87,7 +87,12 @@ trec: $(STAMP)
 
 # Rebuild data/chunks.jsonl from data/corpus (a test checks the stored file equals a rebuild).
 chunks: $(STAMP)
-	$(PY) -c "import helpers as h; h.write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
+	$(PY) -c "import helpers as h; from retrieval_eval.corpus import write_chunks; write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
+
+# Rank the teaching set afresh and write data/runs/ (the committed runs the notebooks read; a slow test checks
+# they equal a fresh ranking). Loads the embedding model.
+runs: $(STAMP)
+	$(PY) -c "from retrieval_eval.pipeline import store_teaching_runs; print(*store_teaching_runs(), sep='\n')"
 
 # The one-page sheet for a class: definitions, the precision ceiling, the five rules, the interview lines and
 # the golden set's numbers, computed from the run (output/sheet.pdf, A4, one page).

@@ -281,7 +281,7 @@ def teaching_registry() -> dict[str, Stage]:
 
 
 def store_teaching_runs(progress: bool = True) -> list[Path]:
-    """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (no make target yet)."""
+    """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (``make runs``)."""
     from .trec import write_trec_run
 
     registry = teaching_registry()

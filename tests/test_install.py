@@ -205,3 +205,21 @@ def test_every_package_has_a_comment_above_it(name):
     for i, line in enumerate(lines):
         if line.strip() and not line.lstrip().startswith("#"):
             assert i > 0 and lines[i - 1].lstrip().startswith("#"), f"{name}:{i + 1}: {line!r} has no comment line above it"
+
+
+def test_every_python_line_of_the_makefile_names_what_exists():
+    """`make chunks` once called a helpers name that had left the face: every `-c "..."` one-liner is compiled,
+    and each `h.name` and `from retrieval_eval.x import y` it names must exist."""
+    import importlib
+
+    import helpers as h
+
+    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
+    lines = re.findall(r'\$\(PY\) -c "(.*)"', makefile)
+    assert len(lines) >= 3
+    for line in lines:
+        compile(line, "Makefile", "exec")
+        missing = [name for name in re.findall(r"\bh\.(\w+)", line) if not hasattr(h, name)]
+        for module, names in re.findall(r"from (retrieval_eval[\w.]*) import ([\w, ]+)", line):
+            missing += [f"{module}.{n.strip()}" for n in names.split(",") if not hasattr(importlib.import_module(module), n.strip())]
+        assert missing == [], f"the Makefile line {line!r} names {missing}"
