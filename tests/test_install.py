@@ -216,7 +216,7 @@ def test_every_python_line_of_the_makefile_names_what_exists():
 
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     lines = re.findall(r'\$\(PY\) -c "(.*)"', makefile)
-    assert len(lines) >= 3
+    assert len(lines) >= 2
     for line in lines:
         compile(line, "Makefile", "exec")
         missing = [name for name in re.findall(r"\bh\.(\w+)", line) if not hasattr(h, name)]
