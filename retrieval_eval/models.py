@@ -44,11 +44,22 @@ def model_path(model_name: str | None) -> str:
 def needs_the_embedding_model() -> None:
     """Stop with one line when the embedding model is not installed (the notebooks that rank or re-chunk call it first)."""
     model_path(None)
+    needs_model_libraries()
+
+
+def needs_model_libraries() -> None:
+    """ModelNotInstalled, one line, when sentence-transformers or transformers is missing (``make lab-lite``)."""
+    try:
+        import sentence_transformers  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        raise ModelNotInstalled(NOT_INSTALLED) from None
 
 
 def load_tokenizer(model_name: str | None = None):
     """The Hugging Face tokenizer of an embedding model (None: the bundled all-MiniLM-L6-v2); OSError when it is
     not available locally, ModelFileError when its files are damaged."""
+    needs_model_libraries()
     from transformers import AutoTokenizer
 
     path = model_path(model_name)
@@ -63,6 +74,7 @@ def load_tokenizer(model_name: str | None = None):
 def load_model(model_name: str | None = None):
     """A sentence-transformers model on the CPU (where torch is imported). OSError when it is not available
     locally; a damaged file (a truncated ``model.safetensors``) is one ModelFileError line, not a long traceback."""
+    needs_model_libraries()
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
@@ -295,10 +307,16 @@ SCORING_PACKAGES = ("rank-bm25", "PyStemmer", "bm25s", "sentence-transformers", 
 
 
 def scoring_versions() -> dict[str, str]:
-    """``{package: version}`` of :data:`SCORING_PACKAGES`, from the installed metadata."""
-    from importlib.metadata import version
+    """``{package: version}`` of :data:`SCORING_PACKAGES`, from the installed metadata ("not installed": make lab-lite)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return {package: version(package) for package in SCORING_PACKAGES}
+    def installed(package):
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return {package: installed(package) for package in SCORING_PACKAGES}
 
 
 def fingerprint(**parts) -> str:

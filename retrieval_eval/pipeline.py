@@ -258,8 +258,9 @@ def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questio
         run = committed_run(name, stage, teaching and committed.issuperset(stage.reads))
         if run is not None:
             committed.add(name)
-        path = Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json" if stage.cached else None
-        if run is None and path is not None:
+        path = (Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json"
+                if stage.cached and run is None else None)
+        if path is not None:
             run = _cached(path, questions, chunk_ids)
         if run is None:
             run = check_stage_run(stage.run(Context(chunks, dict(questions), runs, Path(cache_dir), progress)), name,
@@ -327,12 +328,16 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
         raise_problems(["GOLDEN: give the golden set of this CORPUS (evidence strings, relevant ids, a BEIR folder, "
                         "or a TREC qrels file with QUESTIONS)"])
     golden = GOLDEN_PATH if golden is None else golden
+    # The teaching set reads its stored chunks and committed runs: no embedding model needed (make lab-lite).
+    teaching = (all(isinstance(p, (str, Path)) for p in (corpus or CORPUS_DIR, golden)) and model_name is None
+                and Path(corpus or CORPUS_DIR).resolve() == CORPUS_DIR.resolve() and questions is None
+                and Path(golden).resolve() == GOLDEN_PATH.resolve() and chunk_size == CHUNK_SIZE)
     raise_problems([path_problem("GOLDEN", golden, "file or folder"),
                     corpus is not None and path_problem("CORPUS", corpus, "folder or file"),
                     questions is not None and path_problem("QUESTIONS", questions, "file"),
                     level not in (None, *LEVELS) and f"LEVEL must be chunk or document (or unset: detected), got {level!r}",
                     not (isinstance(split, str) and split.strip()) and f"SPLIT must be the name of a split, got {split!r}",
-                    *model_problems(model_name, chunk_size)])
+                    *([] if teaching else model_problems(model_name, chunk_size))])
     source = Path(corpus) if corpus is not None else own_corpus(golden) or CORPUS_DIR
     skipped: list = []
     if source.is_dir() and not (source / "corpus.jsonl").is_file():
@@ -344,8 +349,6 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
     if too_deep:
         raise ParameterError([f"the cut-off k = {k} is more than the {len(chunks)} chunks of the corpus: every ranking "
                               f"ends before rank {k}; use k <= {len(chunks)}" for k in too_deep])
-    teaching = (source.resolve() == CORPUS_DIR.resolve() and Path(golden).resolve() == GOLDEN_PATH.resolve()
-                and model_name is None and chunk_size == CHUNK_SIZE)
     # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
     counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
     labelled = load_golden(golden, chunks, docs or None, questions=questions, split=split, level=level, n_tokens=counter,

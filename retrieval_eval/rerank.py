@@ -16,7 +16,7 @@ import pandas as pd
 from .checks import Qrels, Run, check_k, check_ks, check_runs, finite_number
 from .evaluation import evaluate
 from .metrics import relevant_ids
-from .models import model_fingerprint, model_path
+from .models import model_fingerprint, model_path, needs_model_libraries
 from .pipeline import Context, Stage
 
 DEPTHS = (3, 5, 10, 20)  # the candidate pools N of the two-stage lesson
@@ -76,6 +76,7 @@ class CrossEncoderReranker:
     """A sentence-transformers ``CrossEncoder`` installed locally (a folder, or a name in the local cache)."""
 
     def __init__(self, model_name: str):
+        needs_model_libraries()
         from sentence_transformers import CrossEncoder
 
         self.model_name = model_name

