@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from .checks import check_ids, check_list, check_k
 from .formats import load_chunks
-from .models import document_prefix, fast_tokenizer, load_tokenizer, model_problems, model_window
+from .models import document_prefix, fast_tokenizer, load_tokenizer, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
 
@@ -56,13 +56,6 @@ def path_problem(name: str, path, kind: str) -> str | None:
     if kind == "file" and not path.is_file():
         return f"{name} {str(path)!r} is a folder; give the file"
     return None
-
-
-def check_parameters(corpus, golden, model_name=None, chunk_size=CHUNK_SIZE) -> None:
-    """One :class:`ParameterError` for a corpus that is not a folder, a golden file that is not a file, and
-    a model or chunk size that cannot work."""
-    raise_problems([path_problem("CORPUS", corpus, "folder"), path_problem("GOLDEN", golden, "file"),
-                    *model_problems(model_name, chunk_size)])
 
 
 def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None, exclude: Sequence[str | Path] = ()) -> dict[str, str]:

@@ -447,11 +447,6 @@ class Report:
 
     verdicts: dict[str, Verdict]
 
-    @property
-    def all_right(self) -> bool:
-        """True when every verdict is "right"."""
-        return all(v.status == "right" for v in self.verdicts.values())
-
     def count(self, status: str) -> int:
         """How many verdicts have this status."""
         return sum(v.status == status for v in self.verdicts.values())
