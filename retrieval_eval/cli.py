@@ -105,7 +105,6 @@ def _model(text: str, start: str | None) -> str:
 def _reranker(text: str, start: str | None) -> str:
     from .models import installed_model_problem
     from .rerank import SentenceReranker
-
     if text == SentenceReranker.name:
         return text
     model = _model(text, start)
@@ -125,7 +124,6 @@ def _labels_path(text: str, start: str | None) -> Path:
 
 def _level(text: str, start=None) -> str:
     from .golden import LEVELS
-
     if text.strip() not in LEVELS:
         raise ValueError(f"must be one of {list(LEVELS)} (or unset: detected from the labels)")
     return text.strip()
@@ -173,7 +171,6 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
     the model's files, the report name and the folders; ``"given"`` holds the names given. Raises
     :class:`~retrieval_eval.corpus.ParameterError` listing every problem."""
     from .models import model_problems
-
     start = environ.get("START_DIR") or environ.get("PWD") or None
     given = {name: environ[name] for name in PARAMETERS if environ.get(name, "").strip()}
     values, problems = {**{n: p.default for n, p in PARAMETERS.items()}, **DEFAULTS[target]}, []
@@ -260,7 +257,6 @@ def evaluate(values: dict, cache_dir: Path):
     """``make evaluate``: the registry's runs over the golden set, as an :class:`~retrieval_eval.report.Evaluation`."""
     from .pipeline import evaluation_setup
     from .report import from_setup
-
     corpus, labels = _sources(values)
     print(f"Corpus {corpus or labels}\nLabels {labels}", flush=True)
     _, check = _cutoffs_of(values, None)
@@ -278,7 +274,6 @@ def evaluate_runs(values: dict, cache_dir: Path):
 
     from .report import LEFT_OUT_COLUMNS, Evaluation, left_out_table, plain_id
     from .trec import TrecFormatError, align_run, find_line, read_qrels, read_run
-
     print("Runs " + ", ".join(map(str, values["RUNS"])), flush=True)
     runs = {path.name: read_run(path) for path in values["RUNS"]}
     if _trec_only("evaluate-runs", values["given"]):
@@ -304,7 +299,6 @@ def evaluate_runs(values: dict, cache_dir: Path):
                       for q, r in ranked.items()}
         if setup and setup.level == "document":  # labels of documents, runs of chunks: each document at its best chunk
             from .golden import document_run
-
             ranked = document_run({q: [d for d in r if d in chunk_ids] for q, r in ranked.items()}, setup.chunks)
         judged_ids = {d for gains in judged.values() for d in gains}
         if not any(d in judged_ids for r in ranked.values() for d in r):
@@ -354,7 +348,6 @@ def claim(output_dir: Path, name: str, given: bool) -> Path:
     """A new, empty report folder, made atomically: ``name``, or for a default name the first free ``name-2``,
     ``name-3``…; a given ``REPORT`` that exists is refused."""
     from .report import ReportError
-
     output_dir.mkdir(parents=True, exist_ok=True)
     for suffix in ["", *(f"-{i}" for i in range(2, 1000))]:
         try:
@@ -417,7 +410,6 @@ def _title(cell) -> str:
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run ``make evaluate`` or ``make evaluate-runs``; the exit status (0 done, 2 parameters, 1 data or report)."""
     from .report import write_bundle
-
     argv, environ = sys.argv[1:] if argv is None else argv, os.environ if environ is None else environ
     if len(argv) != 1 or argv[0] not in TARGETS:
         print(f"usage: python -m retrieval_eval.cli {'|'.join(TARGETS)} (parameters from the environment)", file=sys.stderr)

@@ -167,7 +167,6 @@ def slice_gap(ranks: pd.DataFrame, run: str, k: int = 3, alpha: float = ALPHA) -
     """One run's questions found in the top k per slice, and in plain words whether the two slices differ by more
     than luck (Fisher's exact test: the slices hold different questions, so not paired)."""
     from .statistics import two_slices
-
     found = (ranks[run].fillna(check_k(k) + 1) <= k).groupby(ranks["slice"]).agg(["sum", "count"])
     found.columns = ["found", "questions"]
     if len(found) != 2:

@@ -227,7 +227,6 @@ def _own_fast_tokenizer(tokenizer):
     """The ``tokenizers.Tokenizer`` behind ``tokenizer``, without truncation or padding (far faster than
     through transformers); ValueError for a slow tokenizer."""
     from tokenizers import Tokenizer
-
     if isinstance(tokenizer, Tokenizer) and tokenizer.truncation is None and tokenizer.padding is None:
         return tokenizer  # nothing to switch off: no copy (a copy of all-MiniLM's costs ~50 ms, once per document)
     if isinstance(tokenizer, Tokenizer):
@@ -260,7 +259,6 @@ def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, in
 def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
     """One document in pieces of at most ``room`` word pieces, each word piece charged to where it starts."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
-
     # Two private-use characters the text does not hold mark the document's word pieces: ``cut``
     # where one starts and the text may be cut (the splitter's last separator), ``piece`` before
     # each other word piece. The length of a part is the number of marks in it.

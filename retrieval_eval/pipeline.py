@@ -203,7 +203,6 @@ def _portable(key):
 def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
     """The committed run of ``name`` when the inputs are the teaching set and its settings are the stored ones."""
     from .trec import read_run
-
     path = run_file(name)
     if not teaching or not path.exists():
         return None
@@ -275,7 +274,6 @@ def teaching_registry() -> dict[str, Stage]:
     top 10 reranked by the built-in sentence re-scorer."""
     from .rerank import Rerank, SentenceReranker
     from .retrievers import LUCENE_ENGLISH
-
     return default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH),
                                    "hybrid + rerank": Rerank("hybrid", SentenceReranker())}
 
@@ -283,7 +281,6 @@ def teaching_registry() -> dict[str, Stage]:
 def store_teaching_runs(progress: bool = True) -> list[Path]:
     """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (``make runs``)."""
     from .trec import write_trec_run
-
     registry = teaching_registry()
     runs = fresh_teaching_runs(registry, progress)
     RUNS_DIR.mkdir(exist_ok=True)
@@ -410,7 +407,6 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
     document level each run ranks documents. ``cutoffs``: the k a caller will read, refused when more than the
     chunks or :data:`DEPTH`."""
     from .rerank import Rerank, load_reranker
-
     if retrievers is not None and not isinstance(retrievers, Mapping):
         raise ValueError(f"retrievers must be a mapping {{name: function or stage}}, got {retrievers!r:.60}")
     cutoffs = [check_k(k) for k in check_list(cutoffs, "cutoffs", "cut-offs")]

@@ -161,7 +161,6 @@ def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -
 def load_bundle(folder: str | Path = ".") -> Evaluation:
     """The :class:`Evaluation` a bundle holds (what the template reads; it reads nothing else)."""
     from .corpus import load_chunks
-
     folder = Path(folder).absolute()
     meta = json.loads((folder / "bundle.json").read_text(encoding="utf-8"))
     judged = read_qrels(folder / "qrels.txt")
@@ -211,7 +210,6 @@ def _long(ev: Evaluation, table: pd.DataFrame, name: str, what: str, shown: pd.D
 def _figure(draw, *args, **kwargs) -> str:
     """A matplotlib figure as an inline PNG; names are drawn as typed (no ``$...$`` mathematics)."""
     import matplotlib.pyplot as plt
-
     with plt.rc_context({"text.parse_math": False}):
         fig = draw(*args, **kwargs)
         buffer = io.BytesIO()
@@ -288,7 +286,6 @@ def means_table(ev: Evaluation) -> pd.DataFrame:
 def scores_section(ev: Evaluation) -> Section:
     """The mean of every registered metric at every cut-off, per run, and its figure."""
     from .plots import plot_metrics
-
     table = means_table(ev)
     shown = table.T.set_axis([METRICS[m].at(k) for m, k in table.columns]).rename_axis(index="mean of", columns="run")
     n = len(ev.qrels)
@@ -307,7 +304,6 @@ def scores_section(ev: Evaluation) -> Section:
 def ceiling_section(ev: Evaluation) -> Section:
     """The highest mean precision@k any ranking reaches with these labels, beside each run's precision@k."""
     from .plots import plot_precision_ceiling
-
     means = means_table(ev)
     table = pd.DataFrame({"ceiling": [precision_ceiling(ev.qrels, k) for k in ev.ks]}, index=pd.Index(ev.ks, name="k"))
     for name in ev.runs:
@@ -324,7 +320,6 @@ def ceiling_section(ev: Evaluation) -> Section:
 def ranks_section(ev: Evaluation) -> Section:
     """Where each run puts the first relevant item, and the questions the runs disagree on at k."""
     from .plots import plot_first_relevant_ranks
-
     ranks = first_relevant_ranks(ev.runs, ev.qrels, ev.golden)
     k, n = ev.k, len(ranks)
     counts = pd.DataFrame({name: {"rank 1": int((ranks[name] == 1).sum()), f"in the top {k}": int((ranks[name] <= k).sum()),
@@ -348,7 +343,6 @@ MIN_FOR_INTERVAL = 2  # a bootstrap needs two values
 def intervals_section(ev: Evaluation) -> Section:
     """Each run's success@k and MRR@k with a 95% interval over the questions (left out below two questions)."""
     from .plots import plot_intervals
-
     n = len(ev.qrels)
     if n < MIN_FOR_INTERVAL:
         return Section("How sure: intervals", f"<p>Left out: an interval needs at least {MIN_FOR_INTERVAL} questions, "
@@ -398,7 +392,6 @@ def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
 def audit_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
     """The golden-set audit in counts, short tables and lists in part; left out without a golden set and chunks."""
     from .audit import SHINGLE, golden_set_audit
-
     title = "Can this golden set tell the runs apart? An audit"
     if ev.golden is None or ev.chunks is None or "evidence" not in ev.golden:
         return Section(title, "<p>Left out: the audit reads the golden set's evidence strings and the chunks, "

@@ -47,7 +47,6 @@ class SentenceReranker:
         """The embedding model, loaded when first used (a committed run needs none)."""
         if self._model is None:
             from .models import load_model
-
             self._model = load_model(self.model_name)
         return self._model
 
@@ -77,7 +76,6 @@ class CrossEncoderReranker:
 
     def __init__(self, model_name: str):
         from sentence_transformers import CrossEncoder
-
         self.model_name = model_name
         self.model = CrossEncoder(model_path(model_name), device="cpu")
 
@@ -104,7 +102,6 @@ def load_reranker(spec):
     if spec == SentenceReranker.name:
         return SentenceReranker()
     from .models import installed_model_problem
-
     problem = installed_model_problem(spec)
     if problem:
         raise ValueError(f"reranker {spec!r}: {problem}; or use 'sentence', the built-in re-scorer")

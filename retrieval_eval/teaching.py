@@ -55,7 +55,6 @@ def course_map(folder=None, markdown: bool = False, link: str = ""):
     import pandas as pd
 
     from .paths import ROOT
-
     rows = []
     for path in sorted(Path(folder or ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         course = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("course")
@@ -84,7 +83,6 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
     from .evaluation import evaluate, first_relevant_ranks, precision_ceiling
     from .golden import graded_labels
     from .rerank import SentenceReranker, rerank
-
     runs, qrels, golden, chunks = setup.runs, setup.qrels, setup.golden, setup.chunks
     missing = [name for name in ("BM25", "vector", "hybrid") if name not in runs]
     if missing:
@@ -135,7 +133,6 @@ def teacher_key(setup, k: int = 3):
     from .widgets.playground import PlaygroundWidget
     from .widgets.rank_slider import RankSliderWidget, rank_slider_scores
     from .widgets.rrf import FUSED, RRFWidget
-
     runs = {name: setup.runs[name] for name in ("BM25", "vector", "hybrid")}
     qrels, rows = setup.qrels, []
 
