@@ -180,29 +180,28 @@ def seconds_per_question(reranker, run: Run, texts: Mapping[str, str], questions
     """Seconds per question to score its top ``depth``: the median of ``repeat`` timings after one warm-up. With
     ``fresh`` a reranker that keeps what it read (sentence vectors) forgets it before each call, as a
     cross-encoder reads every pair anew."""
-    def one(q, ranked) -> float:
-        if fresh:
-            getattr(reranker, "forget", lambda: None)()
-        start = time.perf_counter()
-        reranker.score(questions[q], [texts[c] for c in ranked[:depth]])
-        return time.perf_counter() - start
+    def score(q: str) -> None:
+        reranker.score(questions[q], [texts[c] for c in run[q][:depth]])
 
-    first = next(iter(run.items()))
-    one(*first)  # warm-up: the model's first call pays for loading
-    return pd.Series({q: float(np.median([one(q, ranked) for _ in range(check_k(repeat, "repeat"))]))
-                      for q, ranked in run.items()}, name=f"seconds to rerank {depth}")
+    forget = getattr(reranker, "forget", lambda: None) if fresh else lambda: None
+    return _seconds(score, run, repeat, next(iter(run)), forget).rename(f"seconds to rerank {depth}")
 
 
 def seconds_per_call(function, arguments, repeat: int = 3) -> pd.Series:
     """The median wall-clock time of ``function(argument)`` over ``repeat`` calls, per argument, after one warm-up."""
     arguments = list(arguments)
-    function(arguments[0])
-    times = {}
-    for argument in arguments:
-        runs = []
-        for _ in range(check_k(repeat, "repeat")):
-            start = time.perf_counter()
-            function(argument)
-            runs.append(time.perf_counter() - start)
-        times[argument] = float(np.median(runs))
-    return pd.Series(times, name="seconds")
+    return _seconds(function, arguments, repeat, arguments[0])
+
+
+def _seconds(function, arguments, repeat: int, warm_up, before=lambda: None) -> pd.Series:
+    """The median seconds of ``function(argument)`` over ``repeat`` calls per argument, after one call with
+    ``warm_up`` (the first call pays for loading); ``before()`` runs untimed before each call."""
+    def once(argument) -> float:
+        before()
+        start = time.perf_counter()
+        function(argument)
+        return time.perf_counter() - start
+
+    once(warm_up)
+    return pd.Series({a: float(np.median([once(a) for _ in range(check_k(repeat, "repeat"))])) for a in arguments},
+                     name="seconds")
