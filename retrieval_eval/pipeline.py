@@ -359,6 +359,32 @@ def labelled_setup(corpus=None, golden=None, *, model_name: str | None = None, c
                  {"chunks": [], "questions": [], "cut": []}, inputs.level)
 
 
+def _left_out(setup: "Setup") -> list[tuple[str, list[tuple[str, str]], str]]:
+    """What a setup cannot see, one line of :attr:`Setup.notes` each: (the kind, as report.left_out_table names it;
+    its (item, detail) rows in that table; the line)."""
+    unranked = {name: [q for q, r in run.items() if not r] for name, run in setup.runs.items()}
+    effect = {"chunks": "vector search places them by accident",
+              "questions": "vector search ranks for them by accident"}
+    cut = setup.unreadable.get("cut", [])
+    return ([("left out when reading", [(path, reason)], f"left out when reading {path}: {reason}")
+             for path, reason in setup.skipped]
+            + [("chunk BM25 cannot index (no word it keeps): BM25 never finds it", [(c, "")],
+                f"chunk {c!r} has no word BM25 can index: BM25 can never find it")
+               for c in unindexable_chunks(setup.chunks)]
+            + [("question a run ranked no chunk for (it scores 0)", [(q, name) for q in qs],
+                f"{name} ranked no chunk for {len(qs)} question(s): {', '.join(qs)} (they score 0)")
+               for name, qs in unranked.items() if qs]
+            + [(f"{kind[:-1]} the embedding model reads as unknown tokens only: vector search places it by accident",
+                [(i, "") for i in ids],
+                f"the embedding model reads {len(ids)} {kind} as unknown tokens only ({', '.join(ids)}): "
+                f"{effect[kind]}")
+               for kind, ids in setup.unreadable.items() if ids and kind != "cut"]
+            + [("chunk longer than the embedding model's window: vector search reads only its start",
+                [(c, "") for c in cut],
+                f"{len(cut)} chunks are longer than the embedding model's window: vector search reads only their start "
+                f"({', '.join(cut[:3])}{f' and {len(cut) - 3} more' if len(cut) > 3 else ''})")] * bool(cut))
+
+
 class Setup(NamedTuple):
     """What every notebook starts from (returned by :func:`evaluation_setup`)."""
 
@@ -379,18 +405,7 @@ class Setup(NamedTuple):
     @property
     def notes(self) -> list[str]:
         """Everything the evaluation cannot see, one line each."""
-        unindexable = unindexable_chunks(self.chunks)
-        unranked = {name: [q for q, r in run.items() if not r] for name, run in self.runs.items()}
-        what = {"chunks": "vector search places them by accident", "questions": "vector search ranks for them by accident"}
-        cut = self.unreadable.get("cut", [])
-        return ([f"left out when reading {path}: {reason}" for path, reason in self.skipped]
-                + [f"chunk {c!r} has no word BM25 can index: BM25 can never find it" for c in unindexable]
-                + [f"{name} ranked no chunk for {len(q)} question(s): {', '.join(q)} (they score 0)"
-                   for name, q in unranked.items() if q]
-                + [f"the embedding model reads {len(ids)} {kind} as unknown tokens only ({', '.join(ids)}): {what[kind]}"
-                   for kind, ids in self.unreadable.items() if ids and kind != "cut"]
-                + [f"{len(cut)} chunks are longer than the embedding model's window: vector search reads only their start "
-                   f"({', '.join(cut[:3])}{f' and {len(cut) - 3} more' if len(cut) > 3 else ''})"] * bool(cut)
+        return ([line for _, _, line in _left_out(self)]
                 + ["scored at the document level: each retriever's ranking of chunks became a ranking of documents, "
                    "each document at the rank of its best chunk"] * (self.level == "document"))
 

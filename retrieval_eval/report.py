@@ -23,7 +23,7 @@ import pandas as pd
 from .comparisons import SUCCESS, interval_table, paired_comparisons, values_at_k
 from .evaluation import disagree_at_k, first_relevant_ranks, per_question_scores, precision_ceiling
 from .metrics import METRICS, relevant_ids
-from .retrievers import unindexable_chunks
+from .pipeline import _left_out
 from .statistics import ALPHA, fewest_discordant, paired_test
 from .text import escape
 from .trec import qrels_text, read_qrels, read_run, run_text
@@ -111,14 +111,8 @@ def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, f
 
 
 def left_out_table(setup) -> pd.DataFrame:
-    """Everything a setup cannot see, one row each: files not read, chunks BM25 cannot index, questions a run
-    ranked nothing for, texts the embedding model reads as unknown tokens only."""
-    rows = [("left out when reading", path, reason) for path, reason in setup.skipped]
-    rows += [("chunk BM25 cannot index (no word it keeps): BM25 never finds it", c, "") for c in unindexable_chunks(setup.chunks)]
-    rows += [("question a run ranked no chunk for (it scores 0)", q, name)
-             for name, run in setup.runs.items() for q, ranked in run.items() if not ranked]
-    rows += [(f"{kind[:-1]} the embedding model reads as unknown tokens only: vector search places it by accident", i, "")
-             for kind, ids in setup.unreadable.items() for i in ids]
+    """Everything a setup cannot see, one row each: the kinds of :attr:`~retrieval_eval.pipeline.Setup.notes`."""
+    rows = [(what, item, detail) for what, pairs, _ in _left_out(setup) for item, detail in pairs]
     return pd.DataFrame(rows, columns=LEFT_OUT_COLUMNS)
 
 
