@@ -32,7 +32,8 @@ from .models import (
     document_prefix, fingerprint, model_fingerprint, model_problems, query_prefix, scoring_versions, token_counter, unknown_only,
 )
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, RUNS_DIR, write_atomically
-from .retrievers import BM25Retriever, VectorRetriever, unindexable_chunks
+from .retrievers import LUCENE_ENGLISH, BM25Retriever, VectorRetriever, unindexable_chunks
+from .trec import read_run, write_trec_run
 
 DEPTH = 100  # a run keeps the top 100 chunks of each ranking: more than any cut-off, depth or audit reads
 
@@ -202,7 +203,6 @@ def _portable(key):
 
 def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
     """The committed run of ``name`` when the inputs are the teaching set and its settings are the stored ones."""
-    from .trec import read_run
     path = run_file(name)
     if not teaching or not path.exists():
         return None
@@ -273,14 +273,12 @@ def teaching_registry() -> dict[str, Stage]:
     """The runs committed under ``data/runs/``: the three retrievers, an engine's BM25 untouched, and hybrid's
     top 10 reranked by the built-in sentence re-scorer."""
     from .rerank import Rerank, SentenceReranker
-    from .retrievers import LUCENE_ENGLISH
     return default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH),
                                    "hybrid + rerank": Rerank("hybrid", SentenceReranker())}
 
 
 def store_teaching_runs(progress: bool = True) -> list[Path]:
     """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (``make runs``)."""
-    from .trec import write_trec_run
     registry = teaching_registry()
     runs = fresh_teaching_runs(registry, progress)
     RUNS_DIR.mkdir(exist_ok=True)

@@ -16,7 +16,7 @@ import pandas as pd
 from .checks import Qrels, Run, check_k, check_ks, check_runs, finite_number
 from .evaluation import evaluate
 from .metrics import relevant_ids
-from .models import model_fingerprint, model_path
+from .models import installed_model_problem, load_model, model_fingerprint, model_path
 from .pipeline import Context, Stage
 
 DEPTHS = (3, 5, 10, 20)  # the candidate pools N of the two-stage lesson
@@ -46,7 +46,6 @@ class SentenceReranker:
     def model(self):
         """The embedding model, loaded when first used (a committed run needs none)."""
         if self._model is None:
-            from .models import load_model
             self._model = load_model(self.model_name)
         return self._model
 
@@ -101,7 +100,6 @@ def load_reranker(spec):
         return _check_reranker(spec)
     if spec == SentenceReranker.name:
         return SentenceReranker()
-    from .models import installed_model_problem
     problem = installed_model_problem(spec)
     if problem:
         raise ValueError(f"reranker {spec!r}: {problem}; or use 'sentence', the built-in re-scorer")
