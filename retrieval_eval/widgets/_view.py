@@ -308,15 +308,6 @@ class WidgetView:
     def _restore(self) -> None:
         """Anything besides the controls that reset puts back (a widget's own state)."""
 
-    def _compute(self) -> dict:
-        raise NotImplementedError
-
-    def _draw(self, shown: bool) -> None:
-        raise NotImplementedError
-
-    def static_html(self) -> str:
-        raise NotImplementedError
-
     def _ipython_display_(self):
         live = self.ui._repr_mimebundle_()
         display({WIDGET_MIME: live[WIDGET_MIME], "text/plain": ""}, raw=True)
