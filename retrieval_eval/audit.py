@@ -114,7 +114,6 @@ def near_duplicate_chunks(chunks: Sequence[Mapping], threshold: float = NEAR_DUP
     above ``threshold`` (Broder 1997), all pairs at once as a sparse matrix product; highest first, a before b in
     chunk order. A chunk shorter than a shingle is one shingle."""
     from sklearn.feature_extraction.text import CountVectorizer
-
     shingle = check_k(shingle, "shingle")
     chunks = check_chunks(chunks)
 

@@ -43,7 +43,6 @@ def check_list(value, name: str, what: str) -> list:
     """``value`` as a list when it is ordered (list, tuple, range, array, Series): a single value,
     a string, a set, a mapping or an iterator is refused, naming ``name``."""
     import pandas as pd
-
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray, pd.Series, pd.Index)):
         raise ValueError(f"{name} must be a list of {what}, got {value!r:.60}")
     return list(value)

@@ -23,8 +23,15 @@ from pathlib import Path
 from .corpus import CHUNK_SIZE, ParameterError, raise_problems
 from .formats import own_corpus
 from .evaluation import KS, RANK_COLUMNS
+from .golden import LEVELS, document_run
+from .models import installed_model_problem, model_problems
 from .paths import CORPUS_DIR, GOLDEN_PATH, ROOT
-from .pipeline import DEPTH
+from .pipeline import DEPTH, evaluation_setup, labelled_setup
+from .report import (
+    LEFT_OUT_COLUMNS, PROGRESS, Evaluation, ReportError, from_setup, left_out_table, plain_id, write_bundle, write_file,
+)
+from .rerank import SentenceReranker
+from .trec import TrecFormatError, align_run, find_line, read_qrels, read_run
 
 TEMPLATE = Path(__file__).parent / "templates" / "report.ipynb"
 TARGETS = ("evaluate", "evaluate-runs")
@@ -103,9 +110,6 @@ def _model(text: str, start: str | None) -> str:
 
 
 def _reranker(text: str, start: str | None) -> str:
-    from .models import installed_model_problem
-    from .rerank import SentenceReranker
-
     if text == SentenceReranker.name:
         return text
     model = _model(text, start)
@@ -124,8 +128,6 @@ def _labels_path(text: str, start: str | None) -> Path:
 
 
 def _level(text: str, start=None) -> str:
-    from .golden import LEVELS
-
     if text.strip() not in LEVELS:
         raise ValueError(f"must be one of {list(LEVELS)} (or unset: detected from the labels)")
     return text.strip()
@@ -172,8 +174,6 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
     """Every parameter of ``target`` from ``environ`` (empty is not given), checked with the combinations,
     the model's files, the report name and the folders; ``"given"`` holds the names given. Raises
     :class:`~retrieval_eval.corpus.ParameterError` listing every problem."""
-    from .models import model_problems
-
     start = environ.get("START_DIR") or environ.get("PWD") or None
     given = {name: environ[name] for name in PARAMETERS if environ.get(name, "").strip()}
     values, problems = {**{n: p.default for n, p in PARAMETERS.items()}, **DEFAULTS[target]}, []
@@ -258,9 +258,6 @@ def _cutoffs_of(values: dict, n_items: int | None) -> tuple[list[int], list[int]
 
 def evaluate(values: dict, cache_dir: Path):
     """``make evaluate``: the registry's runs over the golden set, as an :class:`~retrieval_eval.report.Evaluation`."""
-    from .pipeline import evaluation_setup
-    from .report import from_setup
-
     corpus, labels = _sources(values)
     print(f"Corpus {corpus or labels}\nLabels {labels}", flush=True)
     _, check = _cutoffs_of(values, None)
@@ -273,12 +270,7 @@ def evaluate(values: dict, cache_dir: Path):
 
 def evaluate_runs(values: dict, cache_dir: Path):
     """``make evaluate-runs``: TREC runs against qrels, or against a golden set's labels of the chunks."""
-    from .pipeline import labelled_setup
     import pandas as pd
-
-    from .report import LEFT_OUT_COLUMNS, Evaluation, left_out_table, plain_id
-    from .trec import TrecFormatError, align_run, find_line, read_qrels, read_run
-
     print("Runs " + ", ".join(map(str, values["RUNS"])), flush=True)
     runs = {path.name: read_run(path) for path in values["RUNS"]}
     if _trec_only("evaluate-runs", values["given"]):
@@ -303,8 +295,6 @@ def evaluate_runs(values: dict, cache_dir: Path):
             ranked = {q if q in judged else plain_id(q): [d if d in chunk_ids else plain_id(d) for d in r]
                       for q, r in ranked.items()}
         if setup and setup.level == "document":  # labels of documents, runs of chunks: each document at its best chunk
-            from .golden import document_run
-
             ranked = document_run({q: [d for d in r if d in chunk_ids] for q, r in ranked.items()}, setup.chunks)
         judged_ids = {d for gains in judged.values() for d in gains}
         if not any(d in judged_ids for r in ranked.values() for d in r):
@@ -353,8 +343,6 @@ def default_name(values: dict, target: str) -> str:
 def claim(output_dir: Path, name: str, given: bool) -> Path:
     """A new, empty report folder, made atomically: ``name``, or for a default name the first free ``name-2``,
     ``name-3``…; a given ``REPORT`` that exists is refused."""
-    from .report import ReportError
-
     output_dir.mkdir(parents=True, exist_ok=True)
     for suffix in ["", *(f"-{i}" for i in range(2, 1000))]:
         try:
@@ -375,8 +363,6 @@ def run_template(folder: Path, output_dir: Path, cache_dir: Path) -> None:
     from nbclient.exceptions import CellControlSignal, CellExecutionError, DeadKernelError
     from nbconvert import HTMLExporter
     from tqdm import tqdm
-
-    from .report import PROGRESS, ReportError, write_file
 
     class Client(NotebookClient):
         def output(self, outs, msg, display_id, cell_index):  # progress lines go to the terminal, not the report
@@ -416,8 +402,6 @@ def _title(cell) -> str:
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run ``make evaluate`` or ``make evaluate-runs``; the exit status (0 done, 2 parameters, 1 data or report)."""
-    from .report import write_bundle
-
     argv, environ = sys.argv[1:] if argv is None else argv, os.environ if environ is None else environ
     if len(argv) != 1 or argv[0] not in TARGETS:
         print(f"usage: python -m retrieval_eval.cli {'|'.join(TARGETS)} (parameters from the environment)", file=sys.stderr)

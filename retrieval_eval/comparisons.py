@@ -13,7 +13,7 @@ import pandas as pd
 from .checks import check_k, check_list, check_probability, check_runs
 from .evaluation import first_relevant_ranks, per_question_scores
 from .metrics import METRICS
-from .statistics import ALPHA, beats_chance, chance_found, holm, mean_interval, paired_test
+from .statistics import ALPHA, beats_chance, chance_found, holm, mean_interval, paired_test, two_slices
 
 SUCCESS = "success"  # found at k: any relevant chunk in the top k (success@k, the hit rate)
 TOO_CLOSE = "too close to call"
@@ -166,8 +166,6 @@ def rank_groups(values: Mapping[str, float] | pd.Series, decimals: int = 3) -> l
 def slice_gap(ranks: pd.DataFrame, run: str, k: int = 3, alpha: float = ALPHA) -> tuple[pd.DataFrame, str]:
     """One run's questions found in the top k per slice, and in plain words whether the two slices differ by more
     than luck (Fisher's exact test: the slices hold different questions, so not paired)."""
-    from .statistics import two_slices
-
     found = (ranks[run].fillna(check_k(k) + 1) <= k).groupby(ranks["slice"]).agg(["sum", "count"])
     found.columns = ["found", "questions"]
     if len(found) != 2:

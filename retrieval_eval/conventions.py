@@ -212,7 +212,6 @@ def trec_eval_means(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     """The switchboard's means as trec_eval (through pytrec_eval) computes them; NaN where it has no measure.
     The run goes over with scores falling with rank, so trec_eval reads our order; gains must be whole numbers."""
     import pytrec_eval
-
     k, qrels = check_k(k), check_qrels(qrels)
     run = check_run(run, qrels)  # pytrec_eval would drop a question without a ranking and an id given twice, silently
     fractional = [q for q, gains in qrels.items() if any(g != int(g) for g in gains.values())]

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from .checks import check_ids, check_list, check_k
 from .formats import load_chunks
-from .models import document_prefix, fast_tokenizer, load_tokenizer, model_problems, model_window
+from .models import document_prefix, fast_tokenizer, load_tokenizer, model_window
 from .paths import CHUNKS_PATH, CORPUS_DIR
 from .text import normalise, read_text
 
@@ -56,13 +56,6 @@ def path_problem(name: str, path, kind: str) -> str | None:
     if kind == "file" and not path.is_file():
         return f"{name} {str(path)!r} is a folder; give the file"
     return None
-
-
-def check_parameters(corpus, golden, model_name=None, chunk_size=CHUNK_SIZE) -> None:
-    """One :class:`ParameterError` for a corpus that is not a folder, a golden file that is not a file, and
-    a model or chunk size that cannot work."""
-    raise_problems([path_problem("CORPUS", corpus, "folder"), path_problem("GOLDEN", golden, "file"),
-                    *model_problems(model_name, chunk_size)])
 
 
 def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None, exclude: Sequence[str | Path] = ()) -> dict[str, str]:
@@ -234,7 +227,6 @@ def _own_fast_tokenizer(tokenizer):
     """The ``tokenizers.Tokenizer`` behind ``tokenizer``, without truncation or padding (far faster than
     through transformers); ValueError for a slow tokenizer."""
     from tokenizers import Tokenizer
-
     if isinstance(tokenizer, Tokenizer) and tokenizer.truncation is None and tokenizer.padding is None:
         return tokenizer  # nothing to switch off: no copy (a copy of all-MiniLM's costs ~50 ms, once per document)
     if isinstance(tokenizer, Tokenizer):
@@ -267,7 +259,6 @@ def chunk_spans(text: str, chunks: Sequence[Mapping]) -> dict[str, tuple[int, in
 def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
     """One document in pieces of at most ``room`` word pieces, each word piece charged to where it starts."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
-
     # Two private-use characters the text does not hold mark the document's word pieces: ``cut``
     # where one starts and the text may be cut (the splitter's last separator), ``piece`` before
     # each other word piece. The length of a part is the number of marks in it.

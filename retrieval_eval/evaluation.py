@@ -120,23 +120,6 @@ def random_baseline(qrels: Mapping, n_chunks: int, k: int) -> pd.Series:
                       for m in METRICS.values() if m.random}, name="random order (expected)").rename_axis("metric")
 
 
-def slice_table(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, k: int = 3, metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """Each metric's mean at k per slice of the golden set and run, with the slice's number of questions."""
-    long = per_question_scores(runs, qrels, [check_k(k)], metrics)
-    if "slice" not in golden:
-        raise ValueError("the golden set has no 'slice' column")
-    slices = golden.set_index("id")["slice"]
-    long["slice"] = long["question"].map(slices)
-    missing = long.loc[long["slice"].isna(), "question"].unique().tolist()
-    if missing:
-        raise ValueError(f"question(s) {missing[:5]} of the qrels are not in the golden set (or have no slice)")
-    table = long.pivot_table(index=["slice", "run"], columns="metric", values="value", aggfunc="mean", sort=False)
-    table.insert(0, "questions", long.drop_duplicates(["slice", "question"])["slice"].value_counts()
-                 .reindex(table.index.get_level_values("slice")).values)
-    order = pd.MultiIndex.from_product([sorted(long["slice"].unique()), list(runs)], names=["slice", "run"])
-    return table.reindex(index=order, columns=["questions", *_metrics(metrics)]).rename_axis(columns=None)
-
-
 def disagree_at_k(ranks: pd.DataFrame, k: int) -> pd.Series:
     """Per question: do the runs of a :func:`first_relevant_ranks` table disagree on a relevant chunk in the top k?"""
     k = check_k(k)

@@ -72,7 +72,6 @@ def tie_effect(runs: Sequence[Run], qrels: Mapping, k: int = 3, rrf_k: float = 6
     """Fuse under either tie rule and compare: RRF sums such as 1/61 + 1/64 tie exactly (ranks 1 and 4
     against 4 and 1), and then the rule alone orders the two chunks."""
     from .evaluation import evaluate, first_relevant_ranks
-
     fused = {rule: fuse_runs(runs, k=rrf_k, depth=depth, ties=rule) for rule in TIE_RULES}
     means = evaluate(fused, qrels, ks=[check_k(k)]).xs(k, axis=1, level="k")
     means.loc["spread"] = means.loc[TIE_RULES[1]] - means.loc[TIE_RULES[0]]

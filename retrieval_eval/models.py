@@ -61,7 +61,6 @@ def load_tokenizer(model_name: str | None = None):
     not available locally, ModelFileError when its files are damaged."""
     needs_model_libraries()
     from transformers import AutoTokenizer
-
     path = model_path(model_name)
     try:
         return AutoTokenizer.from_pretrained(path)
@@ -77,7 +76,6 @@ def load_model(model_name: str | None = None):
     needs_model_libraries()
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
-
     hf_logging.disable_progress_bar()  # loading the weights takes a second; no bar for it
     path = model_path(model_name)
     check_weights(model_name)
@@ -93,7 +91,6 @@ def check_weights(model_name: str | None = None) -> None:
     """Check the header of every ``.safetensors`` file of a local model (folder or hub name in the local cache)
     without loading weights or torch, so a damaged file is found now, not minutes later."""
     from safetensors import safe_open
-
     folder = Path(model_path(model_name))
     if not folder.is_dir():
         folder = _hub_snapshot(model_name)
@@ -120,7 +117,6 @@ def _folder_fingerprint(folder: Path, stamp: tuple) -> str:
 def _hub_snapshot(name: str) -> Path | None:
     """The folder of a hub model's snapshot in the local Hugging Face cache, or ``None`` when there is none."""
     from huggingface_hub import snapshot_download
-
     try:
         return Path(snapshot_download(name, local_files_only=True))
     except (OSError, ValueError):  # not in the local cache, or not a valid hub name
@@ -190,7 +186,6 @@ def _model_file(model_name: str | None, filename: str) -> Path | None:
         return folder / filename if (folder / filename).is_file() else None
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
-
     try:
         return Path(hf_hub_download(model_name, filename))
     except (OSError, ValueError, EntryNotFoundError):  # not cached, no such file, or not a valid hub name
@@ -247,7 +242,6 @@ def fast_tokenizer(model_name: str | None):
     if path is None:
         return None
     from tokenizers import Tokenizer
-
     try:
         fast = Tokenizer.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception for a file it cannot parse

@@ -32,7 +32,8 @@ from .models import (
     document_prefix, fingerprint, model_fingerprint, model_problems, query_prefix, scoring_versions, token_counter, unknown_only,
 )
 from .paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, RUNS_DIR, write_atomically
-from .retrievers import BM25Retriever, VectorRetriever, unindexable_chunks
+from .retrievers import LUCENE_ENGLISH, BM25Retriever, VectorRetriever, unindexable_chunks
+from .trec import read_run, write_trec_run
 
 DEPTH = 100  # a run keeps the top 100 chunks of each ranking: more than any cut-off, depth or audit reads
 
@@ -202,8 +203,6 @@ def _portable(key):
 
 def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
     """The committed run of ``name`` when the inputs are the teaching set and its settings are the stored ones."""
-    from .trec import read_run
-
     path = run_file(name)
     if not teaching or not path.exists():
         return None
@@ -275,16 +274,12 @@ def teaching_registry() -> dict[str, Stage]:
     """The runs committed under ``data/runs/``: the three retrievers, an engine's BM25 untouched, and hybrid's
     top 10 reranked by the built-in sentence re-scorer."""
     from .rerank import Rerank, SentenceReranker
-    from .retrievers import LUCENE_ENGLISH
-
     return default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH),
                                    "hybrid + rerank": Rerank("hybrid", SentenceReranker())}
 
 
 def store_teaching_runs(progress: bool = True) -> list[Path]:
     """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (``make runs``)."""
-    from .trec import write_trec_run
-
     registry = teaching_registry()
     runs = fresh_teaching_runs(registry, progress)
     RUNS_DIR.mkdir(exist_ok=True)
@@ -365,6 +360,32 @@ def labelled_setup(corpus=None, golden=None, *, model_name: str | None = None, c
                  {"chunks": [], "questions": [], "cut": []}, inputs.level)
 
 
+def _left_out(setup: "Setup") -> list[tuple[str, list[tuple[str, str]], str]]:
+    """What a setup cannot see, one line of :attr:`Setup.notes` each: (the kind, as report.left_out_table names it;
+    its (item, detail) rows in that table; the line)."""
+    unranked = {name: [q for q, r in run.items() if not r] for name, run in setup.runs.items()}
+    effect = {"chunks": "vector search places them by accident",
+              "questions": "vector search ranks for them by accident"}
+    cut = setup.unreadable.get("cut", [])
+    return ([("left out when reading", [(path, reason)], f"left out when reading {path}: {reason}")
+             for path, reason in setup.skipped]
+            + [("chunk BM25 cannot index (no word it keeps): BM25 never finds it", [(c, "")],
+                f"chunk {c!r} has no word BM25 can index: BM25 can never find it")
+               for c in unindexable_chunks(setup.chunks)]
+            + [("question a run ranked no chunk for (it scores 0)", [(q, name) for q in qs],
+                f"{name} ranked no chunk for {len(qs)} question(s): {', '.join(qs)} (they score 0)")
+               for name, qs in unranked.items() if qs]
+            + [(f"{kind[:-1]} the embedding model reads as unknown tokens only: vector search places it by accident",
+                [(i, "") for i in ids],
+                f"the embedding model reads {len(ids)} {kind} as unknown tokens only ({', '.join(ids)}): "
+                f"{effect[kind]}")
+               for kind, ids in setup.unreadable.items() if ids and kind != "cut"]
+            + [("chunk longer than the embedding model's window: vector search reads only its start",
+                [(c, "") for c in cut],
+                f"{len(cut)} chunks are longer than the embedding model's window: vector search reads only their start "
+                f"({', '.join(cut[:3])}{f' and {len(cut) - 3} more' if len(cut) > 3 else ''})")] * bool(cut))
+
+
 class Setup(NamedTuple):
     """What every notebook starts from (returned by :func:`evaluation_setup`)."""
 
@@ -385,18 +406,7 @@ class Setup(NamedTuple):
     @property
     def notes(self) -> list[str]:
         """Everything the evaluation cannot see, one line each."""
-        unindexable = unindexable_chunks(self.chunks)
-        unranked = {name: [q for q, r in run.items() if not r] for name, run in self.runs.items()}
-        what = {"chunks": "vector search places them by accident", "questions": "vector search ranks for them by accident"}
-        cut = self.unreadable.get("cut", [])
-        return ([f"left out when reading {path}: {reason}" for path, reason in self.skipped]
-                + [f"chunk {c!r} has no word BM25 can index: BM25 can never find it" for c in unindexable]
-                + [f"{name} ranked no chunk for {len(q)} question(s): {', '.join(q)} (they score 0)"
-                   for name, q in unranked.items() if q]
-                + [f"the embedding model reads {len(ids)} {kind} as unknown tokens only ({', '.join(ids)}): {what[kind]}"
-                   for kind, ids in self.unreadable.items() if ids and kind != "cut"]
-                + [f"{len(cut)} chunks are longer than the embedding model's window: vector search reads only their start "
-                   f"({', '.join(cut[:3])}{f' and {len(cut) - 3} more' if len(cut) > 3 else ''})"] * bool(cut)
+        return ([line for _, _, line in _left_out(self)]
                 + ["scored at the document level: each retriever's ranking of chunks became a ranking of documents, "
                    "each document at the rank of its best chunk"] * (self.level == "document"))
 
@@ -413,7 +423,6 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
     document level each run ranks documents. ``cutoffs``: the k a caller will read, refused when more than the
     chunks or :data:`DEPTH`."""
     from .rerank import Rerank, load_reranker
-
     if retrievers is not None and not isinstance(retrievers, Mapping):
         raise ValueError(f"retrievers must be a mapping {{name: function or stage}}, got {retrievers!r:.60}")
     cutoffs = [check_k(k) for k in check_list(cutoffs, "cutoffs", "cut-offs")]

@@ -23,7 +23,7 @@ import pandas as pd
 from .comparisons import SUCCESS, interval_table, paired_comparisons, values_at_k
 from .evaluation import disagree_at_k, first_relevant_ranks, per_question_scores, precision_ceiling
 from .metrics import METRICS, relevant_ids
-from .retrievers import unindexable_chunks
+from .pipeline import _left_out
 from .statistics import ALPHA, fewest_discordant, paired_test
 from .text import escape
 from .trec import qrels_text, read_qrels, read_run, run_text
@@ -111,14 +111,8 @@ def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, f
 
 
 def left_out_table(setup) -> pd.DataFrame:
-    """Everything a setup cannot see, one row each: files not read, chunks BM25 cannot index, questions a run
-    ranked nothing for, texts the embedding model reads as unknown tokens only."""
-    rows = [("left out when reading", path, reason) for path, reason in setup.skipped]
-    rows += [("chunk BM25 cannot index (no word it keeps): BM25 never finds it", c, "") for c in unindexable_chunks(setup.chunks)]
-    rows += [("question a run ranked no chunk for (it scores 0)", q, name)
-             for name, run in setup.runs.items() for q, ranked in run.items() if not ranked]
-    rows += [(f"{kind[:-1]} the embedding model reads as unknown tokens only: vector search places it by accident", i, "")
-             for kind, ids in setup.unreadable.items() for i in ids]
+    """Everything a setup cannot see, one row each: the kinds of :attr:`~retrieval_eval.pipeline.Setup.notes`."""
+    rows = [(what, item, detail) for what, pairs, _ in _left_out(setup) for item, detail in pairs]
     return pd.DataFrame(rows, columns=LEFT_OUT_COLUMNS)
 
 
@@ -161,7 +155,6 @@ def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -
 def load_bundle(folder: str | Path = ".") -> Evaluation:
     """The :class:`Evaluation` a bundle holds (what the template reads; it reads nothing else)."""
     from .corpus import load_chunks
-
     folder = Path(folder).absolute()
     meta = json.loads((folder / "bundle.json").read_text(encoding="utf-8"))
     judged = read_qrels(folder / "qrels.txt")
@@ -211,7 +204,6 @@ def _long(ev: Evaluation, table: pd.DataFrame, name: str, what: str, shown: pd.D
 def _figure(draw, *args, **kwargs) -> str:
     """A matplotlib figure as an inline PNG; names are drawn as typed (no ``$...$`` mathematics)."""
     import matplotlib.pyplot as plt
-
     with plt.rc_context({"text.parse_math": False}):
         fig = draw(*args, **kwargs)
         buffer = io.BytesIO()
@@ -288,7 +280,6 @@ def means_table(ev: Evaluation) -> pd.DataFrame:
 def scores_section(ev: Evaluation) -> Section:
     """The mean of every registered metric at every cut-off, per run, and its figure."""
     from .plots import plot_metrics
-
     table = means_table(ev)
     shown = table.T.set_axis([METRICS[m].at(k) for m, k in table.columns]).rename_axis(index="mean of", columns="run")
     n = len(ev.qrels)
@@ -307,7 +298,6 @@ def scores_section(ev: Evaluation) -> Section:
 def ceiling_section(ev: Evaluation) -> Section:
     """The highest mean precision@k any ranking reaches with these labels, beside each run's precision@k."""
     from .plots import plot_precision_ceiling
-
     means = means_table(ev)
     table = pd.DataFrame({"ceiling": [precision_ceiling(ev.qrels, k) for k in ev.ks]}, index=pd.Index(ev.ks, name="k"))
     for name in ev.runs:
@@ -324,7 +314,6 @@ def ceiling_section(ev: Evaluation) -> Section:
 def ranks_section(ev: Evaluation) -> Section:
     """Where each run puts the first relevant item, and the questions the runs disagree on at k."""
     from .plots import plot_first_relevant_ranks
-
     ranks = first_relevant_ranks(ev.runs, ev.qrels, ev.golden)
     k, n = ev.k, len(ranks)
     counts = pd.DataFrame({name: {"rank 1": int((ranks[name] == 1).sum()), f"in the top {k}": int((ranks[name] <= k).sum()),
@@ -348,7 +337,6 @@ MIN_FOR_INTERVAL = 2  # a bootstrap needs two values
 def intervals_section(ev: Evaluation) -> Section:
     """Each run's success@k and MRR@k with a 95% interval over the questions (left out below two questions)."""
     from .plots import plot_intervals
-
     n = len(ev.qrels)
     if n < MIN_FOR_INTERVAL:
         return Section("How sure: intervals", f"<p>Left out: an interval needs at least {MIN_FOR_INTERVAL} questions, "
@@ -398,7 +386,6 @@ def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
 def audit_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
     """The golden-set audit in counts, short tables and lists in part; left out without a golden set and chunks."""
     from .audit import SHINGLE, golden_set_audit
-
     title = "Can this golden set tell the runs apart? An audit"
     if ev.golden is None or ev.chunks is None or "evidence" not in ev.golden:
         return Section(title, "<p>Left out: the audit reads the golden set's evidence strings and the chunks, "

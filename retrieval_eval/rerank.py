@@ -16,7 +16,7 @@ import pandas as pd
 from .checks import Qrels, Run, check_k, check_ks, check_runs, finite_number
 from .evaluation import evaluate
 from .metrics import relevant_ids
-from .models import model_fingerprint, model_path, needs_model_libraries
+from .models import installed_model_problem, load_model, model_fingerprint, model_path, needs_model_libraries
 from .pipeline import Context, Stage
 
 DEPTHS = (3, 5, 10, 20)  # the candidate pools N of the two-stage lesson
@@ -46,8 +46,6 @@ class SentenceReranker:
     def model(self):
         """The embedding model, loaded when first used (a committed run needs none)."""
         if self._model is None:
-            from .models import load_model
-
             self._model = load_model(self.model_name)
         return self._model
 
@@ -78,7 +76,6 @@ class CrossEncoderReranker:
     def __init__(self, model_name: str):
         needs_model_libraries()
         from sentence_transformers import CrossEncoder
-
         self.model_name = model_name
         self.model = CrossEncoder(model_path(model_name), device="cpu")
 
@@ -104,8 +101,6 @@ def load_reranker(spec):
         return _check_reranker(spec)
     if spec == SentenceReranker.name:
         return SentenceReranker()
-    from .models import installed_model_problem
-
     problem = installed_model_problem(spec)
     if problem:
         raise ValueError(f"reranker {spec!r}: {problem}; or use 'sentence', the built-in re-scorer")
@@ -184,29 +179,28 @@ def seconds_per_question(reranker, run: Run, texts: Mapping[str, str], questions
     """Seconds per question to score its top ``depth``: the median of ``repeat`` timings after one warm-up. With
     ``fresh`` a reranker that keeps what it read (sentence vectors) forgets it before each call, as a
     cross-encoder reads every pair anew."""
-    def one(q, ranked) -> float:
-        if fresh:
-            getattr(reranker, "forget", lambda: None)()
-        start = time.perf_counter()
-        reranker.score(questions[q], [texts[c] for c in ranked[:depth]])
-        return time.perf_counter() - start
+    def score(q: str) -> None:
+        reranker.score(questions[q], [texts[c] for c in run[q][:depth]])
 
-    first = next(iter(run.items()))
-    one(*first)  # warm-up: the model's first call pays for loading
-    return pd.Series({q: float(np.median([one(q, ranked) for _ in range(check_k(repeat, "repeat"))]))
-                      for q, ranked in run.items()}, name=f"seconds to rerank {depth}")
+    forget = getattr(reranker, "forget", lambda: None) if fresh else lambda: None
+    return _seconds(score, run, repeat, next(iter(run)), forget).rename(f"seconds to rerank {depth}")
 
 
 def seconds_per_call(function, arguments, repeat: int = 3) -> pd.Series:
     """The median wall-clock time of ``function(argument)`` over ``repeat`` calls, per argument, after one warm-up."""
     arguments = list(arguments)
-    function(arguments[0])
-    times = {}
-    for argument in arguments:
-        runs = []
-        for _ in range(check_k(repeat, "repeat")):
-            start = time.perf_counter()
-            function(argument)
-            runs.append(time.perf_counter() - start)
-        times[argument] = float(np.median(runs))
-    return pd.Series(times, name="seconds")
+    return _seconds(function, arguments, repeat, arguments[0])
+
+
+def _seconds(function, arguments, repeat: int, warm_up, before=lambda: None) -> pd.Series:
+    """The median seconds of ``function(argument)`` over ``repeat`` calls per argument, after one call with
+    ``warm_up`` (the first call pays for loading); ``before()`` runs untimed before each call."""
+    def once(argument) -> float:
+        before()
+        start = time.perf_counter()
+        function(argument)
+        return time.perf_counter() - start
+
+    once(warm_up)
+    return pd.Series({a: float(np.median([once(a) for _ in range(check_k(repeat, "repeat"))])) for a in arguments},
+                     name="seconds")

@@ -69,14 +69,12 @@ def stop_word_list(name: str = STOP_WORDS) -> frozenset[str]:
     if name not in STOP_WORD_LISTS:
         raise ValueError(f"unknown stop-word list {name!r}; choose from {list(STOP_WORD_LISTS)} or None")
     from bm25s import stopwords
-
     return frozenset(getattr(stopwords, STOP_WORD_LISTS[name]))
 
 
 @cache
 def _stemmer(name: str):
     import Stemmer
-
     if name not in Stemmer.algorithms():
         raise ValueError(f"unknown stemmer {name!r}; PyStemmer knows {Stemmer.algorithms()}, or pass None")
     stemmer = Stemmer.Stemmer(name)
@@ -140,12 +138,10 @@ class BM25Retriever:
         if len(self.unindexable) < len(tokens):  # with no word at all there is nothing to index
             if idf == "lucene":
                 import bm25s
-
                 self.index = bm25s.BM25(method="lucene", k1=k1, b=b)
                 self.index.index(tokens, show_progress=False)
             else:
                 from rank_bm25 import BM25Okapi
-
                 self.index = BM25Okapi(tokens, k1=k1, b=b, epsilon=epsilon)
 
     def analyze(self, text: str) -> list[str]:

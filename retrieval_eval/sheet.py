@@ -126,5 +126,4 @@ def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
 
 if __name__ == "__main__":
     from .pipeline import evaluation_setup
-
     print(write_sheet(evaluation_setup(reranker="sentence")))

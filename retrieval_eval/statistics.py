@@ -54,7 +54,6 @@ def bootstrap_ci(values: Sequence[float], n_resamples: int = N_RESAMPLES, confid
     """``(mean, low, high)``: the percentile-bootstrap interval over questions (Efron & Tibshirani 1993).
     Identical values give a zero-width interval, which says nothing."""
     from scipy import stats
-
     values = _values(values, "values")
     if len(values) < 2:
         raise ValueError(f"need at least 2 values for a bootstrap interval, got {len(values)}")
@@ -70,7 +69,6 @@ def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, 
     """A share of successes and its Wilson score interval (Wilson 1927): ``(share, low, high)``.
     Unlike a bootstrap it does not collapse at 0 or n successes (15 of 15: about [0.80, 1.00])."""
     from scipy import stats
-
     n = check_k(n, "n")
     if isinstance(successes, bool) or not isinstance(successes, (int, np.integer)) or not 0 <= successes <= n:
         raise ValueError(f"successes must be an integer between 0 and n = {n}, got {successes!r}")
@@ -97,7 +95,6 @@ def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
     """McNemar's exact test on paired 0/1 values (McNemar 1947): the two-sided binomial test of the wins among
     the questions that differ. ``mid_p`` (half the observed split's probability left out) is less conservative."""
     from scipy import stats
-
     a, b = _pairs(a, b)
     for name, values in (("a", a), ("b", b)):
         if not _binary(values):
@@ -118,7 +115,6 @@ def _absolute_mean(x: np.ndarray, axis: int) -> np.ndarray:
 def _flip_p(nonzero: bytes, exact: bool, n_resamples: int, seed: int) -> float:
     """SciPy's sign-flip p-value (remembered: notebooks test the same pair in several tables)."""
     from scipy import stats
-
     return float(stats.permutation_test(
         (np.frombuffer(nonzero),), _absolute_mean, permutation_type="samples", vectorized=True,
         n_resamples=np.inf if exact else n_resamples, alternative="greater", rng=np.random.default_rng(seed),
@@ -161,7 +157,6 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     """Holm's step-down adjusted p-values for a family of tests (Holm 1979): a verdict "different" where
     the adjusted p is below α keeps the chance of any false verdict in the family at most α."""
     from statsmodels.stats.multitest import multipletests
-
     p_values = _values(p_values, "p_values")
     if not len(p_values):
         raise ValueError("p_values is empty: a family needs at least one test")
@@ -195,7 +190,6 @@ def best_case_detectable_difference(n_questions: int, alpha: float = ALPHA) -> f
 def _rejects(m: int, alpha: float, mid_p: bool) -> np.ndarray:
     """For each number of wins w in 0..m among m differing questions: does the test reject at α?"""
     from scipy import stats
-
     w = np.arange(m + 1)
     lower = stats.binom.cdf(np.minimum(w, m - w), m, 0.5)
     p = np.minimum(1.0, 2 * lower - (stats.binom.pmf(w, m, 0.5) if mid_p else 0))
@@ -213,7 +207,6 @@ def _shares(p10, p01) -> None:
 def _called(m: int, alpha: float, share: float, mid_p: bool) -> float:
     """The chance the test calls a difference when m questions differ, each won by A with chance ``share``."""
     from scipy import stats
-
     return float(stats.binom.pmf(np.arange(m + 1), m, share)[_rejects(m, alpha, mid_p)].sum())
 
 
@@ -221,7 +214,6 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA, mid_p: b
     """The exact chance that McNemar's test (or its mid-p version) calls a difference on n questions when a share
     p10 are found by A only and p01 by B only: summed over every number of differing questions and every split."""
     from scipy import stats
-
     n, alpha = check_k(n, "n"), check_probability(alpha, "alpha")
     _shares(p10, p01)
     if p10 + p01 == 0:
@@ -240,7 +232,6 @@ def questions_needed(p10: float, p01: float, alpha: float = ALPHA, power: float 
     """The fewest questions at which McNemar's exact test reaches ``power``, exactly; ``math.inf`` when p10 == p01
     or ``limit`` questions do not suffice."""
     from scipy import stats
-
     power, _ = check_probability(power, "power"), check_probability(alpha, "alpha")
     _shares(p10, p01)
     if p10 == p01:
@@ -286,7 +277,6 @@ def beats_chance(found: int, chances: Sequence[float]) -> float:
 def two_slices(found_a: int, n_a: int, found_b: int, n_b: int) -> float:
     """Fisher's exact test (two-sided) of two shares from different questions, e.g. two slices."""
     from scipy import stats
-
     if not (_count(found_a, check_k(n_a, "n_a")) and _count(found_b, check_k(n_b, "n_b"))):
         raise ValueError(f"found_a and found_b must be whole numbers from 0 to n_a and n_b, got {found_a!r} of {n_a}, "
                          f"{found_b!r} of {n_b}")

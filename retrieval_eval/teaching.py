@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import html
+import json
 import math
 import numbers
 import operator
@@ -16,15 +17,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from matplotlib.patches import Patch, Rectangle
 
 from .checks import check_gains, check_list, check_k, check_ranking
+from .evaluation import evaluate, first_relevant_ranks, precision_ceiling
 from .metrics import METRICS, relevant_ids
 from .models import SCORING_PACKAGES
+from .paths import ROOT
 from .text import locate_evidence
 
 
@@ -35,8 +40,6 @@ TABLE_PACKAGES = ("pandas", "langchain-text-splitters", "scipy", "statsmodels")
 
 def print_versions() -> None:
     """One line: Python and the versions of the packages the numbers depend on ("-" where one is not installed)."""
-    from importlib.metadata import PackageNotFoundError
-
     def installed(package: str) -> str:
         try:
             return version(package)
@@ -49,13 +52,6 @@ def print_versions() -> None:
 def course_map(folder=None, markdown: bool = False, link: str = ""):
     """One row per notebook from its ``"course"`` metadata (path, minutes, answers), core first; the
     notebook as a Markdown link with ``link`` before its file name. ``markdown``: the text of a Markdown table."""
-    import json
-    from pathlib import Path
-
-    import pandas as pd
-
-    from .paths import ROOT
-
     rows = []
     for path in sorted(Path(folder or ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         course = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("course")
@@ -81,10 +77,8 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
     whose runs must hold BM25, vector and hybrid. The reranker's figures come from the run "hybrid + rerank"
     when there is one, else hybrid's top 10 are reranked here by the SentenceReranker."""
     from .comparisons import against_chance, paired_comparisons
-    from .evaluation import evaluate, first_relevant_ranks, precision_ceiling
     from .golden import graded_labels
     from .rerank import SentenceReranker, rerank
-
     runs, qrels, golden, chunks = setup.runs, setup.qrels, setup.golden, setup.chunks
     missing = [name for name in ("BM25", "vector", "hybrid") if name not in runs]
     if missing:
@@ -127,15 +121,11 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
 def teacher_key(setup, k: int = 3):
     """The expected value of every guided step of the core notebooks' widgets, got by driving the widgets
     (clicks, sliders) from the notebooks' starts. One row per step: notebook, step, what to ask, expected."""
-    import pandas as pd
-
-    from .evaluation import first_relevant_ranks, precision_ceiling
     from .widgets.ceiling import CeilingWidget
     from .widgets.depth import DepthWidget
     from .widgets.playground import PlaygroundWidget
     from .widgets.rank_slider import RankSliderWidget, rank_slider_scores
     from .widgets.rrf import FUSED, RRFWidget
-
     runs = {name: setup.runs[name] for name in ("BM25", "vector", "hybrid")}
     qrels, rows = setup.qrels, []
 
@@ -446,11 +436,6 @@ class Report:
     """One :class:`Verdict` per question, in the solutions' order; shown as "1 of 3 right, 2 not answered yet"."""
 
     verdicts: dict[str, Verdict]
-
-    @property
-    def all_right(self) -> bool:
-        """True when every verdict is "right"."""
-        return all(v.status == "right" for v in self.verdicts.values())
 
     def count(self, status: str) -> int:
         """How many verdicts have this status."""

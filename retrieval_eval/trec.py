@@ -138,11 +138,6 @@ class Run:
     reordered: tuple = ()
     path: str = ""
 
-    @property
-    def n_documents(self) -> int:
-        """How many (question, document) lines the run holds."""
-        return sum(map(len, self.rankings.values()))
-
 
 def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, line, fields) for each line of the file that is neither blank nor a comment."""

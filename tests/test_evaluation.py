@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.evaluation import disagree_at_k, slice_table
+from retrieval_eval.evaluation import disagree_at_k
 from retrieval_eval.evaluation import RANK_COLUMNS, run_columns
 from retrieval_eval.metrics import METRICS
 
@@ -280,32 +280,3 @@ def test_random_baseline_on_the_teaching_set_by_formula(qrels, chunks):
         assert expected["precision"] == pytest.approx(relevant / len(qrels) / n)
     single = {q: g for q, g in qrels.items() if len(g) == 1}  # one relevant chunk: E[RR@3] = (1 + 1/2 + 1/3) / N
     assert h.random_baseline(single, n, 3)["MRR"] == pytest.approx((1 + 1 / 2 + 1 / 3) / n)
-
-
-# --- slice_table --------------------------------------------------------------------------------------
-
-
-def test_slice_table_equals_evaluating_each_slice(runs, qrels, golden):
-    table = slice_table(runs, qrels, golden, k=3)
-    assert list(table.columns) == ["questions", *METRICS]
-    assert list(table.index.get_level_values("slice").unique()) == sorted(golden["slice"].unique())
-    for slice_name, group in golden.groupby("slice"):
-        sub_qrels = {q: qrels[q] for q in group["id"]}
-        sub_runs = {name: {q: run[q] for q in sub_qrels} for name, run in runs.items()}
-        expected = h.evaluate(sub_runs, sub_qrels, ks=[3]).xs(3, axis=1, level="k")
-        for name in runs:
-            assert table.loc[(slice_name, name), "questions"] == len(group)
-            for metric in METRICS:
-                assert table.loc[(slice_name, name), metric] == pytest.approx(expected.loc[name, metric])
-
-
-def test_slice_table_refuses_questions_the_golden_set_does_not_slice():
-    """A question of the qrels missing from the golden set was silently left out of its slice's mean."""
-    with pytest.raises(ValueError, match=r"question\(s\) \['q2'\] of the qrels are not in the golden set"):
-        slice_table({"X": RUN}, QRELS, GOLDEN.iloc[:1], k=1)
-    with pytest.raises(ValueError, match="the golden set has no 'slice' column"):
-        slice_table({"X": RUN}, QRELS, GOLDEN.drop(columns="slice"), k=1)
-    extra = pd.concat([GOLDEN, pd.DataFrame({"id": ["q9"], "question": ["?"], "evidence": ["-"], "slice": ["u"]})])
-    table = slice_table({"X": RUN}, QRELS, extra, k=1)  # a golden question that is not scored adds no row
-    assert list(table.index) == [("s", "X"), ("t", "X")] and table["questions"].tolist() == [1, 1]
-    assert table["recall"].tolist() == [1.0, 1.0]

@@ -315,7 +315,7 @@ def test_setup_lists_what_the_evaluation_cannot_see(tmp_path):
     assert setup.runs["BM25"]["h2"][0] == "中文#00"  # Chinese is ranked, not dropped
     assert setup.runs["BM25"]["h3"] == []  # "???" has no word BM25 can match
     # all-MiniLM reads Thai as [UNK] only: vector search ranks that chunk, and for that question, by accident
-    assert setup.unreadable == {"chunks": ["thai#00"], "questions": ["h4"]}
+    assert setup.unreadable == {"chunks": ["thai#00"], "questions": ["h4"], "cut": []}
     assert setup.notes == [
         "left out when reading notes.md: empty or only whitespace",
         "left out when reading scan.pdf: a .pdf file, not a document: only .md, .markdown, .txt files are read (convert it to one)",

@@ -218,6 +218,31 @@ def test_long_lists_are_counted_shown_in_part_and_written_whole(tmp_path):
     assert "ranks.csv" in ranks and len(pd.read_csv(output / "r" / "ranks.csv")) == 40
 
 
+def test_the_left_out_table_and_the_setup_notes_list_the_same_kinds():
+    """A chunk past the embedding model's window was listed as "cu the embedding model reads as unknown tokens only"."""
+    from retrieval_eval.pipeline import Setup
+
+    chunks = [{"id": "c1", "doc": "d", "text": "hello world"}, {"id": "c2", "doc": "d", "text": "???"}]
+    unreadable = {"chunks": ["c1"], "questions": ["q2"], "cut": ["c1", "c2", "c3", "c4"]}
+    setup = Setup({}, chunks, None, {}, {"A": {"q1": [], "q2": ["c1"]}, "B": {"q1": [], "q2": []}},
+                  [("x.pdf", "a .pdf file")], unreadable)
+    table = report.left_out_table(setup)
+    assert table["what"].value_counts(sort=False).tolist() == [1, 1, 3, 1, 1, 4]
+    assert table["what"].iloc[-1] == ("chunk longer than the embedding model's window: vector search reads only "
+                                      "its start")
+    assert table.iloc[2:5, 1:].values.tolist() == [["q1", "A"], ["q1", "B"], ["q2", "B"]]
+    assert setup.notes == [
+        "left out when reading x.pdf: a .pdf file",
+        "chunk 'c2' has no word BM25 can index: BM25 can never find it",
+        "A ranked no chunk for 1 question(s): q1 (they score 0)",
+        "B ranked no chunk for 2 question(s): q1, q2 (they score 0)",
+        "the embedding model reads 1 chunks as unknown tokens only (c1): vector search places them by accident",
+        "the embedding model reads 1 questions as unknown tokens only (q2): vector search ranks for them by accident",
+        "4 chunks are longer than the embedding model's window: vector search reads only their start "
+        "(c1, c2, c3 and 1 more)",
+    ]
+
+
 def test_cut_offs_deeper_than_every_ranking_are_said_plainly():
     ev = payload_evaluation()
     ev = report.Evaluation(ev.runs, ev.qrels, 3, [1, 3, 50], unit="document")

@@ -118,7 +118,8 @@ def test_the_files_as_read():
     graded = read_qrels(DATA / "qrels.rel_level")
     assert sorted(g for gains in graded.values() for g in gains.values()).count(-1) == 304
     assert {g for gains in graded.values() for g in gains.values()} == {-1, 0, 1, 2, 3, 4}
-    assert run.tag == "STANDARD" and run.n_documents == 1500 and run.reordered == ("301", "302", "303")
+    assert run.tag == "STANDARD" and run.reordered == ("301", "302", "303")
+    assert sum(map(len, run.rankings.values())) == 1500  # (question, document) lines
     for qid, scores in run.scores.items():
         assert scores == sorted(scores, reverse=True)
     trunc = read_run(DATA / "results.trunc")  # junk columns after the tag; no question 302
@@ -164,7 +165,7 @@ def test_engine_formats(tmp_path):
     run = read_run(write(tmp_path, "run", "\ufeff" + lines))
     assert run.rankings == {"q1": ["d2", "d1", "d3", "d4"], "q2": ["d9"]}
     assert run.scores["q1"] == [12.5, 12.5, -0.035, -math.inf]
-    assert run.tag == "es" and run.tags == ("es",) and run.reordered == ("q1",) and run.n_documents == 5
+    assert run.tag == "es" and run.tags == ("es",) and run.reordered == ("q1",)
     qrels = read_qrels(write(tmp_path, "qrels", "\ufeffq1\t0\td1\t1\r\n  q1 0 d2 -1  \n\n# note\nq2 0 d9 +2\n"))
     assert qrels == {"q1": {"d1": 1, "d2": -1}, "q2": {"d9": 2}}
 

@@ -196,11 +196,14 @@ def slot_marks(ax, xs, y: float = 0.5) -> list:
     return marks + [ax.text(x, y, MASK, ha="center", va="center", color="0.45", fontsize=FONT_PT + 2) for x in xs]
 
 
-def image_widget() -> w.Image:
-    """An Image for a :class:`FastFigure` PNG: as wide as its column, never taller than the window (CSS)."""
+def beside_a_figure(controls: list) -> tuple[w.HBox, w.Image]:
+    """The controls in a column beside an Image for a :class:`FastFigure` PNG (as wide as its column, never taller
+    than the window), wrapping under it on a narrow screen: (the row, the Image)."""
     image = w.Image(format="png", layout=w.Layout(width="100%", height="auto", margin="0"))
     image.add_class("rw-picture")
-    return image
+    column = w.VBox(controls, layout=w.Layout(flex="0 1 25em", min_width="19em"))
+    return w.HBox([column, w.Box([image], layout=w.Layout(flex="1 1 24em", min_width="0"))],
+                  layout=w.Layout(flex_flow="row wrap", width="100%", align_items="flex-start")), image
 
 
 def png_html(png: bytes, width_px: int, alt: str) -> str:
@@ -241,11 +244,15 @@ class WidgetView:
                                      layout=w.Layout(width="max-content"))
         self.reset_control = w.Button(description="reset", icon="undo", layout=w.Layout(width="max-content"))
         self.change = w.HTML()
-        for widget, cls in ((self.reveal, "rw-reveal"), (self.reset_control, "rw-reset"), (self.change, "rw-change")):
-            widget.add_class(cls)
+        self._add_classes("rw", "reveal", "change", reset_control="rw-reset")
         busy = w.HTML("<span class='rw-busy-sign'>&#8987; updating…</span>", layout=w.Layout(width="max-content"))
         return w.HBox([self.reveal, self.reset_control, *extra, self.change, busy],
                       layout=w.Layout(flex_flow="row wrap", align_items="center", width="100%"))
+
+    def _add_classes(self, prefix: str, *names: str, **classes: str) -> None:
+        """The class ``prefix-name`` (``_`` as ``-``) on each control named, else the one given (tests find them so)."""
+        for name, cls in ({name: f"{prefix}-{name.replace('_', '-')}" for name in names} | classes).items():
+            getattr(self, name).add_class(cls)
 
     def _update(self, change=None) -> None:
         if self._quiet:
@@ -300,15 +307,6 @@ class WidgetView:
 
     def _restore(self) -> None:
         """Anything besides the controls that reset puts back (a widget's own state)."""
-
-    def _compute(self) -> dict:
-        raise NotImplementedError
-
-    def _draw(self, shown: bool) -> None:
-        raise NotImplementedError
-
-    def static_html(self) -> str:
-        raise NotImplementedError
 
     def _ipython_display_(self):
         live = self.ui._repr_mimebundle_()

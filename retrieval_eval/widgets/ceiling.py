@@ -14,7 +14,9 @@ from ..checks import check_k, check_qrels, check_runs
 from ..evaluation import evaluate, precision_ceiling
 from ..metrics import METRICS, relevant_ids
 from ..text import escape
-from ._view import FONT_PT, FastFigure, WidgetView, check_start, details, image_widget, png_html, slot_marks, table_html
+from ._view import (
+    FONT_PT, FastFigure, WidgetView, beside_a_figure, check_start, details, png_html, slot_marks, table_html,
+)
 
 WHAT_IF_MAX = 5  # the "what if" control offers 1 .. WHAT_IF_MAX relevant chunks per question
 AS_LABELLED = "as labelled"
@@ -140,15 +142,9 @@ class CeilingWidget(WidgetView):
                                          description="what if n =", continuous_update=False,
                                          style={"description_width": "6em"}, layout=w.Layout(width="22em"))
         self.numbers, self.sentence = w.HTML(), w.HTML()
-        self.plot = image_widget()
-        for widget, cls in ((self.k, "ceiling-k"), (self.retriever, "ceiling-retriever"), (self.what_if, "ceiling-what-if"),
-                            (self.sentence, "ceiling-sentence"), (self.numbers, "ceiling-numbers"), (self.plot, "ceiling-plot")):
-            widget.add_class(cls)
-        controls = w.VBox([self.k, self.retriever, self.what_if,
-                           w.HTML("<i>what if</i>: every question had n relevant chunks"), self.numbers],
-                          layout=w.Layout(flex="0 1 25em", min_width="19em"))
-        body = w.HBox([controls, w.Box([self.plot], layout=w.Layout(flex="1 1 24em", min_width="0"))],
-                      layout=w.Layout(flex_flow="row wrap", width="100%", align_items="flex-start"))
+        what_if = w.HTML("<i>what if</i>: every question had n relevant chunks")
+        body, self.plot = beside_a_figure([self.k, self.retriever, self.what_if, what_if, self.numbers])
+        self._add_classes("ceiling", "k", "retriever", "what_if", "sentence", "numbers", "plot")
         self._build("ceiling-widget", [self.reveal_row(), body, self.sentence], [self.k, self.retriever, self.what_if])
 
     def settings(self) -> tuple:

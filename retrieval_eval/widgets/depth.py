@@ -14,7 +14,7 @@ from ..metrics import METRICS
 from ..plots import plot_two_stage
 from ..rerank import DEPTHS, two_stage_table
 from ..text import escape
-from ._view import FastFigure, WidgetView, details, image_widget, png_html, shown_or_mask, slot_marks, table_html
+from ._view import FastFigure, WidgetView, beside_a_figure, details, png_html, shown_or_mask, slot_marks, table_html
 
 
 def fixable(ranks: pd.Series, n: int, k: int) -> dict[str, list[str]]:
@@ -49,13 +49,8 @@ class DepthWidget(WidgetView):
                                    description="N reranked", continuous_update=False,
                                    style={"description_width": "6em"}, layout=w.Layout(width="22em"))
         self.numbers, self.sentence, self.questions = w.HTML(), w.HTML(), w.HTML()
-        self.plot = image_widget()
-        for widget, cls in ((self.stage, "depth-stage"), (self.n, "depth-n"), (self.numbers, "depth-numbers"),
-                            (self.sentence, "depth-sentence"), (self.questions, "depth-questions"), (self.plot, "depth-plot")):
-            widget.add_class(cls)
-        controls = w.VBox([self.stage, self.n, self.numbers, self.questions], layout=w.Layout(flex="0 1 25em", min_width="19em"))
-        body = w.HBox([controls, w.Box([self.plot], layout=w.Layout(flex="1 1 24em", min_width="0"))],
-                      layout=w.Layout(flex_flow="row wrap", width="100%", align_items="flex-start"))
+        body, self.plot = beside_a_figure([self.stage, self.n, self.numbers, self.questions])
+        self._add_classes("depth", "stage", "n", "numbers", "sentence", "questions", "plot")
         self._build("depth-widget", [self.reveal_row(), body, self.sentence], [self.stage, self.n])
 
     def figure(self, stage: str) -> FastFigure:

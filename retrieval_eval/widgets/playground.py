@@ -120,8 +120,7 @@ class PlaygroundWidget(WidgetView):
         self.missed = w.IntSlider(value=0, min=0, max=3, description="relevant, not retrieved",
                                   style={"description_width": "initial"}, layout=w.Layout(width="24em"))
         self.scores = w.HTML()
-        for widget, cls in ((self.k, "playground-k"), (self.missed, "playground-missed"), (self.scores, "playground-scores")):
-            widget.add_class(cls)
+        self._add_classes("playground", "k", "missed", "scores")
         rows = [w.HTML(legend_html(max_gain)), w.HBox(self.rank_buttons, layout=w.Layout(flex_flow="row wrap")),
                 w.HBox([self.k, self.missed], layout=w.Layout(flex_flow="row wrap")), self.reveal_row(), self.scores]
         self._build("playground-widget", rows, [self.k, self.missed])

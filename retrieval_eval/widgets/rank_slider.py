@@ -67,9 +67,7 @@ class RankSliderWidget(WidgetView):
         self.k = w.IntSlider(value=k, min=1, max=n, description="cut-off k", style={"description_width": "5em"},
                              layout=w.Layout(width="21em"))
         self.ranking, self.bars, self.readout = w.HTML(), w.HTML(), w.HTML()
-        for widget, cls in ((self.rank, "rank-slider-rank"), (self.k, "rank-slider-k"),
-                            (self.readout, "rank-slider-readout"), (self.bars, "rank-slider-bars")):
-            widget.add_class(cls)
+        self._add_classes("rank-slider", "rank", "k", "readout", "bars")
         rows = [w.HBox([self.rank, self.k], layout=w.Layout(flex_flow="row wrap")), self.reveal_row(), self.ranking,
                 w.HBox([self.bars, self.readout], layout=w.Layout(flex_flow="row wrap", align_items="flex-end"))]
         self._build("rank-slider-widget", rows, [self.rank, self.k])

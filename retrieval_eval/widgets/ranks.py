@@ -175,11 +175,8 @@ class RanksWidget(WidgetView):
         self.question = w.Dropdown(layout=w.Layout(flex="1 1 18em", width="auto", min_width="0"))
         self.full = w.ToggleButton(description="full texts", layout=w.Layout(width="max-content"))
         self.matches, self.heatmap, self.frame, self.head, self.top_chunks = (w.HTML() for _ in range(5))
-        for widget, cls in ((self.search, "ranks-search"), (self.slice, "ranks-slice"), (self.k, "ranks-k"),
-                            (self.disagree, "ranks-disagree"), (self.question, "ranks-question"), (self.full, "ranks-full"),
-                            (self.heatmap, "ranks-heatmap"), (self.head, "ranks-head"), (self.top_chunks, "ranks-chunks"),
-                            (self.matches, "ranks-matches")):
-            widget.add_class(cls)
+        self._add_classes("ranks", "search", "slice", "k", "disagree", "question", "full", "heatmap", "head", "matches",
+                          top_chunks="ranks-chunks")
         self.frame.layout.display = "none"
         self.full.observe(lambda change: (self.ui.add_class if change["new"] else self.ui.remove_class)("rw-full"), "value")
         self._refilter(select=question, quiet=True)

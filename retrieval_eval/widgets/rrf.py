@@ -181,10 +181,8 @@ class RRFWidget(WidgetView):
         self.full.observe(lambda change: (self.ui.add_class if change["new"] else self.ui.remove_class)("rw-full"), "value")
         self.metrics, self.sentence, self.fused = w.HTML(), w.HTML(), w.HTML()
         self.sentence.layout = w.Layout(flex="1 1 20em", min_width="0", margin="0 0 0 12px")
-        for widget, cls in ((self.question, "rrf-question"), (self.rrf_k, "rrf-k"), (self.depth, "rrf-depth"),
-                            (self.k, "rrf-cutoff"), (self.metrics, "rrf-metrics"), (self.sentence, "rrf-sentence"),
-                            (self.fused, "rrf-fused"), (self.full, "rrf-full")):
-            widget.add_class(cls)
+        self._add_classes("rrf", "question", "depth", "metrics", "sentence", "fused", "full", rrf_k="rrf-k",
+                          k="rrf-cutoff")
         self.new_round = (self.question,)
         rows = [w.HBox([self.question], layout=w.Layout(width="100%")),
                 w.HBox([self.rrf_k, self.depth, self.k], layout=w.Layout(flex_flow="row wrap")), self.reveal_row(self.full),
