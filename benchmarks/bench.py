@@ -447,7 +447,7 @@ def bench_report():
                  .total_seconds() for c in cells}
         slowest = max(times, key=times.get)
         report_mib = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
-    print(f"8. make evaluate at scale: {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, cold cache; {os.cpu_count()} "
+    print(f"9. make evaluate at scale: {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, cold cache; {os.cpu_count()} "
           f"cores, no GPU; load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
     print(f"   {seconds:.0f} s in all (target <= {SCALE_TARGET_S} s: {'met' if seconds <= SCALE_TARGET_S else 'MISSED'}); "
           f"the terminal part {terminal:.0f} s, the report {seconds - terminal:.0f} s; peak memory {peak_kib / 1024:.0f} MiB (the largest process); cache {cache_mib:.1f} MiB (target <= "
