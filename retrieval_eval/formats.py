@@ -1,9 +1,7 @@
-"""Files in the shapes people and other tools write: chunks files, golden sets by relevant ids, BEIR
-folders, LlamaIndex datasets, and TREC qrels with a questions file.
-
-Every error names the file, the line and the field. Field names compare in lower case with spaces as ``_``,
-under the names other tools give them (:data:`CHUNK_FIELDS`). Ids are one line with no space at either end;
-a JSON number is read as its digits."""
+"""Files in the shapes people and other tools write: chunks files, golden sets by relevant ids, BEIR folders, LlamaIndex
+datasets, and TREC qrels with a questions file. Every error names the file, the line and the field. Field names compare
+in lower case with spaces as ``_``, under the names other tools give them (:data:`CHUNK_FIELDS`). Ids are one line with
+no space at either end; a JSON number is read as its digits."""
 
 from __future__ import annotations
 
@@ -71,11 +69,10 @@ def column_name(name: str) -> str:
 
 def read_table(path: str | Path, fields: Mapping[str, Sequence[str]], required: Sequence[Sequence[str]],
                what: str = "row") -> tuple[list[str], list[tuple[int, dict]]]:
-    """The rows of a CSV file as ``(line it starts on, {field: cell})``, and the fields found.
-
-    The separator is a comma, semicolon or tab (the one that splits the header into the most known names; an
-    Excel ``sep=;`` line is honoured); UTF-8 with or without BOM, or UTF-16 with one; blank rows dropped.
-    ``required`` lists, per column, the fields of which one must be there."""
+    """The rows of a CSV file as ``(line it starts on, {field: cell})``, and the fields found. The separator is a comma,
+    semicolon or tab (the one that splits the header into the most known names; an Excel ``sep=;`` line is honoured);
+    UTF-8 with or without BOM, or UTF-16 with one; blank rows dropped. ``required`` lists, per column, the fields of
+    which one must be there."""
     path = Path(path)
     lines = _file_text(path).split("\n")
     known = {alias: name for name, aliases in fields.items() for alias in aliases}
