@@ -1,18 +1,7 @@
-"""What valid data is: the types every module passes around, and the checks at the door.
-
-Glossary (the field's terms, used in every module):
-
-- **chunk**: the unit a retriever returns, ``{"id": "03_battery_care#01", "doc": ..., "text": ..., "n_tokens": ...}``.
-- **ranking**: chunk ids, best first (rank 1 is the first element). A **run** is one ranking per
-  question, ``{question id: ranking}``; **runs** name several, ``{run name: run}``.
-- **gains**: one question's judgements, ``{chunk id: gain}``; a chunk is **relevant** when its gain
-  is > 0. **qrels**: ``{question id: gains}``.
-- **cut-off k**: how many ranks from the top are read; **ks** several cut-offs.
-
-Data is checked once, where it enters (the loaders, :func:`~retrieval_eval.pipeline.evaluation_setup`,
-the public table functions, the make targets); inner functions trust it. Every check raises
-``ValueError`` with a message naming the question, run, id or argument at fault.
-"""
+"""What valid data is: the types every module passes around (their comments are the glossary; a **cut-off k** is how
+many ranks from the top are read), and the checks at the door, run once where data enters (the loaders,
+:func:`~retrieval_eval.pipeline.evaluation_setup`, the public table functions, the make targets); inner functions trust
+it. Every check raises ``ValueError`` with a message naming the question, run, id or argument at fault."""
 
 from __future__ import annotations
 
@@ -22,12 +11,12 @@ from contextlib import contextmanager
 
 import numpy as np
 
-Ranking = list[str]
-Run = dict[str, Ranking]
-Runs = dict[str, Run]
-Gains = dict[str, float]
-Qrels = dict[str, Gains]
-Chunk = dict
+Ranking = list[str]  # a **ranking**: chunk ids, best first (rank 1 is the first element)
+Run = dict[str, Ranking]  # a **run**: one ranking per question, {question id: ranking}
+Runs = dict[str, Run]  # **runs**: several, {run name: run}
+Gains = dict[str, float]  # **gains**: one question's judgements, {chunk id: gain}; **relevant** when the gain is > 0
+Qrels = dict[str, Gains]  # **qrels**: {question id: gains}
+Chunk = dict  # a **chunk**, the unit a retriever returns: {"id": "03_battery_care#01", "doc", "text", "n_tokens"}
 
 
 def check_k(value, name: str = "k") -> int:

@@ -1,9 +1,7 @@
-"""``make evaluate`` and ``make evaluate-runs``: ``python -m retrieval_eval.cli evaluate|evaluate-runs``.
-
-Parameters come from the environment as typed, read by :data:`PARAMETERS` and all checked before anything
-is read (exit 2, one line per problem). A new report folder is claimed (a default name gets ``-2``, ``-3``…;
-a ``REPORT`` that exists is refused), the bundle written and ``templates/report.ipynb`` executed on this
-checkout's code. A problem with the data or the report is one message (exit 1), never a traceback."""
+"""``make evaluate`` and ``make evaluate-runs``: ``python -m retrieval_eval.cli evaluate|evaluate-runs``. The
+environment's parameters are read by :data:`PARAMETERS` and all checked before anything is read (exit 2, one line per
+problem). A new report folder is claimed (a default name gets ``-2``, ``-3``…; an existing ``REPORT`` is refused), the
+bundle written, ``templates/report.ipynb`` executed; a problem with data or report is one message (exit 1)."""
 
 from __future__ import annotations
 

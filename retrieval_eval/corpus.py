@@ -59,12 +59,10 @@ def path_problem(name: str, path, kind: str) -> str | None:
 
 
 def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None, exclude: Sequence[str | Path] = ()) -> dict[str, str]:
-    """Every document of a corpus folder, at any depth: ``{id: text}``, the id the path without extension
-    (``faq/returns.md`` → ``faq/returns``). Read: ``.md``, ``.markdown``, ``.txt`` in any case, decoded by
-    :func:`~retrieval_eval.text.read_text`. Not read, and listed with the reason (into ``skipped``, else one
-    warning): hidden and system files, other types, empty or front-matter-only documents, links to folders, a
-    file reached twice, broken links, pipes, sockets, devices, the ``exclude``d inputs. Undecodable documents and
-    two files giving one id are listed together in one ValueError."""
+    """Every document under a corpus folder, at any depth, as ``{id: text}``, the id its path without extension
+    (``faq/a.md`` → ``faq/a``): ``.md``, ``.markdown``, ``.txt`` in any case, by :func:`.text.read_text`. Not read,
+    and listed with why (into ``skipped``, else one warning): hidden, system, other, empty or front-matter-only files,
+    folder links, a file twice, broken links, pipes, sockets, devices, ``exclude``. Undecodable, clashes: ValueError."""
     folder = Path(folder)
     if not folder.exists():
         raise FileNotFoundError(f"the corpus folder {folder} does not exist")
@@ -197,13 +195,10 @@ def _identity(path: Path) -> tuple[int, int]:
 
 def split_into_chunks(docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0,
                       prefix: str = "") -> list[dict]:
-    """Each document split by LangChain's ``RecursiveCharacterTextSplitter`` sized in the tokenizer's word
-    pieces: ``[{"id": "<doc>#<nn>", "doc", "text", "n_tokens"}]`` in document order.
-
-    Each document is tokenized once and each word piece charged to the text where it starts (measuring pieces
-    one by one makes chunks far smaller than asked). With the special tokens and the document ``prefix`` set
-    aside, a chunk as the model reads it is at most ``chunk_size`` word pieces (``n_tokens`` counts them all).
-    ``tokenizer``: a fast tokenizer (character offsets) or a ``tokenizers.Tokenizer``."""
+    """Each document split by LangChain's ``RecursiveCharacterTextSplitter`` in ``tokenizer``'s word pieces (a fast
+    tokenizer or a ``tokenizers.Tokenizer``): ``[{"id": "<doc>#<nn>", "doc", "text", "n_tokens"}]`` in document order.
+    Each document is tokenized once, each piece charged where it starts; the special tokens and ``prefix`` aside, a
+    chunk as the embedding model reads it is at most ``chunk_size`` pieces (``n_tokens`` counts them all)."""
     chunk_size = check_k(chunk_size, "chunk_size")
     fast = _own_fast_tokenizer(tokenizer)
     # What the model reads besides the chunk: 2 special tokens for BERT-style models ([CLS], [SEP]), and the prefix.
@@ -283,11 +278,9 @@ def _split_text(text: str, tokenizer, room: int, overlap: int) -> list[str]:
 
 
 def _word_piece_starts(text: str, tokenizer) -> list[tuple[int, bool]]:
-    """``(character offset, may cut there)`` for each word piece of ``text``.
-
-    A cut may fall before a word's first piece, and inside a word where both halves read alone keep their
-    number of pieces ("##ab" alone becomes "ab"). Words of over 200 pieces may be cut anywhere; :func:`_fit`
-    catches what that changes."""
+    """``(character offset, may cut there)`` for each word piece of ``text``. A cut may fall before a word's first
+    piece, and inside a word where both halves read alone keep their number of pieces ("##ab" alone becomes "ab"). Words
+    of over 200 pieces may be cut anywhere; :func:`_fit` catches what that changes."""
     encoding = tokenizer.encode(text, add_special_tokens=False)
     offsets, word_ids = encoding.offsets, encoding.word_ids
     words: dict = {}

@@ -1,9 +1,7 @@
-"""Files in the shapes people and other tools write: chunks files, golden sets by relevant ids, BEIR
-folders, LlamaIndex datasets, TREC qrels with a questions file, and the Anthropic cookbook's set.
-
-Every error names the file, the line and the field. Field names compare in lower case with spaces as ``_``,
-under the names other tools give them (:data:`CHUNK_FIELDS`). Ids are one line with no space at either end;
-a JSON number is read as its digits."""
+"""Files in the shapes people and other tools write: chunks files, golden sets by relevant ids, BEIR folders, LlamaIndex
+datasets, and TREC qrels with a questions file. Every error names the file, the line and the field. Field names compare
+in lower case with spaces as ``_``, under the names other tools give them (:data:`CHUNK_FIELDS`). Ids are one line with
+no space at either end; a JSON number is read as its digits."""
 
 from __future__ import annotations
 
@@ -71,11 +69,10 @@ def column_name(name: str) -> str:
 
 def read_table(path: str | Path, fields: Mapping[str, Sequence[str]], required: Sequence[Sequence[str]],
                what: str = "row") -> tuple[list[str], list[tuple[int, dict]]]:
-    """The rows of a CSV file as ``(line it starts on, {field: cell})``, and the fields found.
-
-    The separator is a comma, semicolon or tab (the one that splits the header into the most known names; an
-    Excel ``sep=;`` line is honoured); UTF-8 with or without BOM, or UTF-16 with one; blank rows dropped.
-    ``required`` lists, per column, the fields of which one must be there."""
+    """The rows of a CSV file as ``(line it starts on, {field: cell})``, and the fields found. The separator is a comma,
+    semicolon or tab (the one that splits the header into the most known names; an Excel ``sep=;`` line is honoured);
+    UTF-8 with or without BOM, or UTF-16 with one; blank rows dropped. ``required`` lists, per column, the fields of
+    which one must be there."""
     path = Path(path)
     lines = _file_text(path).split("\n")
     known = {alias: name for name, aliases in fields.items() for alias in aliases}
@@ -455,34 +452,3 @@ def beir_labels(folder: str | Path, split: str = "test") -> Labels:
     if not labels:
         raise FormatError(qrels_file, None, "holds no judgement")
     return assemble(read_questions(queries), queries, labels, qrels_file, split=True)
-
-
-# --- the Anthropic cookbook's set ---------------------------------------------------------------------
-
-
-def cookbook_to_series(docs_json: str | Path, eval_json: str | Path, folder: str | Path) -> tuple[Path, Path]:
-    """The Anthropic cookbook's RAG set as ``chunks.jsonl`` (id = ``chunk_link``, doc = the link without its
-    anchor, ``heading`` kept but not read) and ``golden.csv`` (relevant = ``correct_chunks`` joined by ``|``)."""
-    docs_json, eval_json, folder = Path(docs_json), Path(eval_json), Path(folder)
-    chunks = read_records(docs_json, {"id": ("chunk_link",), "title": ("chunk_heading",), "text": ("text",)},
-                          [("id",), ("title",), ("text",)], "chunk")
-    questions = read_records(eval_json, {"id": ("id",), "question": ("question",), "relevant": ("correct_chunks",),
-                                         "answer": ("correct_answer",)}, [("id",), ("question",), ("relevant",)], "question")
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for line, c in chunks:
-        link = _identifier(c["id"], docs_json, line, "chunk_link")
-        lines.append(json.dumps({"id": link, "doc": link.split("#")[0], "heading": _text(c["title"], docs_json, line, "chunk_heading", True),
-                                 "text": _text(c["text"], docs_json, line, "text")}, ensure_ascii=False))
-    (folder / "chunks.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["id", "question", "relevant", "answer"])
-    for line, q in questions:
-        if not isinstance(q["relevant"], list) or not q["relevant"]:
-            raise FormatError(eval_json, line, "the field correct_chunks must be a non-empty list of chunk links")
-        writer.writerow([_identifier(q["id"], eval_json, line, "id"), _text(q["question"], eval_json, line, "question"),
-                         "|".join(_identifier(d, eval_json, line, "correct_chunks") for d in q["relevant"]),
-                         _text(q.get("answer"), eval_json, line, "correct_answer", True)])
-    (folder / "golden.csv").write_text(buffer.getvalue(), encoding="utf-8")
-    return folder / "chunks.jsonl", folder / "golden.csv"

@@ -26,11 +26,10 @@ EVIDENCE_FIELDS = {name: GOLDEN_FIELDS[name] for name in (*GOLDEN_COLUMNS, *OPTI
 
 
 def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None = None) -> pd.DataFrame:
-    """A golden set of evidence strings: a CSV of ``id, question, evidence`` [, ``slice``, ``partial_evidence``],
-    read by :func:`~retrieval_eval.formats.read_table`. A question with several strings takes one row per string
-    (each relevant on its own; then ``evidence_strings`` holds them all). Row problems (blank cells, an id
-    repeated with another question, evidence under ``MIN_EVIDENCE_CHARS``) name the line and are raised together
-    as a :class:`GoldenSetError`, or appended to ``problems`` when given."""
+    """A golden set of evidence strings: a CSV of ``id, question, evidence`` [, ``slice``, ``partial_evidence``]
+    (:func:`.formats.read_table`); a question's strings take a row each (each relevant alone; ``evidence_strings`` holds
+    them all). Row problems (blank cells, an id repeated with another question, evidence under ``MIN_EVIDENCE_CHARS``)
+    name the line, raised together as a :class:`GoldenSetError` or appended to ``problems``."""
     path = Path(path)
     columns, rows = read_table(path, EVIDENCE_FIELDS, [("id",), ("question",), ("evidence",)], "question")
     return _evidence_golden(path, columns, rows, problems)

@@ -1,8 +1,7 @@
 """The four metrics of the series (recall@k, precision@k, reciprocal rank / MRR, nDCG@k) and their registry.
 
-The first half defines each metric for one question, with its formula; the second registers them in
-:data:`METRICS`, which every table, plot, widget and report reads, so a fifth metric is one
-:func:`register_metric` call. Conventions follow trec_eval; the terms are in :mod:`retrieval_eval.checks`."""
+Each metric for one question, with its formula; then :data:`METRICS`, which every table, plot, widget and report reads
+(a fifth metric is one :func:`register_metric` call). trec_eval's conventions; terms: :mod:`.checks`."""
 
 from __future__ import annotations
 

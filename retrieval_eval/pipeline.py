@@ -1,10 +1,7 @@
-"""The one set-up call, :func:`evaluation_setup`, and the registry of retrievers it runs.
-
-An entry is a function ``question -> [chunk ids, best first]`` or a stage: :class:`BM25`, :class:`Vector`,
-:class:`Fusion` (RRF of named runs) or :class:`~retrieval_eval.rerank.Rerank`. Each run enters through one
-check naming the retriever and the question, and keeps the top :data:`DEPTH`. The teaching set's runs are
-data (``data/runs/``), so its notebooks need no embedding model; other runs are cached under
-``.cache/rankings/``, keyed by everything that can change a ranking."""
+"""The one set-up call, :func:`evaluation_setup`, and its registry of retrievers: a function ``question -> [chunk ids,
+best first]`` or a stage (:class:`BM25`, :class:`Vector`, :class:`Fusion`, :class:`~retrieval_eval.rerank.Rerank`). Each
+run is checked once, naming retriever and question, and keeps the top :data:`DEPTH`. The teaching set's runs are data
+(``data/runs/``: no embedding model needed); others are cached in ``.cache/rankings/`` by all that changes them."""
 
 from __future__ import annotations
 
@@ -416,12 +413,10 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
                      retrievers: Mapping[str, Stage | Callable] | None = None, reranker=None,
                      model_name: str | None = None, chunk_size: int = CHUNK_SIZE, progress: bool = False,
                      cache_dir: str | Path = CACHE_DIR, cutoffs: Sequence[int] = ()) -> Setup:
-    """Chunks, golden set and qrels (:func:`load_inputs`), and every retriever's run over every question.
-
-    ``retrievers`` adds entries to :func:`default_retrievers` (a name there is replaced); ``reranker`` (see
-    :func:`~retrieval_eval.rerank.load_reranker`) adds "hybrid + rerank", hybrid's top 10 reranked. At the
-    document level each run ranks documents. ``cutoffs``: the k a caller will read, refused when more than the
-    chunks or :data:`DEPTH`."""
+    """Chunks, golden set and qrels (:func:`load_inputs`), and every retriever's run over every question. ``retrievers``
+    adds entries to :func:`default_retrievers` (a name there is replaced); ``reranker`` (as for
+    :func:`.rerank.load_reranker`) adds "hybrid + rerank", hybrid's top 10 reranked. At the document level runs rank
+    documents. ``cutoffs``: the k a caller will read, refused when more than the chunks or :data:`DEPTH`."""
     from .rerank import Rerank, load_reranker
     if retrievers is not None and not isinstance(retrievers, Mapping):
         raise ValueError(f"retrievers must be a mapping {{name: function or stage}}, got {retrievers!r:.60}")

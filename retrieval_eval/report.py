@@ -1,9 +1,7 @@
-"""The report of ``make evaluate`` and ``make evaluate-runs``: its sections, and the bundle it is read from.
-
-The cli writes a *bundle* into a new report folder (:func:`write_bundle`); the template reads only that
-(:func:`load_bundle`), one section per cell; notebook 05 calls the sections on its setup (:func:`from_setup`).
-Every user text in a section's HTML goes through :func:`~retrieval_eval.text.escape`; a long list is shown in
-part and written whole to a CSV file beside the report, by :func:`write_file`: never over a file or a link."""
+"""The report of ``make evaluate`` and ``make evaluate-runs``: the cli writes a *bundle* into a new report folder
+(:func:`write_bundle`), the template reads only that (:func:`load_bundle`), one section per cell; notebook 05 calls the
+sections on its setup (:func:`from_setup`). User text in HTML goes through :func:`~retrieval_eval.text.escape`; a long
+list is shown in part and written whole to a CSV beside it (:func:`write_file`: never over a file or a link)."""
 
 from __future__ import annotations
 

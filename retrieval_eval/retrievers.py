@@ -83,14 +83,10 @@ def _stemmer(name: str):
 
 
 def tokenize(text: str, stop_words: str | None = STOP_WORDS, stemmer: str | None = STEMMER) -> list[str]:
-    """The BM25 analyzer, for chunks and questions alike, as a practitioner's engine has one.
-
-    1. words: :func:`~retrieval_eval.text.normalise`, lower case, runs of letters and digits ("E-07" stays
-       one word, "policy?" → "policy"); a script without spaces becomes overlapping character pairs, as
-       Lucene's ``CJKAnalyzer`` does ("图书馆" → "图书", "书馆");
-    2. stop words out (:func:`stop_word_list`), before stemming;
-    3. Snowball English stems ("renewals" → "renew").
-    """
+    """The BM25 analyzer, for chunks and questions alike: :func:`~retrieval_eval.text.normalise`, lower case, runs of
+    letters and digits ("E-07" stays one word, "policy?" → "policy"; a script without spaces gives overlapping pairs,
+    as Lucene's ``CJKAnalyzer``: "图书馆" → "图书", "书馆"); then stop words out (:func:`stop_word_list`), then stems
+    (default Snowball English: "renewals" → "renew")."""
     words = []
     for match in _TOKENS.finditer(normalise(text).lower()):
         run = match["run"]
@@ -113,13 +109,10 @@ LUCENE_ENGLISH = {"stop_words": "lucene", "stemmer": "porter", "idf": "lucene", 
 
 
 class BM25Retriever:
-    """BM25 (Robertson & Zaragoza 2009) over :func:`tokenize`: rank-bm25's ``BM25Okapi`` (``idf="robertson"``)
-    or bm25s with Lucene's idf ln(1 + (N − n + 0.5)/(n + 0.5)), never 0 (``idf="lucene"``).
-
-    Our defaults are tuned on the golden set, and say so: NLTK's stop words (chosen with the results in view) and
-    ``epsilon=0`` (rank-bm25 floors a negative idf at 0.25 × the average idf, which on a few dozen chunks outweighs
-    a moderately rare term). ``k1``, ``b``: rank-bm25's. Only chunks scoring above 0 are ranked: padding the
-    ranking would credit chunks for their place in the file."""
+    """BM25 (Robertson & Zaragoza 2009) over :func:`tokenize`: rank-bm25's ``BM25Okapi`` (``idf="robertson"``) or bm25s
+    with Lucene's idf ln(1 + (N − n + 0.5)/(n + 0.5)), never 0 (``idf="lucene"``). Defaults tuned on the golden set:
+    NLTK's stop words, ``epsilon=0`` (rank-bm25 floors a negative idf at 0.25 × the mean idf: on a few dozen chunks it
+    outweighs a rare term); ``k1``, ``b`` rank-bm25's. Only chunks scoring above 0 are ranked (no padding)."""
 
     def __init__(self, chunks: Sequence[Chunk], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.0,
                  stop_words: str | None = STOP_WORDS, stemmer: str | None = STEMMER, idf: str = "robertson",

@@ -232,11 +232,10 @@ def _gain_colour(gain: float, graded: bool) -> str:
 
 def plot_rankings(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, float], k: int | None = None,
                   max_rank: int = 10, show: Sequence[str] = (), title: str | None = None):
-    """Rankings as result lists side by side (rank 1 on top), relevant chunks coloured, the cut-off k marked.
-
-    ``gains`` is one question's ``{id: gain}``, or ``{column title: {id: gain}}`` for one question per column;
-    gains above 1 get a second colour. A relevant chunk below ``max_rank`` or not retrieved is named under its
-    column, so no miss is invisible. ``show`` names metrics printed under each column at k ("MRR" prints RR@k)."""
+    """Rankings as result lists side by side (rank 1 on top), relevant chunks coloured, the cut-off k marked. ``gains``:
+    one question's ``{id: gain}``, or ``{column title: {id: gain}}``; gains above 1 get a second colour. A relevant
+    chunk below ``max_rank`` or not retrieved is named under its column, so no miss is invisible. ``show`` names metrics
+    printed under each column at k ("MRR" prints RR@k)."""
     if not isinstance(rankings, Mapping) or not rankings:
         raise ValueError("rankings must be a non-empty {title: ranking} mapping")
     columns = {label: check_ranking(ranked) for label, ranked in rankings.items()}
@@ -382,13 +381,10 @@ _CALCULATION_NOTE = " (type the result, not the calculation: only numbers and + 
 
 @dataclass(frozen=True)
 class Answer:
-    """What a check-yourself question expects when a plain solution value is not enough.
-
-    ``value`` may be a set of texts any one of which is right (e.g. tied leaders from ``rank_groups``); ``kind``
-    defaults from its type. A number is right within half a unit of ``decimals`` unless ``tolerance`` is given.
-    ``hint`` must not give the solution away. ``options``: the choices of a text question (the solution must be
-    one); an answer naming exactly one option counts as it. A retriever-name solution gets the retrievers as
-    options by default, so "vector search" reads as "vector"."""
+    """What a check-yourself question expects when a plain solution value is not enough. ``value`` may be a set of
+    texts, any one right (tied leaders from ``rank_groups``); ``kind`` defaults from its type; a number is right within
+    half a unit of ``decimals`` unless ``tolerance`` is given; ``hint`` must not give it away. ``options``: a text
+    question's choices (the solution is one; naming exactly one counts); a retriever name gets the retrievers."""
 
     value: object
     kind: str | None = None
@@ -449,15 +445,10 @@ class Report:
 
 def check_answers(answers: Mapping[object, object], solutions: Mapping[object, object], *,
                   show: Callable[[str], object] = print) -> Report:
-    """Check a reader's answers to a "check yourself" section: one line per question, shown with ``show``.
-
-    Numbers: ``0.33``, ``"1/3"``, ``"33%"``, ``Fraction``, NumPy scalars, or arithmetic typed as text (brackets,
-    ``+ - * / **``, ``^`` as ``**``); right within half a unit of the decimals asked for, compared exactly as
-    fractions. Booleans: ``True``, ``"yes"``, ``1``. Text: case, spaces, quotes, a final full stop, articles
-    ignored, ``_`` and ``-`` read as spaces; "RRF" names hybrid among the retrievers. ``None``, ``...`` or blank
-    is "not answered yet". A wrong answer gets "not yet", a note on the format or rounding and the hint; the
-    solution is never printed and nothing a reader types raises. Question names compare as text (1 is "1").
-    A solution that is not a valid :class:`Answer` raises ValueError (the author's error)."""
+    """Check a reader's "check yourself" answers, one line each via ``show``: a wrong one gets "not yet", a note and
+    the hint, never the solution; nothing typed raises. Numbers (``0.33``, ``"1/3"``, ``"33%"``, arithmetic, ``^`` as
+    ``**``) are right within half a unit of the decimals asked; ``"yes"`` is True; text ignores case, spaces, quotes,
+    ``_``, ``-``, a final stop, articles. None, ``...``, blank: unanswered. A bad :class:`Answer` raises ValueError."""
     specs = {str(q): s if isinstance(s, Answer) else Answer(s) for q, s in solutions.items()}
     if not isinstance(answers, Mapping):
         what = "None" if answers is None else f"a {type(answers).__name__}"

@@ -1,14 +1,7 @@
-"""TREC qrels and run files: written for trec_eval, ranx and ir_measures, read the way trec_eval 10.0 reads them.
-
-A qrels line is ``qid iter docid rel`` (exactly 4 fields, ``iter`` not read); a run line ``qid Q0 docid rank
-score tag`` (at least 6 fields; ``Q0``, rank and fields after the tag not read). Fields are split at C's
-``isspace`` (a non-breaking space is part of a field). Each question's documents are re-sorted by score, then
-docid *descending* as bytes (``form_res_rels.c``). A document twice for one question is refused, in runs and
-qrels alike. ``#`` starts a comment.
-
-Stricter than trec_eval, which reads nonsense silently (``atol``/``atof``: a label ``1.5`` is 1, ``abc`` 0):
-a label must be an integer and a score a number (``nan`` refused); every question is checked for
-duplicates. Blank lines are skipped, a UTF-8 BOM dropped and a lone CR ends a line. Errors name file and line."""
+"""TREC qrels and run files: written for trec_eval, ranx and ir_measures, read as trec_eval 10.0 reads them: qrels ``qid
+iter docid rel`` (4 fields), runs ``qid Q0 docid rank score tag`` (6 or more; ``iter``, ``Q0``, rank not read), split at
+C's ``isspace``, re-sorted by score then docid descending as bytes, ``#`` a comment. Stricter: a label must be an
+integer, a score a number (not nan), a document once per question. Errors name file and line."""
 
 from __future__ import annotations
 

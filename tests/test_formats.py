@@ -3,8 +3,11 @@
 checked against pytrec_eval on the TREC files written from the same runs and labels; a malformed version of
 each format gives one error naming its file and line; the cookbook converter and its published formulas."""
 
+import importlib.util
 import json
 import shutil
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -13,7 +16,7 @@ import pytrec_eval
 import helpers as h
 from retrieval_eval.conventions import published_summary
 from retrieval_eval.formats import (
-    FormatError, GoldenSetError, cookbook_to_series, id_labels, load_chunks, load_qrels_and_questions,
+    FormatError, GoldenSetError, id_labels, load_chunks, load_qrels_and_questions,
 )
 from retrieval_eval.golden import document_qrels, document_run, load_golden
 from retrieval_eval.paths import DATA_DIR, ROOT
@@ -300,10 +303,15 @@ def test_all_problems_of_a_labels_file_are_listed_at_once(tmp_path):
 
 # --- the cookbook's set ---------------------------------------------------------------------------------
 
+CONVERT = DATA_DIR / "cookbook" / "convert.py"
+_spec = importlib.util.spec_from_file_location("cookbook_convert", CONVERT)
+convert = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(convert)
+
 
 def test_the_cookbook_converter_on_a_fake_pair(tmp_path):
-    chunks_path, golden_path = cookbook_to_series(FORMATS / "cookbook" / "anthropic_docs.json",
-                                                  FORMATS / "cookbook" / "docs_evaluation_dataset.json", tmp_path)
+    chunks_path, golden_path = convert.cookbook_to_series(FORMATS / "cookbook" / "anthropic_docs.json",
+                                                          FORMATS / "cookbook" / "docs_evaluation_dataset.json", tmp_path)
     chunks = load_chunks(chunks_path)
     assert chunks[1] == {"id": "https://docs.example.com/en/d01#01", "doc": "https://docs.example.com/en/d01",
                          "text": "Opening hours\n\nOn Sundays the garden centre opens at eleven and closes at five."}
@@ -315,7 +323,19 @@ def test_the_cookbook_converter_on_a_fake_pair(tmp_path):
     bad = tmp_path / "eval.json"
     bad.write_text('[\n{"id": "e1", "question": "Why?", "correct_chunks": "https://x#y"}\n]')
     with pytest.raises(FormatError, match=rf"{bad}:2: the field correct_chunks must be a non-empty list"):
-        cookbook_to_series(FORMATS / "cookbook" / "anthropic_docs.json", bad, tmp_path)
+        convert.cookbook_to_series(FORMATS / "cookbook" / "anthropic_docs.json", bad, tmp_path)
+
+
+def test_the_cookbook_script_runs_from_the_command_line(tmp_path):
+    """``python data/cookbook/convert.py <docs> <eval> <folder>`` writes the same two files as the function."""
+    fake = [FORMATS / "cookbook" / "anthropic_docs.json", FORMATS / "cookbook" / "docs_evaluation_dataset.json"]
+    done = subprocess.run([sys.executable, CONVERT, *fake, tmp_path / "cli"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    convert.cookbook_to_series(*fake, tmp_path / "call")
+    for name in ("chunks.jsonl", "golden.csv"):
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "call" / name).read_bytes()
+    usage = subprocess.run([sys.executable, CONVERT], capture_output=True, text=True, cwd=ROOT)
+    assert usage.returncode == 1 and usage.stderr.startswith("usage: python data/cookbook/convert.py")
 
 
 COOKBOOK = DATA_DIR / "cookbook"

@@ -1,10 +1,7 @@
-"""What the classroom widgets share: one look, the keyboard kept inside (:class:`KeyGuard`), predict-then-reveal,
-the change line, fast figures, and a display that still teaches without a kernel.
-
-While the numbers are hidden the kernel sends no hidden value ("?", axes and prediction slots only). A widget
-displays two outputs, the live widget and its static copy; a style rule shows exactly one: the copy wherever
-no live widget renders (GitHub, nbviewer, a changed kernel), because JupyterLab renders one MIME type per
-output and a copy inside the widget's own output would never show."""
+"""What the classroom widgets share: one look, the keyboard kept inside (:class:`KeyGuard`), predict-then-reveal (no
+hidden value is sent while hidden), the change line, fast figures, and a static copy. A widget displays two outputs,
+live widget and copy; a style rule shows one: the copy where no live widget renders (GitHub, nbviewer, a changed
+kernel), as JupyterLab renders one MIME type per output (a copy inside the widget would never show)."""
 
 from __future__ import annotations
 

@@ -22,11 +22,10 @@ ROWS = 4  # candidate rows shown before "all candidates" (relevant ones always s
 
 def rrf_explanation(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, float], rrf_k: float = 60,
                     depth: int = 10, k: int = 3) -> dict:
-    """RRF of two or more rankings of one question, term by term, with every registered metric at k before and
-    after: ``fused``, ``table`` (per fused chunk: rank and term 1 / (rrf_k + rank) in each input, 0 below
-    ``depth``, the fused score, the gain), ``metrics`` (first relevant rank and each metric, per input and
-    :data:`FUSED`), ``verdict`` ("helps", "same", "hurts" against the best input), ``tied`` (chunks above the
-    first relevant one on an equal score, first by id) and ``sentence`` (HTML)."""
+    """RRF of two or more rankings of one question, with every registered metric at k before and after: ``fused``,
+    ``table`` (per fused chunk: rank and term 1 / (rrf_k + rank) in each input, 0 below ``depth``; score; gain),
+    ``metrics`` (first relevant rank and each metric, per input and :data:`FUSED`), ``verdict`` ("helps", "same",
+    "hurts" against the best), ``tied`` (above the first relevant by id on an equal score), ``sentence`` (HTML)."""
     names = list(rankings)
     if len(names) < 2:
         raise ValueError(f"fusion needs at least two rankings, got {names}")
