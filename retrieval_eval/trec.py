@@ -235,10 +235,8 @@ def read_run(path: str | os.PathLike) -> Run:
         if math.isnan(score) or "_" in raw or not raw.isascii():
             raise TrecFormatError(path, number, f"score {raw!r} is not a number", line)
         qid, tag = fields[0], fields[5]
-        if qid not in docs:
-            docs[qid], sims[qid] = [], []
-        docs[qid].append(fields[2])
-        sims[qid].append(score)
+        docs.setdefault(qid, []).append(fields[2])
+        sims.setdefault(qid, []).append(score)
         tags[tag] = None
     if any(len(set(ids)) != len(ids) for ids in docs.values()):
         _raise_first_duplicate(path, "listed")
