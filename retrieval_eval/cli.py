@@ -47,17 +47,14 @@ def _resolve(text: str, start: str | None) -> Path:
     if path.is_absolute():
         return path
     here = Path.cwd()
-    if start and not _same(start, here):
+    try:
+        same = not start or os.path.samefile(start, here)
+    except OSError:
+        same = False
+    if not same:
         raise ValueError(f"a relative path, and PWD ({start}) is not the folder make runs in ({here}): make -C, or a "
                          "program that changed folder without updating PWD; give an absolute path")
     return here / path
-
-
-def _same(a, b) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _existing(kind: str) -> Callable[[str, str | None], Path]:

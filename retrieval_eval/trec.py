@@ -92,7 +92,6 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
 
 # --- reading ------------------------------------------------------------------------------------
 
-_BOM = b"\xef\xbb\xbf"
 _QUOTE_LIMIT = 120  # characters of a bad line quoted in an error message
 # Characters that Python's str.split() takes as whitespace but C's isspace() does not.
 _NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
@@ -138,7 +137,7 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise TrecFormatError(path, None, f"cannot be read: {exc.strerror or exc}") from None
-    data = data.removeprefix(_BOM)
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
