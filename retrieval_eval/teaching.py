@@ -426,7 +426,6 @@ class Report:
     verdicts: dict[str, Verdict]
 
     def count(self, status: str) -> int:
-        """How many verdicts have this status."""
         return sum(v.status == status for v in self.verdicts.values())
 
     def __repr__(self) -> str:
