@@ -300,10 +300,10 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
                 split: str = "test", level: str | None = None, model_name: str | None = None,
                 chunk_size: int = CHUNK_SIZE, progress: bool = False, exclude: Sequence[str | Path] = (),
                 cutoffs: Sequence[int] = ()) -> "Setup":
-    """The chunks, the golden set and its qrels at the level scored, whatever their formats, as a :class:`Setup`
-    without runs; every parameter is checked before anything is read. ``corpus``: a documents folder (chunked here), a chunks file or a BEIR
-    folder; None: the golden set's own corpus, else Polder's. ``golden``: whatever
-    :func:`~retrieval_eval.golden.load_golden` reads; None with no corpus: the Polder golden set."""
+    """The chunks, the golden set and its qrels at the level scored, whatever their formats: a :class:`Setup` without
+    runs (``make evaluate-runs``); every parameter is checked before anything is read. ``corpus``: a documents folder
+    (chunked here), a chunks file or a BEIR folder; None: the golden set's own corpus, else Polder's. ``golden``:
+    whatever :func:`~retrieval_eval.golden.load_golden` reads; None with no corpus: the Polder golden set."""
     if golden is None and corpus is not None:
         raise_problems(["GOLDEN: give the golden set of this CORPUS (evidence strings, relevant ids, a BEIR folder, "
                         "or a TREC qrels file with QUESTIONS)"])
@@ -335,13 +335,6 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
                            window=chunk_size, query_prefix=prefix)
     return Setup(docs, chunks, labelled.golden, labelled.qrels, {}, skipped + labelled.notes,
                  {"chunks": [], "questions": [], "cut": []}, labelled.level, teaching)
-
-
-def labelled_setup(corpus=None, golden=None, *, model_name: str | None = None, chunk_size: int = CHUNK_SIZE,
-                   progress: bool = False, exclude: Sequence[str | Path] = (), cutoffs: Sequence[int] = (), **formats) -> "Setup":
-    """The chunks, golden set and qrels of :func:`evaluation_setup`, without runs (``make evaluate-runs``)."""
-    return load_inputs(corpus, golden, model_name=model_name, chunk_size=chunk_size, progress=progress,
-                       exclude=exclude, cutoffs=cutoffs, **formats)
 
 
 def _left_out(setup: "Setup") -> list[tuple[str, list[tuple[str, str]], str]]:
