@@ -319,8 +319,7 @@ def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> N
     """Write chunks as JSON Lines, one chunk per line (``make chunks``; notebooks never write under ``data/``)."""
     chunks = check_chunks(chunks)
     with open(path, "w", encoding="utf-8") as f:
-        for chunk in chunks:
-            f.write(json.dumps(dict(chunk), ensure_ascii=False) + "\n")
+        f.writelines(json.dumps(dict(chunk), ensure_ascii=False) + "\n" for chunk in chunks)
 
 
 def check_chunks(chunks: Sequence[Mapping]) -> list:

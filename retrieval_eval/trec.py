@@ -20,8 +20,7 @@ from .paths import OUTPUT_DIR
 
 def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
     """Write qrels as a TREC qrels file, ``question_id 0 chunk_id gain`` (whole gains, ids without whitespace)."""
-    text = qrels_text(qrels)
-    Path(path).write_text(text, encoding="utf-8")
+    Path(path).write_text(qrels_text(qrels), encoding="utf-8")
     return Path(path)
 
 
@@ -45,8 +44,7 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
     """Write one run as a TREC run file, ``question_id Q0 chunk_id rank score tag``. The score is
     ``len(ranking) − rank + 1``, so trec_eval's re-sort keeps our order; an empty ranking gets no line
     (``trec_eval -c`` scores it 0, as we do)."""
-    text = run_text(run, tag)
-    Path(path).write_text(text, encoding="utf-8")
+    Path(path).write_text(run_text(run, tag), encoding="utf-8")
     return Path(path)
 
 
@@ -280,8 +278,7 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
         with naming_question(qid):
             check_ranking(ranked)
     no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
-    skip = set(no_relevant)
-    scored = tuple(q for q in qrels if q not in skip)
+    scored = tuple(q for q, gains in qrels.items() if relevant_ids(gains))
     coverage = Coverage(scored=scored, run_only=tuple(q for q in rankings if q not in qrels),
                         missing=tuple(q for q in scored if q not in rankings), no_relevant=no_relevant)
     return {q: list(rankings.get(q, ())) for q in scored}, coverage
