@@ -128,9 +128,8 @@ def installed_model_problem(model_name: str) -> str | None:
     folder = Path(model_name).expanduser()
     if folder.is_dir():
         return None if (folder / "config.json").is_file() else f"{folder} holds no config.json: it is not a model folder"
-    if _hub_snapshot(model_name) is not None:
-        return None
-    return "not installed here: no such folder, and not in the local Hugging Face cache (nothing is downloaded)"
+    return None if _hub_snapshot(model_name) is not None else (
+        "not installed here: no such folder, and not in the local Hugging Face cache (nothing is downloaded)")
 
 
 def model_problems(model_name, chunk_size) -> list[str]:

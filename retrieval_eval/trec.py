@@ -154,12 +154,10 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
 
 def _integer(raw: str) -> int | None:
     """``raw`` as an int when it is a plain ASCII integer (int() also takes "1_0" and other scripts' digits)."""
-    if raw.isascii() and "_" not in raw:
-        try:
-            return int(raw)
-        except ValueError:
-            pass
-    return None
+    try:
+        return int(raw) if raw.isascii() and "_" not in raw else None
+    except ValueError:
+        return None
 
 
 def _raise_first_duplicate(path: str | os.PathLike, verb: str) -> None:
