@@ -74,8 +74,7 @@ def chunking_experiment(corpus: str | Path = CORPUS_DIR, golden: str | Path = GO
     for size in sizes:
         for overlap in (0, round(overlap_share * size)):
             chunks = stored_or_split_chunks(docs, corpus, model_name, size, False, overlap)
-            problems: list[str] = []
-            qrels = label_chunks(golden_set, chunks, docs, problems=problems)
+            qrels = label_chunks(golden_set, chunks, docs, problems=[])  # a cut evidence string: its question left out
             runs = run_registry(default_retrievers(model_name, size), chunks, questions, cache_dir=cache_dir, progress=progress)
             settings.append(Chunking(size, overlap, chunks, qrels, [q for q in questions if q not in qrels], runs))
     rows, budget_rows = {}, {}

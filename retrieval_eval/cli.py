@@ -24,7 +24,7 @@ from .evaluation import KS, RANK_COLUMNS
 from .golden import LEVELS, document_run
 from .models import installed_model_problem, model_problems
 from .paths import CORPUS_DIR, GOLDEN_PATH, ROOT
-from .pipeline import DEPTH, evaluation_setup, labelled_setup
+from .pipeline import DEPTH, evaluation_setup, load_inputs
 from .report import (
     LEFT_OUT_COLUMNS, PROGRESS, Evaluation, ReportError, from_setup, left_out_table, plain_id, write_bundle, write_file,
 )
@@ -47,17 +47,14 @@ def _resolve(text: str, start: str | None) -> Path:
     if path.is_absolute():
         return path
     here = Path.cwd()
-    if start and not _same(start, here):
+    try:
+        same = not start or os.path.samefile(start, here)
+    except OSError:
+        same = False
+    if not same:
         raise ValueError(f"a relative path, and PWD ({start}) is not the folder make runs in ({here}): make -C, or a "
                          "program that changed folder without updating PWD; give an absolute path")
     return here / path
-
-
-def _same(a, b) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _existing(kind: str) -> Callable[[str, str | None], Path]:
@@ -275,9 +272,9 @@ def evaluate_runs(values: dict, cache_dir: Path):
         judged, setup, unit = read_qrels(values["QRELS"]), None, "document"
     else:
         _, check = _cutoffs_of(values, None)
-        setup = labelled_setup(*_sources(values), questions=values["QUESTIONS"], model_name=values["MODEL_NAME"], split=values["SPLIT"],
-                               level=values["LEVEL"], chunk_size=values["CHUNK_SIZE"], progress=True,
-                               exclude=values["RUNS"], cutoffs=check)
+        setup = load_inputs(*_sources(values), questions=values["QUESTIONS"], model_name=values["MODEL_NAME"],
+                            split=values["SPLIT"], level=values["LEVEL"], chunk_size=values["CHUNK_SIZE"],
+                            progress=True, exclude=values["RUNS"], cutoffs=check)
         judged, unit, chunk_ids = setup.qrels, setup.level, {c["id"] for c in setup.chunks}
         for path, run in zip(values["RUNS"], runs.values()):
             unknown = next(((q, d) for q, ranked in run.rankings.items() for d in ranked
@@ -420,12 +417,9 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             ev.folder = folder
             write_bundle(folder, ev, output_dir)
             run_template(folder, output_dir, cache_dir)
-        except ParameterError as exc:
+        except (ValueError, OSError) as exc:  # a ParameterError (a ValueError) exits 2, a problem with data or report 1
             print(f"make {target}: {exc}", file=sys.stderr)
-            return 2
-        except (ValueError, OSError) as exc:
-            print(f"make {target}: {exc}", file=sys.stderr)
-            return 1
+            return 2 if isinstance(exc, ParameterError) else 1
     print(f"Report: {folder / 'report.html'}\nScores: {folder / 'scores.csv'}")
     return 0
 

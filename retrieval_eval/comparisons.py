@@ -87,8 +87,7 @@ def plain_verdict(table: pd.DataFrame, a: str, b: str, metric: str) -> str:
     ahead = row["verdict"].replace(" ahead", "")
     if row["verdict"] != TOO_CLOSE and (ahead != leader or more == fewer):  # the test reads the mean, not the count
         split += f", but {ahead} wins by more"
-    outcome = (f"**{row['verdict'].replace(' ahead', '')} is ahead**, more than luck explains"
-               if row["verdict"] != TOO_CLOSE else f"**{TOO_CLOSE}**")
+    outcome = f"**{ahead} is ahead**, more than luck explains" if row["verdict"] != TOO_CLOSE else f"**{TOO_CLOSE}**"
     return f"{a} and {b} differ on {differ} of {n} questions, {split}: {outcome}"
 
 

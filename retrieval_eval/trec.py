@@ -20,8 +20,7 @@ from .paths import OUTPUT_DIR
 
 def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
     """Write qrels as a TREC qrels file, ``question_id 0 chunk_id gain`` (whole gains, ids without whitespace)."""
-    text = qrels_text(qrels)
-    Path(path).write_text(text, encoding="utf-8")
+    Path(path).write_text(qrels_text(qrels), encoding="utf-8")
     return Path(path)
 
 
@@ -45,8 +44,7 @@ def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str)
     """Write one run as a TREC run file, ``question_id Q0 chunk_id rank score tag``. The score is
     ``len(ranking) − rank + 1``, so trec_eval's re-sort keeps our order; an empty ranking gets no line
     (``trec_eval -c`` scores it 0, as we do)."""
-    text = run_text(run, tag)
-    Path(path).write_text(text, encoding="utf-8")
+    Path(path).write_text(run_text(run, tag), encoding="utf-8")
     return Path(path)
 
 
@@ -92,7 +90,6 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
 
 # --- reading ------------------------------------------------------------------------------------
 
-_BOM = b"\xef\xbb\xbf"
 _QUOTE_LIMIT = 120  # characters of a bad line quoted in an error message
 # Characters that Python's str.split() takes as whitespace but C's isspace() does not.
 _NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
@@ -138,7 +135,7 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise TrecFormatError(path, None, f"cannot be read: {exc.strerror or exc}") from None
-    data = data.removeprefix(_BOM)
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -157,12 +154,10 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
 
 def _integer(raw: str) -> int | None:
     """``raw`` as an int when it is a plain ASCII integer (int() also takes "1_0" and other scripts' digits)."""
-    if raw.isascii() and "_" not in raw:
-        try:
-            return int(raw)
-        except ValueError:
-            pass
-    return None
+    try:
+        return int(raw) if raw.isascii() and "_" not in raw else None
+    except ValueError:
+        return None
 
 
 def _raise_first_duplicate(path: str | os.PathLike, verb: str) -> None:
@@ -235,10 +230,8 @@ def read_run(path: str | os.PathLike) -> Run:
         if math.isnan(score) or "_" in raw or not raw.isascii():
             raise TrecFormatError(path, number, f"score {raw!r} is not a number", line)
         qid, tag = fields[0], fields[5]
-        if qid not in docs:
-            docs[qid], sims[qid] = [], []
-        docs[qid].append(fields[2])
-        sims[qid].append(score)
+        docs.setdefault(qid, []).append(fields[2])
+        sims.setdefault(qid, []).append(score)
         tags[tag] = None
     if any(len(set(ids)) != len(ids) for ids in docs.values()):
         _raise_first_duplicate(path, "listed")
@@ -283,8 +276,7 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
         with naming_question(qid):
             check_ranking(ranked)
     no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
-    skip = set(no_relevant)
-    scored = tuple(q for q in qrels if q not in skip)
+    scored = tuple(q for q, gains in qrels.items() if relevant_ids(gains))
     coverage = Coverage(scored=scored, run_only=tuple(q for q in rankings if q not in qrels),
                         missing=tuple(q for q in scored if q not in rankings), no_relevant=no_relevant)
     return {q: list(rankings.get(q, ())) for q in scored}, coverage

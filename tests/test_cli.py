@@ -329,7 +329,7 @@ def test_a_golden_file_inside_the_corpus_is_left_out_and_said_so(corpus, name):
     golden = corpus / name
     golden.parent.mkdir(exist_ok=True)
     shutil.copy(EXAMPLE / "golden.csv", golden)
-    setup = pipeline.labelled_setup(corpus, golden, chunk_size=128)
+    setup = pipeline.load_inputs(corpus, golden, chunk_size=128)
     assert (name, "an input of this evaluation (the golden set, qrels or a run), not a document: left out of the corpus") \
         in setup.skipped
     assert all(not c["doc"].lower().startswith(("golden", "sub/")) for c in setup.chunks)
@@ -339,7 +339,7 @@ def test_a_golden_file_inside_the_corpus_is_left_out_and_said_so(corpus, name):
 def test_a_run_file_inside_the_corpus_is_left_out_too(corpus):
     run = corpus / "bm25 run.txt"
     run.write_text("lh01 Q0 01_opening_hours#00 1 1 t\n")
-    setup = pipeline.labelled_setup(corpus, EXAMPLE / "golden.csv", chunk_size=128, exclude=[run])
+    setup = pipeline.load_inputs(corpus, EXAMPLE / "golden.csv", chunk_size=128, exclude=[run])
     assert setup.skipped[0][0] == "bm25 run.txt" and "bm25 run" not in {c["doc"] for c in setup.chunks}
 
 
@@ -426,7 +426,7 @@ def test_a_reports_trec_files_score_against_its_golden_set_even_with_spaces_in_i
     from retrieval_eval.trec import run_text
 
     (corpus / "02_borrowing.md").rename(corpus / "02 borrowing.md")
-    setup = pipeline.labelled_setup(corpus, EXAMPLE / "golden.csv", chunk_size=128)
+    setup = pipeline.load_inputs(corpus, EXAMPLE / "golden.csv", chunk_size=128)
     ideal = {q: list(gains) for q, gains in setup.qrels.items()}
     assert any(" " in c for r in ideal.values() for c in r)
     run = tmp_path / "ideal.trec"

@@ -114,7 +114,6 @@ class CeilingFigure(FastFigure):
             super().__init__(fig, values, moving=[self.band], slots=slot_marks(ax, ks))
 
     def draw(self, k: int, retriever: str, what_if: int | None, shown: bool) -> bytes:
-        """The PNG at these settings."""
         self.band.set_x(k - 0.4)
         for name, line in zip(self.names, self.lines):
             chosen = name == retriever

@@ -60,14 +60,13 @@ def question_view(question_id: str, runs: Mapping, qrels: Mapping, golden: pd.Da
 
 def snippet_html(text: str, evidence: str | None = None) -> str:
     """A chunk's text as one paragraph, escaped; with ``evidence``, from the evidence on, marked."""
-    chars = SNIPPET_CHARS
     span = locate_evidence(text, evidence) if evidence else None
     flat = lambda part: re.sub(r"\s+", " ", part)  # noqa: E731
     if span is None:
-        return escape(flat(text)[:chars])
+        return escape(flat(text)[:SNIPPET_CHARS])
     before, after = flat(text[:span[0]]), flat(text[span[1]:])
     before = "… " if before.strip() else ""
-    return f"{before}<mark>{escape(flat(text[span[0]:span[1]]))}</mark>{escape(after[:chars])}"
+    return f"{before}<mark>{escape(flat(text[span[0]:span[1]]))}</mark>{escape(after[:SNIPPET_CHARS])}"
 
 
 def _rank_phrase(rank: int | None, k: int, shown: bool) -> str:
