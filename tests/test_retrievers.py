@@ -198,9 +198,7 @@ def refuse(event, args):
 
 sys.addaudithook(refuse)
 import helpers as h
-from retrieval_eval.models import document_prefix, model_window, query_prefix
-from retrieval_eval.paths import ROOT
-from retrieval_eval.retrievers import rank_by_score, stop_word_list, unindexable_chunks
+from retrieval_eval.retrievers import VectorRetriever
 chunks = h.load_chunks()
 for _ in range(2):  # the second time, the embeddings come from the cache
     retriever = VectorRetriever(chunks, cache_dir=sys.argv[1])
@@ -251,9 +249,14 @@ def test_empty_query_is_refused(bm25):
 
 
 @pytest.mark.slow
-def test_chunk_longer_than_window_is_refused(chunks, tmp_path):
-    with pytest.raises(ValueError, match="more than the model's window of 256"):
-        VectorRetriever(chunks, window=256, cache_dir=tmp_path)
+def test_a_chunk_longer_than_the_window_is_read_up_to_it(chunks, tmp_path):
+    """As every engine does: text past the window changes nothing; a window past the model's is refused."""
+    longer = [{**c, "text": c["text"] + " More words past the window." * 200} for c in chunks]
+    cut = VectorRetriever(chunks, window=256, cache_dir=tmp_path)
+    uncut = VectorRetriever(longer, window=256, cache_dir=tmp_path)
+    longest = max(range(len(chunks)), key=lambda i: chunks[i]["n_tokens"])
+    assert chunks[longest]["n_tokens"] > 256
+    assert np.allclose(cut.embeddings[longest], uncut.embeddings[longest], atol=1e-6)
     with pytest.raises(ValueError, match="the window must be an integer from 1 to the model's window of 512, got 513"):
         VectorRetriever(chunks, window=513, cache_dir=tmp_path)
 
