@@ -246,6 +246,7 @@ importlib.metadata.version = lite_version
 """
 
 
+@pytest.mark.slow  # a fresh Python process importing every library: about 4 s
 def test_without_the_model_packages_the_teaching_set_loads_and_what_needs_them_says_so(tmp_path):
     """`make lab-lite` has no torch, sentence-transformers, transformers or bundled model: the teaching set's
     stored chunks and committed runs (the reranked one too) load; what needs the model stops with the one-line
