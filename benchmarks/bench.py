@@ -787,18 +787,10 @@ def main():
         print(f"   BM25 with rank-bm25, ranking every chunk: about {bm25_limit:,.0f} chunks")
         print(f"   exact vector search: about {search_limit:,.0f} vectors (plus {query_ms:.0f} ms to embed the question)")
         print(f"   embedding a corpus once at {throughput:.0f} chunks/s: 100,000 chunks take {100_000 / throughput / 3600:.1f} h")
-    if "notebooks" in chosen:
-        bench_notebooks()
-    if "widgets" in chosen:
-        bench_widgets()
-    if "engine" in chosen:
-        bench_engine()
-    if "beir" in chosen:
-        bench_beir()
-    if "report" in chosen:
-        bench_report()
-    if "rerank" in chosen:
-        bench_rerank()
+    for name, bench in (("notebooks", bench_notebooks), ("widgets", bench_widgets), ("engine", bench_engine),
+                        ("beir", bench_beir), ("report", bench_report), ("rerank", bench_rerank)):
+        if name in chosen:
+            bench()
     print(f"Total bench time {time.perf_counter() - start:.0f} s")
 
 
