@@ -87,22 +87,22 @@ trec: $(STAMP)
 
 # Rebuild data/chunks.jsonl from data/corpus (a test checks the stored file equals a rebuild).
 chunks: $(STAMP)
-	$(PY) -c "import helpers as h; from retrieval_eval.corpus import write_chunks; write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
+	$(PY) -c "import helpers as h; from retrieval_eval.inputs.chunks import write_chunks; write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
 
 # Rank the teaching set afresh and write data/runs/ (the committed runs the notebooks read; a slow test checks
 # they equal a fresh ranking). Loads the embedding model.
 runs: $(STAMP)
-	$(PY) -c "from retrieval_eval.pipeline import store_teaching_runs; print(*store_teaching_runs(), sep='\n')"
+	$(PY) -c "from retrieval_eval.retrieval.setup import store_teaching_runs; print(*store_teaching_runs(), sep='\n')"
 
 # The one-page sheet for a class: definitions, the precision ceiling, the five rules, the interview lines and
 # the golden set's numbers, computed from the run (output/sheet.pdf, A4, one page).
 sheet: $(STAMP)
-	$(PY) -m retrieval_eval.sheet
+	$(PY) -m retrieval_eval.course.sheet
 
 # `make evaluate [CORPUS=folder GOLDEN=file.csv] [K=3] [KS="1 3 5 10"] [CHUNK_SIZE=512] [MODEL_NAME=...]
 #  [RERANKER=sentence|folder] [REPORT=name]`, and `make evaluate-runs (QRELS=file | GOLDEN=file.csv CORPUS=folder)
 #  RUNS="a.trec b.trec" [...]`: a report in a new folder output/REPORT/ (see the README's "Your own data").
-# Every variable reaches retrieval_eval/cli.py through the environment as typed ($(value ...): no make
+# Every variable reaches retrieval_eval/tool/cli.py through the environment as typed ($(value ...): no make
 # expansion, no path function splitting it at spaces); the runner checks them all at once. START_DIR is
 # PWD as make received it: a relative path is refused when it names another folder than the one make runs in.
 # Adding a parameter: its name here and one line in cli.PARAMETERS.
@@ -112,10 +112,10 @@ export $(PARAMETERS)
 export START_DIR := $(PWD)
 
 evaluate: $(STAMP)
-	$(PY) -m retrieval_eval.cli evaluate
+	$(PY) -m retrieval_eval.tool.cli evaluate
 
 evaluate-runs: $(STAMP)
-	$(PY) -m retrieval_eval.cli evaluate-runs
+	$(PY) -m retrieval_eval.tool.cli evaluate-runs
 
 # Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
 bench: $(TEST_STAMP)

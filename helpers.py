@@ -1,86 +1,86 @@
 """The one import of the notebook series: ``import helpers as h``.
 
-It holds no code: it hands on the names the notebooks and the README's examples call, from the
-package ``retrieval_eval/`` (one module per concern; the README's module table says which).
-The terms (chunk, ranking, run, qrels, gain, cut-off k) are defined in ``retrieval_eval/checks.py``.
+It holds no code: it hands on the names the notebooks and the README's examples call, from the package
+``retrieval_eval/`` and its wings (``core``: the metrics and the tables; ``inputs``: corpus, chunks, golden sets, TREC
+files, the model's files; ``retrieval``: the retrievers and the set-up call; ``analysis``: statistics, conventions,
+audits and the deep dives' experiments; ``course``: pictures, widgets, the checker; ``tool``: ``make evaluate``).
+Each name is imported when first used, so ``import helpers`` costs nothing and a notebook pays only for what it calls.
+The terms (chunk, ranking, run, qrels, gain, cut-off k) are defined in ``retrieval_eval/core/checks.py``.
 """
 
-from retrieval_eval.audit import golden_set_audit
-from retrieval_eval.baselines import BM25_STEPS, BM25_VARIANTS, bm25_table
-from retrieval_eval.chunking import chunking_experiment
-from retrieval_eval.comparisons import (
-    against_chance, interval_table, paired_comparisons, plain_chance, plain_summary, plain_table, plain_verdict, slice_gap,
-)
-from retrieval_eval.conventions import (
-    average_precision, capped_recall, hit_rate, macro_mean, micro_recall,
-    ndcg_retrieved_ideal, precision_of_returned, published_metrics, published_summary, share_of_ceiling, switchboard,
-    trec_eval_means,
-)
-from retrieval_eval.corpus import load_corpus, split_into_chunks
-from retrieval_eval.evaluation import (
-    KS, batch_scores, evaluate, first_relevant_ranks, per_question_scores, precision_ceiling,
-    random_baseline, )
-from retrieval_eval.fusion import reciprocal_rank_fusion, tie_effect
-from retrieval_eval.formats import load_chunks
-from retrieval_eval.golden import (
-    document_level, graded_labels, label_chunks, read_golden_csv, read_known_false_negatives, with_known_false_negatives,
-)
-from retrieval_eval.metrics import (
-    METRICS, Metric, dcg_at_k, first_relevant_rank, mrr, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank,
-    register_metric, relevant_ids, success_at_k,
-)
-from retrieval_eval.models import load_tokenizer, needs_the_embedding_model
-from retrieval_eval.pipeline import BM25, Fusion, Setup, Vector, default_retrievers, evaluation_setup
-from retrieval_eval.plots import plot_first_relevant_ranks, plot_intervals, plot_metrics, plot_two_stage
-from retrieval_eval.rerank import DEPTHS, Rerank, SentenceReranker, load_reranker, oracle_rerank, rerank, seconds_per_call, seconds_per_question, two_stage_table
-from retrieval_eval.retrievers import LUCENE_ENGLISH, BM25Retriever, tokenize
-from retrieval_eval.statistics import (
-    any_false_alarm, best_case_detectable_difference, fewest_discordant, holm,
-    mcnemar_power, mcnemar_size, mcnemar_test, permutation_test, questions_needed, two_slices,
-    )
-from retrieval_eval.teaching import Answer, check_answers, course_map, interview_lines, evidence_html, plot_discount, plot_rankings, print_versions, random_cases
-from retrieval_eval.text import locate_evidence, normalise
-from retrieval_eval.trec import export_trec
-from retrieval_eval.widgets.ceiling import ceiling_widget
-from retrieval_eval.widgets.depth import depth_widget
-from retrieval_eval.widgets.playground import playground_widget
-from retrieval_eval.widgets.rank_slider import rank_slider_widget
-from retrieval_eval.widgets.ranks import ranks_widget
-from retrieval_eval.widgets.rrf import rrf_widget
+import importlib
 
-__all__ = [
-    # the metrics and their registry (01-04)
-    "recall_at_k", "precision_at_k", "reciprocal_rank", "mrr", "dcg_at_k", "ndcg_at_k", "success_at_k",
-    "first_relevant_rank", "relevant_ids", "METRICS", "Metric", "register_metric",
-    # corpus, chunks, golden set, labels (00)
-    "load_corpus", "load_chunks", "split_into_chunks", "load_tokenizer", "needs_the_embedding_model", "read_golden_csv", "label_chunks",
-    "normalise", "locate_evidence", "graded_labels", "read_known_false_negatives", "with_known_false_negatives",
-    # a golden set of documents while retrieval returns chunks (deep dive: a real golden set)
-    "document_level",
-    # the set-up call and the registry of retrievers (01-06)
-    "evaluation_setup", "Setup", "default_retrievers", "BM25", "Vector", "Fusion", "Rerank",
-    "BM25Retriever", "tokenize", "LUCENE_ENGLISH", "reciprocal_rank_fusion",
-    # tables (01-05)
-    "evaluate", "batch_scores", "per_question_scores", "first_relevant_ranks", "precision_ceiling", "random_baseline", "KS",
-    # is a difference real? plain words (core) and the tests (deep dive)
-    "paired_comparisons", "plain_verdict", "plain_summary", "plain_table", "against_chance", "plain_chance", "interval_table", "slice_gap", "mcnemar_test", "permutation_test", "holm",
-    "any_false_alarm", "fewest_discordant", "best_case_detectable_difference", "mcnemar_power", "mcnemar_size",
-    "questions_needed", "two_slices",
-    # two-stage retrieval (06)
-    "rerank", "oracle_rerank", "SentenceReranker", "load_reranker", "two_stage_table", "seconds_per_question", "seconds_per_call", "DEPTHS",
-    # conventions of other tools (deep dive)
-    "switchboard", "trec_eval_means", "hit_rate", "capped_recall", "precision_of_returned",
-    "average_precision", "ndcg_retrieved_ideal", "macro_mean",
-    "micro_recall", "share_of_ceiling", "published_metrics", "published_summary",
-    # what the baseline is made of, chunking, the audit (deep dives)
-    "bm25_table", "BM25_STEPS", "BM25_VARIANTS", "tie_effect", "chunking_experiment",
-    "golden_set_audit",
-    # pictures and teaching aids
-    "plot_metrics", "plot_first_relevant_ranks", "plot_intervals", "plot_two_stage",
-    "plot_rankings", "plot_discount", "evidence_html", "random_cases", "check_answers", "Answer", "print_versions", "course_map",
-    "interview_lines",
-    # widgets
-    "playground_widget", "rank_slider_widget", "ceiling_widget", "ranks_widget", "rrf_widget", "depth_widget",
-    # TREC files
-    "export_trec",
-]
+# Each name and the module of retrieval_eval/ that defines it, grouped by the notebook that teaches it first.
+NAMES = {
+    # 00 start here: the corpus, chunks, golden set and labels; what every notebook ends with
+    "load_corpus": "inputs.corpus", "load_chunks": "inputs.formats", "read_golden_csv": "inputs.golden",
+    "label_chunks": "inputs.golden", "normalise": "inputs.text", "locate_evidence": "inputs.text",
+    "evidence_html": "course.teaching", "course_map": "course.teaching", "BM25Retriever": "retrieval.retrievers",
+    "first_relevant_rank": "core.metrics", "check_answers": "course.checker", "Answer": "course.checker",
+    "print_versions": "course.teaching", "plot_rankings": "course.plots",
+    # 01 recall@k, and the set-up call every later notebook starts from
+    "recall_at_k": "core.metrics", "evaluation_setup": "retrieval.setup", "Setup": "retrieval.setup",
+    "evaluate": "core.evaluation", "batch_scores": "core.evaluation", "per_question_scores": "core.evaluation",
+    "first_relevant_ranks": "core.evaluation", "plot_first_relevant_ranks": "course.plots", "tokenize": "retrieval.retrievers",
+    "random_cases": "course.teaching", "paired_comparisons": "analysis.comparisons", "plain_summary": "analysis.comparisons",
+    "plot_metrics": "course.plots",
+    # 02 precision@k and its ceiling
+    "precision_at_k": "core.metrics", "precision_ceiling": "core.evaluation", "KS": "core.evaluation",
+    "share_of_ceiling": "analysis.conventions", "playground_widget": "course.widgets.playground",
+    "ceiling_widget": "course.widgets.ceiling",
+    # 03 reciprocal rank and MRR
+    "reciprocal_rank": "core.metrics", "mrr": "core.metrics", "relevant_ids": "core.metrics",
+    "rank_slider_widget": "course.widgets.rank_slider",
+    # 04 nDCG
+    "dcg_at_k": "core.metrics", "ndcg_at_k": "core.metrics", "graded_labels": "inputs.golden",
+    "ndcg_retrieved_ideal": "analysis.conventions", "plot_discount": "course.plots",
+    # 05 three retrievers: the registries, fusion, verdicts in plain words, chance
+    "METRICS": "core.registry", "Metric": "core.registry", "register_metric": "core.registry",
+    "RETRIEVERS": "retrieval.setup", "register_retriever": "retrieval.setup", "default_retrievers": "retrieval.setup",
+    "BM25": "retrieval.retrievers", "Vector": "retrieval.retrievers", "Fusion": "retrieval.fusion",
+    "LUCENE_ENGLISH": "retrieval.retrievers", "reciprocal_rank_fusion": "retrieval.fusion",
+    "random_baseline": "core.evaluation", "plain_table": "analysis.comparisons", "plain_verdict": "analysis.comparisons",
+    "against_chance": "analysis.comparisons", "plain_chance": "analysis.comparisons", "slice_gap": "analysis.comparisons",
+    "mcnemar_test": "analysis.statistics", "ranks_widget": "course.widgets.ranks", "rrf_widget": "course.widgets.rrf",
+    # 06 two-stage retrieval
+    "Rerank": "retrieval.rerank", "rerank": "retrieval.rerank", "oracle_rerank": "retrieval.rerank",
+    "SentenceReranker": "retrieval.rerank", "load_reranker": "retrieval.rerank", "two_stage_table": "retrieval.rerank",
+    "seconds_per_question": "retrieval.rerank", "seconds_per_call": "retrieval.rerank", "DEPTHS": "retrieval.rerank",
+    "needs_the_embedding_model": "inputs.models", "plot_two_stage": "course.plots", "depth_widget": "course.widgets.depth",
+    # 07 mistakes and the interview
+    "precision_of_returned": "analysis.conventions", "macro_mean": "analysis.conventions",
+    "interview_lines": "course.teaching", "export_trec": "inputs.trec",
+    # 08 is a difference real?
+    "interval_table": "analysis.comparisons", "permutation_test": "analysis.statistics", "holm": "analysis.statistics",
+    "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics",
+    "best_case_detectable_difference": "analysis.statistics", "mcnemar_power": "analysis.statistics",
+    "mcnemar_size": "analysis.statistics", "questions_needed": "analysis.statistics", "two_slices": "analysis.statistics",
+    "plot_intervals": "course.plots",
+    # 09 chunking
+    "split_into_chunks": "inputs.chunks", "load_tokenizer": "inputs.models", "chunking_experiment": "analysis.chunking",
+    # 10 conventions
+    "switchboard": "analysis.conventions", "trec_eval_means": "analysis.conventions", "capped_recall": "analysis.conventions",
+    "average_precision": "analysis.conventions",
+    # 11 what the baselines are made of
+    "bm25_table": "analysis.baselines", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
+    "tie_effect": "retrieval.fusion",
+    # 12 the golden-set audit
+    "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "read_known_false_negatives": "inputs.golden",
+    "with_known_false_negatives": "inputs.golden",
+    # 13 a real golden set
+    "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
+    "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",
+}
+__all__ = list(NAMES)
+
+
+def __getattr__(name: str):
+    if name not in NAMES:
+        raise AttributeError(f"helpers has no name {name!r}; it hands on {len(NAMES)} names (helpers.NAMES)")
+    value = getattr(importlib.import_module(f"retrieval_eval.{NAMES[name]}"), name)
+    globals()[name] = value  # the next use finds it here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, "NAMES"])

@@ -91,10 +91,10 @@ import pandas as pd
 import pytrec_eval
 
 import helpers as h
-from retrieval_eval.evaluation import per_question_scores
-from retrieval_eval.paths import CORPUS_DIR, OUTPUT_DIR, ROOT
-from retrieval_eval.retrievers import STEMMER, STOP_WORDS, VectorRetriever, stop_word_list
-from retrieval_eval.trec import align_run, read_run, write_trec_qrels
+from retrieval_eval.core.evaluation import per_question_scores
+from retrieval_eval.core.paths import CORPUS_DIR, OUTPUT_DIR, ROOT
+from retrieval_eval.retrieval.retrievers import STEMMER, STOP_WORDS, VectorRetriever, stop_word_list
+from retrieval_eval.inputs.trec import align_run, read_run, write_trec_qrels
 
 SEED = 0
 N_QUESTIONS, DEPTH = 10_000, 100
@@ -719,7 +719,7 @@ def write_beir_folder(folder: Path, seed: int = SEED) -> Path:
 
 
 def bench_beir():
-    from retrieval_eval.pipeline import load_inputs
+    from retrieval_eval.retrieval.setup import load_inputs
 
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
@@ -746,7 +746,7 @@ def bench_beir():
 def bench_rerank():
     """The median time the sentence reranker adds per question at N = 10 on the teaching set (hybrid's top 10):
     every sentence encoded anew (as a cross-encoder reads every pair), and with its sentence vectors stored."""
-    from retrieval_eval.rerank import SentenceReranker, seconds_per_question
+    from retrieval_eval.retrieval.rerank import SentenceReranker, seconds_per_question
 
     setup = h.evaluation_setup()
     texts, questions = {c["id"]: c["text"] for c in setup.chunks}, dict(zip(setup.golden["id"], setup.golden["question"]))

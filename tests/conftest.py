@@ -23,11 +23,11 @@ settings.register_profile("repeatable", derandomize=True, database=None)
 settings.load_profile("repeatable")
 
 import helpers as h  # noqa: E402
-from retrieval_eval import metrics  # noqa: E402
-from retrieval_eval.corpus import stored_or_split_chunks  # noqa: E402
-from retrieval_eval.models import model_path  # noqa: E402
-from retrieval_eval.retrievers import VectorRetriever  # noqa: E402
-from retrieval_eval.paths import ROOT  # noqa: E402
+from retrieval_eval.core import registry as metrics  # noqa: E402
+from retrieval_eval.inputs.chunks import stored_or_split_chunks  # noqa: E402
+from retrieval_eval.inputs.models import model_path  # noqa: E402
+from retrieval_eval.retrieval.retrievers import VectorRetriever  # noqa: E402
+from retrieval_eval.core.paths import ROOT  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "library_hours"  # the second example set: bring your own data
 EXAMPLE_CHUNK_SIZE = 128  # small documents: 128 word pieces give 11 chunks
@@ -172,7 +172,7 @@ def smallest_displayed_pt():
     """
     from matplotlib.text import Text
 
-    from retrieval_eval.teaching import DISPLAY_INCHES
+    from retrieval_eval.course.plots import DISPLAY_INCHES
 
     def measure(fig, column_inches: float = DISPLAY_INCHES) -> float:
         width = fig.get_tightbbox(fig.canvas.get_renderer()).width  # inches

@@ -1,11 +1,11 @@
-"""retrieval_eval/audit.py: the golden-set audit on a toy set checked by hand, on Polder and on the library example."""
+"""retrieval_eval/analysis/audit.py: the golden-set audit on a toy set checked by hand, on Polder and on the library example."""
 
 
 import pandas as pd
 import pytest
 
 import helpers as h
-from retrieval_eval.audit import content_words, golden_set_audit, near_duplicate_chunks
+from retrieval_eval.analysis.audit import content_words, golden_set_audit, near_duplicate_chunks
 
 # --- the pieces -----------------------------------------------------------------------------------
 
@@ -131,7 +131,7 @@ def test_the_audit_of_polder(golden, chunks, qrels, runs):
 
 
 def test_the_audit_of_the_library_example(example_dir, example_docs, example_chunks):
-    from retrieval_eval.golden import load_golden
+    from retrieval_eval.inputs.golden import load_golden
 
     labelled = load_golden(example_dir / "golden.csv", example_chunks, example_docs)
     golden, qrels = labelled.golden, labelled.qrels

@@ -1,4 +1,4 @@
-"""retrieval_eval/baselines.py: BM25 built one choice at a time and under other engines' settings, each row
+"""retrieval_eval/analysis/baselines.py: BM25 built one choice at a time and under other engines' settings, each row
 the BM25 it names, with the questions it moves and a random-order floor."""
 
 import inspect
@@ -7,7 +7,7 @@ import math
 import pytest
 
 import helpers as h
-from retrieval_eval.metrics import METRICS
+from retrieval_eval.core.registry import METRICS
 
 RANDOM = "random order (expected)"
 

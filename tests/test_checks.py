@@ -1,4 +1,4 @@
-"""retrieval_eval/checks.py: the checks at the door, called directly; then the whole kind through every door —
+"""retrieval_eval/core/checks.py: the checks at the door, called directly; then the whole kind through every door —
 every public function that takes ids refuses an id that is not str and names it, and every list parameter
 refuses a single value."""
 
@@ -15,12 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.comparisons import values_at_k
-from retrieval_eval.fusion import fuse_runs
-from retrieval_eval.checks import (
-    check_gains, check_ids, check_k, check_ks, check_list, check_probability, check_qrels, check_ranking, check_relevant,
-    check_run, check_runs, finite_number, naming_question,
-)
+from retrieval_eval.analysis.comparisons import values_at_k
+from retrieval_eval.retrieval.fusion import fuse_runs
+from retrieval_eval.core.checks import check_gains, check_ids, check_k, check_ks, check_list, check_probability, check_qrels, check_ranking, check_relevant, check_run, check_runs, finite_number, naming_question
 
 
 def test_check_k_accepts_numpy_integers_and_names_the_argument():
@@ -254,7 +251,7 @@ TOKENIZER = None
 @pytest.fixture(scope="module", autouse=True)
 def tokenizer():
     """The bundled model's word pieces, read with the tokenizers library (no torch)."""
-    from retrieval_eval.models import fast_tokenizer
+    from retrieval_eval.inputs.models import fast_tokenizer
 
     global TOKENIZER
     TOKENIZER = fast_tokenizer(None)
@@ -304,7 +301,7 @@ def test_every_entry_point_refuses_an_id_that_is_not_str_and_names_it(tmp_path_f
 
 @pytest.mark.slow
 def test_the_vector_retriever_refuses_a_chunk_id_that_is_not_str(tmp_path):
-    from retrieval_eval.retrievers import VectorRetriever
+    from retrieval_eval.retrieval.retrievers import VectorRetriever
 
     message = refuses(lambda: VectorRetriever(World(list(POOL[:3]), {"d0": 1}, "chunk", 7).chunks, cache_dir=tmp_path), 7)
     assert "7 (int)" in message and "ids must be str" in message

@@ -1,4 +1,4 @@
-"""retrieval_eval/chunking.py: every setting chunked, labelled and ranked anew; cut evidence counted as not
+"""retrieval_eval/analysis/chunking.py: every setting chunked, labelled and ranked anew; cut evidence counted as not
 found; settings compared at an equal budget of word pieces, one family (Holm). The experiment itself loads
 the embedding model (slow); its arguments are checked before anything is read (fast)."""
 
@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 
 import helpers as h
-from retrieval_eval.comparisons import SUCCESS
-from retrieval_eval.statistics import paired_test
-from retrieval_eval.chunking import Chunking
-from retrieval_eval.comparisons import TOO_CLOSE
-from retrieval_eval.statistics import ALPHA
+from retrieval_eval.analysis.comparisons import SUCCESS
+from retrieval_eval.analysis.statistics import paired_test
+from retrieval_eval.analysis.chunking import Chunking
+from retrieval_eval.analysis.comparisons import TOO_CLOSE
+from retrieval_eval.analysis.statistics import ALPHA
 
 
 @pytest.mark.parametrize("kwargs, message", [

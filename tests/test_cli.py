@@ -1,4 +1,4 @@
-"""retrieval_eval/cli.py and the make targets evaluate and evaluate-runs: every parameter checked at once
+"""retrieval_eval/tool/cli.py and the make targets evaluate and evaluate-runs: every parameter checked at once
 before anything is read, relative paths and PWD, folders that cannot be written, report folders claimed
 once and never replaced, inputs inside the corpus left out, cut-offs past the corpus refused, a bad cache
 file set aside by name, one line for a failing report, trec_eval's numbers, and the report run on the
@@ -20,9 +20,11 @@ from hypothesis import strategies as st
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from retrieval_eval import cli, pipeline  # noqa: E402
-from retrieval_eval.corpus import ParameterError  # noqa: E402
-from retrieval_eval.report import ReportError  # noqa: E402
+from retrieval_eval.retrieval import setup as pipeline, stages  # noqa: E402
+from retrieval_eval.retrieval.retrievers import BM25  # noqa: E402
+from retrieval_eval.tool import cli, report as report_module  # noqa: E402
+from retrieval_eval.core.errors import ParameterError  # noqa: E402
+from retrieval_eval.core.errors import ReportError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "library_hours"
@@ -49,7 +51,7 @@ def problems(target, tmp_path, **environ):
 
 
 def main(target, tmp_path, capsys, **environ):
-    """``python -m retrieval_eval.cli target`` in this process: (exit status, stdout, stderr)."""
+    """``python -m retrieval_eval.tool.cli target`` in this process: (exit status, stdout, stderr)."""
     status = cli.main([target], {"PWD": str(Path.cwd()), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "output"),
                                  "RETRIEVAL_EVAL_CACHE": str(tmp_path / "cache"), **environ})
     out, err = capsys.readouterr()
@@ -179,7 +181,7 @@ def test_a_run_none_of_whose_ids_is_judged_is_refused_naming_both_kinds_of_id(tm
 ])
 def test_a_damaged_model_is_one_line_naming_its_file(tmp_path, name, damage, expected):
     """A copy of the bundled model (links to its files) with one file damaged."""
-    from retrieval_eval.models import model_path
+    from retrieval_eval.inputs.models import model_path
 
     model = tmp_path / "model"
     model.mkdir()
@@ -201,17 +203,17 @@ def test_plain_report_names_with_spaces_and_other_letters_are_taken_in_nfc(tmp_p
 
 
 def test_the_checks_load_no_model_and_no_torch(tmp_path):
-    script = ("import sys; from pathlib import Path; from retrieval_eval import cli; "
+    script = ("import sys; from pathlib import Path; from retrieval_eval.tool import cli; "
               f"cli.read_parameters('evaluate', {{'RERANKER': 'sentence', 'PWD': str(Path.cwd())}}, Path({str(tmp_path)!r}), "
               f"Path({str(tmp_path)!r})); print([m for m in ('torch', 'sentence_transformers') if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "[]", done.stderr[-2000:]
-    assert cli.TEMPLATE.is_file()  # the template is package data (pyproject.toml)
+    assert report_module.TEMPLATE.is_file()  # the template is package data (pyproject.toml)
 
 
 def test_the_built_in_reranker_and_a_model_folder_are_accepted(tmp_path):
     assert problems("evaluate", tmp_path, RERANKER="sentence") == []
-    from retrieval_eval.models import model_path
+    from retrieval_eval.inputs.models import model_path
 
     assert problems("evaluate", tmp_path, MODEL_NAME=model_path(None), CHUNK_SIZE="256") == []
 
@@ -266,7 +268,7 @@ def _sys_refuses() -> bool:
 def test_a_read_only_checkout_is_one_line_naming_its_folders_and_the_variables(tmp_path):
     """The checkout mounted read-only in a private mount namespace (nothing changes outside it)."""
     script = (f"mount --bind {shlex.quote(str(ROOT))} {shlex.quote(str(ROOT))} && mount -o remount,bind,ro "
-              f"{shlex.quote(str(ROOT))} && cd {shlex.quote(str(ROOT))} && exec {shlex.quote(sys.executable)} -m retrieval_eval.cli evaluate")
+              f"{shlex.quote(str(ROOT))} && cd {shlex.quote(str(ROOT))} && exec {shlex.quote(sys.executable)} -m retrieval_eval.tool.cli evaluate")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_EVAL_")} | {"PWD": str(ROOT)}
     done = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=300)
     if "mount:" in done.stderr or "unshare:" in done.stderr:
@@ -364,8 +366,8 @@ def test_a_broken_golden_set_lists_every_problem_before_any_model_loads(tmp_path
 
 
 @pytest.mark.parametrize("damage, problem", [
-    (lambda run: {q: ["not a chunk"] + r[1:] for q, r in run.items()}, "names chunk(s) this corpus does not have"),
-    (lambda run: {q: r + r[:1] for q, r in run.items()}, "that is not a list of distinct chunk ids"),
+    (lambda run: {q: ["not a chunk"] + r[1:] for q, r in run.items()}, "unknown chunk ids ['not a chunk']"),
+    (lambda run: {q: r + r[:1] for q, r in run.items()}, "in the ranking; each id may appear once"),
     (lambda run: dict(list(run.items())[1:]), "is not JSON holding one ranking per question"),
 ])
 def test_a_cache_file_that_fails_its_checks_is_named_set_aside_and_rebuilt(tmp_path, damage, problem):
@@ -373,12 +375,12 @@ def test_a_cache_file_that_fails_its_checks_is_named_set_aside_and_rebuilt(tmp_p
 
     chunks = [{"id": f"c{i}", "doc": "d", "text": f"word{i} common text {i}", "n_tokens": 5} for i in range(6)]
     questions = {"q1": "word1 text", "q2": "word4"}
-    first = pipeline.run_registry({"BM25": pipeline.BM25()}, chunks, questions, cache_dir=tmp_path)
+    first = stages.run_registry({"BM25": BM25()}, chunks, questions, cache_dir=tmp_path)
     [path] = (tmp_path / "rankings").glob("*.json")
     path.write_text(json.dumps(damage(first["BM25"])))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        again = pipeline.run_registry({"BM25": pipeline.BM25()}, chunks, questions, cache_dir=tmp_path)
+        again = stages.run_registry({"BM25": BM25()}, chunks, questions, cache_dir=tmp_path)
     assert again == first and path.with_suffix(".bad").exists()
     [message] = [str(w.message) for w in caught]
     assert message.startswith(f"the rankings cache file {path} ") and problem in message
@@ -422,8 +424,8 @@ def test_runs_against_a_golden_set_must_rank_its_chunk_ids(tmp_path, capsys):
 
 def test_a_reports_trec_files_score_against_its_golden_set_even_with_spaces_in_ids(corpus, tmp_path):
     """A corpus file named with a space gives chunk ids with a space, which a report's TREC files percent-encode."""
-    from retrieval_eval.report import trec_id
-    from retrieval_eval.trec import run_text
+    from retrieval_eval.tool.report import trec_id
+    from retrieval_eval.inputs.trec import run_text
 
     (corpus / "02_borrowing.md").rename(corpus / "02 borrowing.md")
     setup = pipeline.load_inputs(corpus, EXAMPLE / "golden.csv", chunk_size=128)
@@ -496,7 +498,7 @@ def test_a_failing_report_is_one_line_and_its_notebook_is_kept(tmp_path, capsys,
     import nbformat
 
     template = tmp_path / "failing.ipynb"
-    nb = nbformat.read(cli.TEMPLATE, as_version=4)
+    nb = nbformat.read(report_module.TEMPLATE, as_version=4)
     nb.cells.insert(4, nbformat.v4.new_code_cell("# a section that fails\n1 / 0"))
     nbformat.write(nb, template)
     monkeypatch.setattr(cli, "TEMPLATE", template)

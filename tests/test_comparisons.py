@@ -1,4 +1,4 @@
-"""retrieval_eval/comparisons.py: paired tests over a family (Holm), the same verdicts in plain words,
+"""retrieval_eval/analysis/comparisons.py: paired tests over a family (Holm), the same verdicts in plain words,
 the positive control against chance, intervals, and who leads as printed."""
 
 import re
@@ -10,10 +10,10 @@ import pytrec_eval
 from statsmodels.stats.multitest import multipletests
 
 import helpers as h
-from retrieval_eval.comparisons import SUCCESS, rank_groups
-from retrieval_eval.statistics import beats_chance, chance_found, wilson_ci
-from retrieval_eval.comparisons import TOO_CLOSE, values_at_k
-from retrieval_eval.statistics import ALPHA
+from retrieval_eval.analysis.comparisons import SUCCESS, rank_groups
+from retrieval_eval.analysis.statistics import beats_chance, chance_found, wilson_ci
+from retrieval_eval.analysis.comparisons import TOO_CLOSE, values_at_k
+from retrieval_eval.analysis.statistics import ALPHA
 
 # Twelve questions, one relevant chunk each. A finds it at rank 1 on every question; B on q01-q02
 # only, C on q01-q10.
@@ -228,7 +228,7 @@ def test_bad_input_raises_a_clear_error(call, message):
 
 
 def test_a_metric_registered_later_is_compared_too(restore_metrics):
-    from retrieval_eval.metrics import METRICS, Metric
+    from retrieval_eval.core.registry import METRICS, Metric
 
     h.register_metric(Metric("hits", "hits@{k}", "num_rel_ret", lambda r, g, k: float(len(h.relevant_ids(g) & set(r[:k]))),
                              lambda judged, k: judged.hits(k).astype(float)))

@@ -1,4 +1,4 @@
-"""retrieval_eval/conventions.py: every variant equals trec_eval (pytrec_eval) where trec_eval has it.
+"""retrieval_eval/analysis/conventions.py: every variant equals trec_eval (pytrec_eval) where trec_eval has it.
 
 Variants with a trec_eval measure are compared with it directly, on notebook 10's toy and on random
 rankings; variants without one are compared with the trec_eval numbers they are built from (named
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.conventions import context_precision, exponential_gains, f1_at_k, r_precision
-from retrieval_eval.conventions import variants
+from retrieval_eval.analysis.conventions import context_precision, exponential_gains, f1_at_k, r_precision
+from retrieval_eval.analysis.conventions import variants
 
 K = 4
 # Notebook 10's toy: four questions, each showing one trap.
@@ -232,7 +232,7 @@ def test_bad_input_is_refused_with_a_message(call, message):
 
 def test_the_switchboard_reads_the_registry(restore_metrics):
     """A metric registered at run time is a row of the switchboard, with its trec_eval measure."""
-    from retrieval_eval.metrics import Metric
+    from retrieval_eval.core.registry import Metric
 
     assert [v.name for v in VARIANTS[:4]] == ["recall@k", "precision@k", "MRR@k", "nDCG@k"]
     h.register_metric(Metric("AP", "AP@{k}", "map_cut.{k}", h.average_precision, lambda judged, k: None))

@@ -1,4 +1,4 @@
-"""retrieval_eval/corpus.py: the documents of a real-world corpus folder (every file read or listed),
+"""retrieval_eval/inputs/corpus.py and chunks.py: the documents of a real-world corpus folder (every file read or listed),
 chunks that fit the model's window and come close to the size asked, the stored chunks equal to a
 rebuild, other corpora chunked."""
 
@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.corpus import CHUNK_SIZE, chunk_spans, stored_chunks_differ, stored_or_split_chunks
-from retrieval_eval.formats import FormatError
-from retrieval_eval.golden import GoldenSetError
-from retrieval_eval.paths import CORPUS_DIR
+from retrieval_eval.inputs.chunks import CHUNK_SIZE, chunk_spans, stored_chunks_differ, stored_or_split_chunks
+from retrieval_eval.core.errors import FormatError
+from retrieval_eval.core.errors import GoldenSetError
+from retrieval_eval.core.paths import CORPUS_DIR
 
 
 def test_stored_chunks_equal_a_fresh_rebuild(docs, chunks):
@@ -72,7 +72,7 @@ def test_empty_chunk_is_refused(tmp_path):
 
 
 def test_the_stored_chunks_file_reads_back_as_written(chunks, tmp_path):
-    from retrieval_eval.corpus import write_chunks
+    from retrieval_eval.inputs.chunks import write_chunks
 
     assert all(list(c) == ["id", "doc", "text", "n_tokens"] for c in chunks)
     write_chunks(chunks, tmp_path / "chunks.jsonl")
@@ -425,7 +425,7 @@ def test_links_pipes_and_front_matter_are_read_once_or_listed(tmp_path):
 
 def test_files_and_folders_that_cannot_be_opened_are_listed(tmp_path, monkeypatch):
     """No permission (simulated: the tests may run as root, who reads everything)."""
-    from retrieval_eval import corpus
+    from retrieval_eval.inputs import corpus
 
     write(tmp_path, "a.md", "text")
     write(tmp_path, "secret.md", "no access")
@@ -542,7 +542,7 @@ def test_chunking_now_reads_tokenizer_json_and_gives_the_chunks_of_the_transform
     for size, overlap in [(128, 19), (256, 0)]:
         assert stored_or_split_chunks(docs, chunk_size=size, chunk_overlap=overlap, progress=False) == \
             h.split_into_chunks(docs, h.load_tokenizer(), size, overlap)
-    code = ("import sys, helpers as h; from retrieval_eval.corpus import stored_or_split_chunks; "
+    code = ("import sys, helpers as h; from retrieval_eval.inputs.chunks import stored_or_split_chunks; "
             "stored_or_split_chunks(h.load_corpus(), chunk_size=256, progress=False); "
             "print('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

@@ -1,4 +1,4 @@
-"""retrieval_eval/evaluation.py: the one engine of every table against trec_eval and the per-question
+"""retrieval_eval/core/evaluation.py: the one engine of every table against trec_eval and the per-question
 definitions, its door (bad runs and qrels named), and the tables built on it."""
 
 import itertools
@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.evaluation import disagree_at_k
-from retrieval_eval.evaluation import RANK_COLUMNS, run_columns
-from retrieval_eval.metrics import METRICS
+from retrieval_eval.core.evaluation import disagree_at_k
+from retrieval_eval.core.evaluation import RANK_COLUMNS, run_columns
+from retrieval_eval.core.registry import METRICS
 
 QRELS = {"q1": {"a": 1}, "q2": {"b": 1}}
 RUN = {"q1": ["a", "b"], "q2": ["b"]}

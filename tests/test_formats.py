@@ -1,4 +1,4 @@
-"""retrieval_eval/formats.py and the label levels: every golden-set format of issue 23, read from small fixtures
+"""retrieval_eval/inputs/formats.py and the label levels: every golden-set format of issue 23, read from small fixtures
 (tests/data/formats: six chunks of three documents, four questions), scored through evaluation_setup and
 checked against pytrec_eval on the TREC files written from the same runs and labels; a malformed version of
 each format gives one error naming its file and line; the cookbook converter and its published formulas."""
@@ -14,14 +14,13 @@ import pytest
 import pytrec_eval
 
 import helpers as h
-from retrieval_eval.conventions import published_summary
-from retrieval_eval.formats import (
-    FormatError, GoldenSetError, id_labels, load_chunks, load_qrels_and_questions,
-)
-from retrieval_eval.golden import document_qrels, document_run, load_golden
-from retrieval_eval.paths import DATA_DIR, ROOT
-from retrieval_eval.pipeline import load_inputs
-from retrieval_eval.trec import export_trec
+from retrieval_eval.analysis.conventions import published_summary
+from retrieval_eval.core.errors import FormatError, GoldenSetError
+from retrieval_eval.inputs.formats import id_labels, load_chunks, load_qrels_and_questions
+from retrieval_eval.inputs.golden import document_qrels, document_run, load_golden
+from retrieval_eval.core.paths import DATA_DIR, ROOT
+from retrieval_eval.retrieval.setup import load_inputs
+from retrieval_eval.inputs.trec import export_trec
 
 FORMATS = ROOT / "tests" / "data" / "formats"
 LABELS = {"q1": {"d01#01": 2, "d01#00": 1}, "q2": {"d02#00": 2, "d02#01": 1}, "q3": {"d03#00": 1}, "q4": {"d03#01": 1}}

@@ -1,4 +1,4 @@
-"""retrieval_eval/fusion.py: reciprocal rank fusion by hand, over whole runs, exact ties, and its bad inputs."""
+"""retrieval_eval/retrieval/fusion.py: reciprocal rank fusion by hand, over whole runs, exact ties, and its bad inputs."""
 
 import math
 from fractions import Fraction
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.fusion import fuse_runs
-from retrieval_eval.fusion import TIE_RULES
+from retrieval_eval.retrieval.fusion import fuse_runs
+from retrieval_eval.retrieval.fusion import TIE_RULES
 
 
 def test_rrf_by_hand():

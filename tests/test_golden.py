@@ -1,4 +1,4 @@
-"""retrieval_eval/golden.py: the golden set, the computed relevance labels, and every problem a golden file can have."""
+"""retrieval_eval/inputs/golden.py: the golden set, the computed relevance labels, and every problem a golden file can have."""
 
 import codecs
 import collections
@@ -11,10 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.formats import FormatError
-from retrieval_eval.golden import GOLDEN_COLUMNS, GoldenSetError, graded_labels, load_golden
-from retrieval_eval.models import fast_tokenizer, token_counter
-from retrieval_eval.paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
+from retrieval_eval.core.errors import FormatError
+from retrieval_eval.inputs.golden import GOLDEN_COLUMNS, graded_labels, load_golden
+from retrieval_eval.core.errors import GoldenSetError
+from retrieval_eval.inputs.models import fast_tokenizer, token_counter
+from retrieval_eval.core.paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
 
 
 def test_golden_set_shape(golden):

@@ -1,4 +1,7 @@
-"""helpers.py, the face: a short list of names that all exist, and an import that loads nothing heavy."""
+"""helpers.py, the face: a short list of names that all exist, loaded on first use, and an import that loads nothing;
+and the wings of retrieval_eval/: each imports only from itself and the wings before it."""
+
+import ast
 
 import json
 import os
@@ -6,7 +9,7 @@ import subprocess
 import sys
 
 import helpers as h
-from retrieval_eval.paths import ROOT
+from retrieval_eval.core.paths import ROOT
 
 PACKAGE = ROOT / "retrieval_eval"
 # Imported only where they are used: a notebook that only reads tables never waits for them.
@@ -29,20 +32,54 @@ def test_the_face_hands_on_at_most_120_names_that_all_exist():
     assert [name for name in h.__all__ if not hasattr(h, name)] == []
 
 
-def test_nothing_else_is_public():
-    public = {name for name in vars(h) if not name.startswith("_")}
-    assert public == set(h.__all__)
+def test_each_name_is_defined_where_the_face_says():
+    import importlib
+
+    for name, module in h.NAMES.items():
+        assert name in vars(importlib.import_module(f"retrieval_eval.{module}")), (name, module)
 
 
-def test_importing_helpers_loads_no_model_library_and_no_statistics_library():
-    loaded = imported_by("import helpers")
-    assert [m for m in HEAVY if m in loaded] == []
-    assert "matplotlib" in loaded  # the plots and widgets import pyplot: what a notebook needs anyway
+def test_importing_helpers_loads_nothing_and_a_name_loads_only_its_module():
+    assert [m for m in ["pandas", "matplotlib", "numpy", *HEAVY] if m in imported_by("import helpers")] == []
+    loaded = imported_by("import helpers as h; h.evaluate")
+    assert "pandas" in loaded and [m for m in ["matplotlib", *HEAVY] if m in loaded] == []
+    assert "matplotlib" in imported_by("import helpers as h; h.plot_metrics")
+
+
+# The wings, in the one direction imports run: a wing imports only from itself and the wings before it.
+WINGS = ("core", "inputs", "retrieval", "analysis", "course", "tool")
+
+
+def package_imports(path):
+    """The modules of retrieval_eval a file imports, as dotted names."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(module.split(".")[: -node.level] + ([base] if base else []))
+            found += [f"{base}.{alias.name}" for alias in node.names] if not node.module else [base]
+        elif isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+    return [name for name in found if name.startswith("retrieval_eval.")]
+
+
+def test_every_module_sits_in_a_wing_and_imports_run_one_way():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        if len(parts) == 1:
+            continue  # the package's own __init__.py
+        assert parts[0] in WINGS, f"{path.relative_to(ROOT)} is in no wing"
+        mine = WINGS.index(parts[0])
+        for target in package_imports(path):
+            wing = target.split(".")[1]
+            assert wing in WINGS and WINGS.index(wing) <= mine, f"{path.relative_to(ROOT)} imports {target}: a wing back"
 
 
 def test_importing_the_metrics_loads_neither_pandas_nor_matplotlib():
     """The file a learner reads in one sitting imports what its definitions need (NumPy), nothing more."""
-    loaded = imported_by("import retrieval_eval.metrics")
+    loaded = imported_by("import retrieval_eval.core.metrics")
     assert [m for m in ["pandas", "matplotlib", *HEAVY] if m in loaded] == []
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_eval.models import NOT_INSTALLED
+from retrieval_eval.inputs.models import NOT_INSTALLED
 
 ROOT = Path(__file__).resolve().parent.parent
 MAKE = shutil.which("make")
@@ -253,7 +253,7 @@ def test_without_the_model_packages_the_teaching_set_loads_and_what_needs_them_s
     ModelNotInstalled."""
     script = LITE + """
 import helpers as h
-from retrieval_eval.models import ModelNotInstalled
+from retrieval_eval.core.errors import ModelNotInstalled
 setup = h.evaluation_setup()
 print(list(setup.runs), h.evaluate(setup.runs, setup.qrels, ks=[3]).round(3).loc["hybrid"].tolist())
 h.interview_lines(h.evaluation_setup(reranker="sentence"))  # notebook 07: the committed reranked run

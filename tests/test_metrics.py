@@ -1,4 +1,4 @@
-"""retrieval_eval/metrics.py: the metrics by hand, their bad inputs, the registry (each metric's batch
+"""retrieval_eval/core/metrics.py and registry.py: the metrics by hand, their bad inputs, the registry (each metric's batch
 kernel against its definition and against trec_eval, its random-order expectation against every
 permutation), and a fifth metric registered at run time."""
 
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.conventions import average_precision
-from retrieval_eval.evaluation import judge
-from retrieval_eval.metrics import METRICS, Judged, Metric
+from retrieval_eval.analysis.conventions import average_precision
+from retrieval_eval.core.evaluation import judge
+from retrieval_eval.core.registry import METRICS, Judged, Metric
 
 matplotlib.use("Agg")
 

@@ -1,13 +1,13 @@
-"""retrieval_eval/models.py: the model fingerprint follows the model's content, and so does the embedding cache."""
+"""retrieval_eval/inputs/models.py: the model fingerprint follows the model's content, and so does the embedding cache."""
 
 import numpy as np
 import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-import helpers as h
-from retrieval_eval.retrievers import VectorRetriever
-from retrieval_eval.models import ModelFileError, load_model, load_tokenizer, model_fingerprint, unknown_only
+from retrieval_eval.retrieval.retrievers import VectorRetriever
+from retrieval_eval.core.errors import ModelFileError
+from retrieval_eval.inputs.models import load_model, load_tokenizer, model_fingerprint, unknown_only
 
 
 def flip_last_byte(path):

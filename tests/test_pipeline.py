@@ -1,4 +1,4 @@
-"""retrieval_eval/pipeline.py: evaluation_setup, the registry of retrievers, the committed teaching runs
+"""retrieval_eval/retrieval/setup.py and stages.py: evaluation_setup, the registry of retrievers, the committed teaching runs
 and the rankings cache."""
 
 import codecs
@@ -16,15 +16,17 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.fusion import fuse_runs
-from retrieval_eval.trec import read_run
-from retrieval_eval import pipeline
-from retrieval_eval.golden import GOLDEN_COLUMNS
-from retrieval_eval.corpus import ParameterError
-from retrieval_eval.evaluation import run_columns
-from retrieval_eval.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT, RUNS_DIR
-from retrieval_eval.pipeline import BM25, Fusion, Stage, Vector, stage_fingerprint
-from retrieval_eval.retrievers import LUCENE_ENGLISH
+from retrieval_eval.retrieval.fusion import fuse_runs
+from retrieval_eval.inputs.trec import read_run
+from retrieval_eval.retrieval import setup as pipeline, stages
+from retrieval_eval.inputs.golden import GOLDEN_COLUMNS
+from retrieval_eval.core.errors import ParameterError
+from retrieval_eval.core.evaluation import run_columns
+from retrieval_eval.core.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT, RUNS_DIR
+from retrieval_eval.retrieval.retrievers import BM25, Vector
+from retrieval_eval.retrieval.fusion import Fusion
+from retrieval_eval.retrieval.stages import Stage, stage_fingerprint
+from retrieval_eval.retrieval.retrievers import LUCENE_ENGLISH
 
 PYTHON = [sys.executable, "-c"]
 
@@ -45,8 +47,8 @@ def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, 
     assert setup.chunk_ids == [c["id"] for c in chunks]
     assert list(setup.runs) == ["BM25", "vector", "hybrid"]
     for name, run in setup.runs.items():
-        assert run == read_run(pipeline.run_file(name)).rankings
-        assert list(run) == list(golden["id"]) and all(len(r) <= pipeline.DEPTH for r in run.values())
+        assert run == read_run(stages.run_file(name)).rankings
+        assert list(run) == list(golden["id"]) and all(len(r) <= stages.DEPTH for r in run.values())
     assert setup.runs["hybrid"] == fuse_runs([setup.runs["BM25"], setup.runs["vector"]])
     assert setup.skipped == [] and setup.unreadable == {"chunks": [], "questions": [], "cut": []}
 
@@ -54,12 +56,12 @@ def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, 
 def test_the_committed_settings_are_the_teaching_registrys(setup):
     """settings.json names each committed file's stage; a default that changes leaves the committed run unused."""
     stored = json.loads((RUNS_DIR / "settings.json").read_text(encoding="utf-8"))
-    stages = h.default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH)}
-    for name, stage in stages.items():
-        assert stored[pipeline.run_file(name).name] == pipeline._portable(stage.key()), name
+    committed = h.default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH)}
+    for name, stage in committed.items():
+        assert stored[stages.run_file(name).name] == stages.portable(stage.key()), name
     assert sorted(stored) == sorted(p.name for p in RUNS_DIR.glob("*.trec"))
-    assert pipeline.committed_run("BM25", BM25(k1=1.2), teaching=True) is None  # other settings: not the committed run
-    assert pipeline.committed_run("BM25", BM25(), teaching=False) is None  # other inputs: never
+    assert stages.committed_run("BM25", BM25(k1=1.2), teaching=True) is None  # other settings: not the committed run
+    assert stages.committed_run("BM25", BM25(), teaching=False) is None  # other inputs: never
 
 
 @pytest.mark.slow
@@ -69,7 +71,7 @@ def test_the_committed_runs_equal_a_fresh_ranking():
     fresh = pipeline.fresh_teaching_runs(registry)
     assert list(fresh) == list(registry)
     for name in registry:
-        assert read_run(pipeline.run_file(name)).rankings == fresh[name], name
+        assert read_run(stages.run_file(name)).rankings == fresh[name], name
 
 
 WARM = """
@@ -158,17 +160,17 @@ CHUNK = "01_plans_and_prices#00"
 
 
 @pytest.mark.parametrize("function, message", [
-    (lambda q: ["no_such_chunk#00"], r"retriever 'mine', question 'q01': returned chunk ids no chunk has: \['no_such_chunk#00'\]"),
-    (lambda q: [CHUNK, CHUNK], rf"retriever 'mine', question 'q01': returned '{CHUNK}' twice"),
-    (lambda q: [CHUNK, 7], r"retriever 'mine', question 'q01': returned 7 \(int\) at rank 2: ids must be str"),
-    (lambda q: [None], r"retriever 'mine', question 'q01': returned None \(NoneType\) at rank 1: ids must be str"),
-    (lambda q: [CHUNK, float("nan")], r"retriever 'mine', question 'q01': returned nan \(float\) at rank 2: ids must be str"),
-    (lambda q: [b"x"], r"retriever 'mine', question 'q01': returned b'x' \(bytes\) at rank 1: ids must be str"),
-    (lambda q: CHUNK, rf"retriever 'mine', question 'q01': returned str '{CHUNK}', not a list of chunk ids"),
-    (lambda q: None, r"retriever 'mine', question 'q01': returned NoneType None, not a list"),
-    (lambda q: {CHUNK: 1.0}, r"retriever 'mine', question 'q01': returned dict"),
+    (lambda q: ["no_such_chunk#00"], r"retriever 'mine', question 'q01': unknown chunk ids \['no_such_chunk#00'\]"),
+    (lambda q: [CHUNK, CHUNK], rf"retriever 'mine', question 'q01': duplicate id '{CHUNK}' in the ranking"),
+    (lambda q: [CHUNK, 7], r"retriever 'mine', question 'q01': the ranking holds 7 \(int\) at rank 2: ids must be str"),
+    (lambda q: [None], r"retriever 'mine', question 'q01': the ranking holds None \(NoneType\) at rank 1: ids must be str"),
+    (lambda q: [CHUNK, float("nan")], r"retriever 'mine', question 'q01': the ranking holds nan \(float\) at rank 2: ids must be str"),
+    (lambda q: [b"x"], r"retriever 'mine', question 'q01': the ranking holds b'x' \(bytes\) at rank 1: ids must be str"),
+    (lambda q: CHUNK, rf"retriever 'mine', question 'q01': a ranking must be a list or tuple of ids, best first, not str '{CHUNK}'"),
+    (lambda q: None, r"retriever 'mine', question 'q01': a ranking must be a list or tuple of ids, best first, not NoneType None"),
+    (lambda q: {CHUNK: 1.0}, r"retriever 'mine', question 'q01': a ranking must be a list or tuple of ids, best first, not dict"),
     (lambda q: [][1], r"retriever 'mine', question 'q01': the function raised IndexError: list index out of range"),
-    (Missing(), r"retriever 'mine', question 'q01': no ranking"),
+    (Missing(), r"retriever 'mine' has no ranking for question\(s\) \['q01'\]"),
     (3, r"retriever 'mine' must be a function question -> \[chunk ids\] or a stage, got 3"),
 ])
 def test_a_bad_retriever_gets_one_error_naming_it_and_the_question(tmp_path, function, message):
@@ -186,7 +188,7 @@ def test_retrievers_must_be_a_mapping(tmp_path):
 
 def test_the_teaching_set_needs_no_tokenizer_check_at_set_up(setup):
     """evaluation_setup skips the window and unknown-token checks for the teaching set: they hold, computed here."""
-    from retrieval_eval.models import model_window, token_counter, unknown_only
+    from retrieval_eval.inputs.models import model_window, token_counter, unknown_only
 
     counter = token_counter(None)
     assert max(counter(q) for q in setup.golden["question"]) <= model_window(None)
@@ -341,7 +343,7 @@ def test_a_question_longer_than_the_window_stops_the_setup_before_any_model_load
     golden.to_csv(tmp_path / "golden.csv", index=False)
     script = f"""
 import sys, helpers as h
-from retrieval_eval.golden import GoldenSetError
+from retrieval_eval.core.errors import GoldenSetError
 try:
     h.evaluation_setup({str(example_dir / 'corpus')!r}, {str(tmp_path / 'golden.csv')!r}, chunk_size=128,
                        cache_dir={str(tmp_path / 'cache')!r})

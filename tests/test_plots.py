@@ -1,5 +1,5 @@
-from retrieval_eval.plots import plot_precision_ceiling
-"""retrieval_eval/plots.py: the evaluation plots draw the numbers they are given."""
+from retrieval_eval.course.plots import plot_precision_ceiling
+"""retrieval_eval/course/plots.py: the evaluation plots draw the numbers they are given."""
 
 import matplotlib
 
@@ -106,7 +106,7 @@ def test_plot_metrics_draws_one_panel_per_metric_and_the_ceiling(runs, qrels):
 def test_plot_intervals_draws_each_runs_interval(runs, qrels):
     intervals = h.interval_table(runs, qrels, k=3)
     fig = h.plot_intervals(intervals, title="95% intervals")
-    assert [ax.get_title() for ax in fig.axes] == ["success", "MRR"] and fig._suptitle.get_text() == "95% intervals"
+    assert [ax.get_title() for ax in fig.axes] == ["success", *(m for m, metric in h.METRICS.items() if metric.tested)] and fig._suptitle.get_text() == "95% intervals"
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(runs)
     means = fig.axes[0].lines[0].get_xdata()
     assert list(means) == intervals.xs("success", level="metric")["mean"].tolist()
@@ -151,7 +151,7 @@ def polder(runs, qrels, golden):
 
 
 def test_the_list_holds_every_plot_function():
-    from retrieval_eval import plots
+    from retrieval_eval.course import plots
 
     assert set(PLOTS) == {name for name in [*h.__all__, *vars(plots)] if name.startswith("plot_")}
 

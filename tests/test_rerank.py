@@ -1,4 +1,4 @@
-"""retrieval_eval/rerank.py: a second stage only reorders the first stage's top N; the oracle reaches the
+"""retrieval_eval/retrieval/rerank.py: a second stage only reorders the first stage's top N; the oracle reaches the
 ceiling; the built-in re-scorer and a CrossEncoder against trec_eval; the two-stage table by hand."""
 
 import math
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.rerank import CrossEncoderReranker, sentences
-from retrieval_eval.trec import write_trec_run
+from retrieval_eval.retrieval.rerank import CrossEncoderReranker, sentences
+from retrieval_eval.inputs.trec import write_trec_run
 
 
 class Scores:
@@ -170,8 +170,8 @@ def test_a_folder_that_is_not_a_model_is_refused_naming_it(tmp_path):
 def test_the_committed_rerank_is_the_bundled_models_only():
     """The committed key leaves out the model's fingerprint; a SentenceReranker of another model got the
     bundled model's committed run."""
-    from retrieval_eval.pipeline import committed_run
-    from retrieval_eval.rerank import SentenceReranker
+    from retrieval_eval.retrieval.stages import committed_run
+    from retrieval_eval.retrieval.rerank import SentenceReranker
 
     bundled, other = object.__new__(SentenceReranker), object.__new__(SentenceReranker)  # no model loaded
     bundled.model_name, other.model_name = None, "/some/other/model"
@@ -218,7 +218,7 @@ def tiny_cross_encoder(tmp_path_factory):
     """A CrossEncoder built here: one BERT layer of width 32 on the bundled model's tokenizer, saved as a folder."""
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    from retrieval_eval.models import model_path
+    from retrieval_eval.inputs.models import model_path
 
     tokenizer = AutoTokenizer.from_pretrained(model_path(None))
     config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,

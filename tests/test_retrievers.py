@@ -1,4 +1,4 @@
-"""retrieval_eval/retrievers.py: BM25 (both idfs) and vector retrieval on the golden set, the analyzer, ties,
+"""retrieval_eval/retrieval/retrievers.py: BM25 (both idfs) and vector retrieval on the golden set, the analyzer, ties,
 caches and bad input. Tests that load the embedding model are marked slow."""
 
 import json
@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.retrievers import VectorRetriever
-from retrieval_eval.models import document_prefix, model_window, query_prefix
-from retrieval_eval.paths import ROOT
-from retrieval_eval.retrievers import rank_by_score, stop_word_list, unindexable_chunks
+from retrieval_eval.retrieval.retrievers import VectorRetriever
+from retrieval_eval.inputs.models import document_prefix, model_window, query_prefix
+from retrieval_eval.core.paths import ROOT
+from retrieval_eval.retrieval.retrievers import rank_by_score, stop_word_list, unindexable_chunks
 
 
 def test_rank_by_score_breaks_ties_by_id():
@@ -175,8 +175,8 @@ def test_lucene_idf_is_the_documented_formula_and_never_0():
 
 
 def test_the_engine_defaults_are_the_committed_engine_run(chunks, golden):
-    from retrieval_eval.pipeline import run_file
-    from retrieval_eval.trec import read_run
+    from retrieval_eval.retrieval.stages import run_file
+    from retrieval_eval.inputs.trec import read_run
 
     engine = h.BM25Retriever(chunks, **h.LUCENE_ENGLISH)
     committed = read_run(run_file("BM25, Lucene English")).rankings
@@ -198,7 +198,7 @@ def refuse(event, args):
 
 sys.addaudithook(refuse)
 import helpers as h
-from retrieval_eval.retrievers import VectorRetriever
+from retrieval_eval.retrieval.retrievers import VectorRetriever
 chunks = h.load_chunks()
 for _ in range(2):  # the second time, the embeddings come from the cache
     retriever = VectorRetriever(chunks, cache_dir=sys.argv[1])
@@ -298,7 +298,7 @@ def test_prompts_come_from_the_models_own_configuration_not_its_name(model_copy,
 
 def test_the_model_window_is_read_without_loading_the_model():
     assert model_window() == 512
-    script = "import sys; from retrieval_eval.models import model_window; print(model_window(), 'torch' in sys.modules)"
+    script = "import sys; from retrieval_eval.inputs.models import model_window; print(model_window(), 'torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.stdout.split() == ["512", "False"], result.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""retrieval_eval/sheet.py: ``make sheet`` writes one A4 page whose numbers, read back from the PDF, are the evaluation's."""
+"""retrieval_eval/course/sheet.py: ``make sheet`` writes one A4 page whose numbers, read back from the PDF, are the evaluation's."""
 
 import re
 
@@ -6,10 +6,12 @@ import pytest
 from pypdf import PdfReader
 
 import helpers as h
-from retrieval_eval.trec import read_run
-from retrieval_eval.paths import RUNS_DIR
-from retrieval_eval.sheet import RUNS, Page, write_sheet
-from retrieval_eval.teaching import interview_lines
+from retrieval_eval.core.paths import RUNS_DIR
+from retrieval_eval.core.registry import METRICS
+from retrieval_eval.course.sheet import Page, write_sheet
+from retrieval_eval.course.teaching import interview_lines
+from retrieval_eval.inputs.trec import read_run
+from retrieval_eval.retrieval.setup import RETRIEVERS
 
 K = 3
 
@@ -41,14 +43,14 @@ def test_one_a4_page_no_type_under_8_pt(pdf):
 def test_the_numbers_are_the_evaluations(pdf, sheet_setup):
     text = pdf.pages[0].extract_text()
     lines = {line.split(" ")[0]: line for line in text.splitlines()}
-    table = h.evaluate({name: sheet_setup.runs[name] for name in RUNS}, sheet_setup.qrels, ks=[K, 10])
-    ranks = h.first_relevant_ranks({name: sheet_setup.runs[name] for name in RUNS}, sheet_setup.qrels)
-    found = ranks[list(RUNS)].fillna(K + 1).le(K).sum()
-    for name in RUNS:
-        expected = [table.loc[name, (m, K)] for m in ("recall", "precision", "MRR", "nDCG")] + [table.loc[name, ("recall", 10)]]
+    runs = {name: sheet_setup.runs[name] for name in RETRIEVERS}
+    table = h.evaluate(runs, sheet_setup.qrels, ks=[K, 10])
+    found = h.first_relevant_ranks(runs, sheet_setup.qrels)[list(runs)].fillna(K + 1).le(K).sum()
+    for name in runs:
+        expected = [table.loc[name, (m, K)] for m in METRICS] + [table.loc[name, ("recall", 10)]]
         assert lines[name] == f"{name} " + " ".join(f"{v:.3f}" for v in expected) + f" {found[name]}"
     chance = h.random_baseline(sheet_setup.qrels, len(sheet_setup.chunk_ids), K)
-    assert f"random order {chance['recall']:.3f} {chance['precision']:.3f} {chance['MRR']:.3f} {chance['nDCG']:.3f}" in text
+    assert "random order " + " ".join(f"{chance[m]:.3f}" for m in METRICS) in text
     single = sum(len(g) == 1 for g in sheet_setup.qrels.values())
     assert (f"Here {single} of {len(sheet_setup.qrels)} questions have one relevant chunk: the precision@{K} ceiling is "
             f"{h.precision_ceiling(sheet_setup.qrels, K):.3f}") in flat(text)

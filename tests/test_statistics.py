@@ -1,4 +1,4 @@
-"""retrieval_eval/statistics.py: paired tests, Holm, intervals, exact power and chance, each against a hand
+"""retrieval_eval/analysis/statistics.py: paired tests, Holm, intervals, exact power and chance, each against a hand
 computation, a brute-force enumeration, statsmodels or SciPy, or a seeded simulation; and bad input."""
 
 import itertools
@@ -14,8 +14,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import helpers as h
-from retrieval_eval.statistics import beats_chance, bootstrap_ci, chance_found, mean_interval, paired_test, wilson_ci
-from retrieval_eval.statistics import BOOTSTRAP, SEED
+from retrieval_eval.analysis.statistics import beats_chance, bootstrap_ci, chance_found, mean_interval, paired_test, wilson_ci
+from retrieval_eval.analysis.statistics import BOOTSTRAP, SEED
 
 
 def brute_force_p(a, b):
@@ -158,7 +158,7 @@ def test_exact_limit_decides_between_enumeration_and_sampling():
 
 
 def test_a_repeated_permutation_test_is_remembered_and_gives_the_same_result():
-    from retrieval_eval.statistics import _flip_p
+    from retrieval_eval.analysis.statistics import _flip_p
 
     a, b = [1, 0.5, 0, 1, 0.25, 1, 0, 0.5], [0, 0.5, 1, 0, 0, 0.5, 0.25, 1]
     first = h.permutation_test(a, b)

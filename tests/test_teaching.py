@@ -1,4 +1,4 @@
-"""retrieval_eval/teaching.py: teaching pictures, random cases and the check-yourself checker."""
+"""retrieval_eval/course/teaching.py, checker.py and widgets/key.py: teaching aids, random cases, the check-yourself checker and the teacher's key."""
 
 import math
 from decimal import Decimal
@@ -66,7 +66,7 @@ def test_rankings_text_is_at_least_10_pt_as_a_notebook_shows_it(chunks, smallest
 
 
 def test_a_long_id_splits_after_the_underscore_nearest_its_middle():
-    from retrieval_eval.teaching import _split_id
+    from retrieval_eval.course.plots import _split_id
 
     assert _split_id("09_privacy_and_data_retention#00", 22) == "09_privacy_and_\ndata_retention#00"
     assert _split_id("10_faq#01", 22) == "10_faq#01"
@@ -394,8 +394,8 @@ def test_answers_that_are_not_a_dict_get_one_friendly_line(answers):
 
 
 def test_print_versions_names_the_scoring_packages_then_the_others_each_once(capsys):
-    from retrieval_eval.models import SCORING_PACKAGES
-    from retrieval_eval.teaching import TABLE_PACKAGES
+    from retrieval_eval.inputs.models import SCORING_PACKAGES
+    from retrieval_eval.course.teaching import TABLE_PACKAGES
 
     h.print_versions()
     out = capsys.readouterr().out
@@ -409,7 +409,7 @@ def test_print_versions_names_the_scoring_packages_then_the_others_each_once(cap
 
 def test_the_teachers_key_agrees_with_the_metric_functions(setup):
     """Each guided step of the widgets, worked out again with the metric functions on the ranking the clicks make."""
-    from retrieval_eval.teaching import teacher_key
+    from retrieval_eval.course.widgets.key import teacher_key
 
     key = teacher_key(setup).set_index(["notebook", "step"])["expected"]
     assert key[("01", 1)] == f"{h.recall_at_k(['c3', 'c2', 'c1', 'c9', 'c4', 'c7'], {'c1', 'c2'}, 3):.3f}"

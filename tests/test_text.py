@@ -1,9 +1,9 @@
-"""retrieval_eval/text.py: reading text files as saved, the normalisation under every label, and finding evidence in raw text."""
+"""retrieval_eval/inputs/text.py: reading text files as saved, the normalisation under every label, and finding evidence in raw text."""
 
 import pytest
 
 import helpers as h
-from retrieval_eval.text import read_text
+from retrieval_eval.inputs.text import read_text
 
 
 def test_normalise_handles_typography():

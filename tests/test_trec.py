@@ -1,4 +1,4 @@
-"""retrieval_eval/trec.py: the TREC files read back by trec_eval reproduce the evaluation table; bad input."""
+"""retrieval_eval/inputs/trec.py: the TREC files read back by trec_eval reproduce the evaluation table; bad input."""
 
 import math
 
@@ -6,12 +6,11 @@ import pytest
 import pytrec_eval
 
 import helpers as h
-from retrieval_eval.conventions import r_precision
-from retrieval_eval.trec import read_qrels, read_run
-from retrieval_eval.paths import ROOT
-from retrieval_eval.trec import (
-    Coverage, FormatError, TrecFormatError, align_run, find_line, judgements, trec_order, write_trec_qrels, write_trec_run,
-)
+from retrieval_eval.analysis.conventions import r_precision
+from retrieval_eval.inputs.trec import read_qrels, read_run
+from retrieval_eval.core.paths import ROOT
+from retrieval_eval.inputs.trec import Coverage, align_run, find_line, judgements, trec_order, write_trec_qrels, write_trec_run
+from retrieval_eval.core.errors import FormatError, TrecFormatError
 
 
 def test_trec_files_reproduce_the_evaluation_table(runs, qrels, tmp_path):
@@ -184,7 +183,7 @@ def test_non_ascii_ids_tie_as_utf8_bytes(tmp_path):
 
 
 def test_only_c_whitespace_separates_fields(tmp_path):
-    from retrieval_eval.trec import _NOT_C_SPACE
+    from retrieval_eval.inputs.trec import _NOT_C_SPACE
 
     assert read_run(write(tmp_path, "run", "q Q0 a\u00a0b 1 0 t\n")).rankings["q"] == ["a\u00a0b"]
     python_only = {c for c in map(chr, range(0x110000)) if c.isspace() and c not in " \t\n\r\x0b\x0c"}

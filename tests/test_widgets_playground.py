@@ -3,8 +3,8 @@
 import pytest
 
 import helpers as h
-from retrieval_eval.metrics import METRICS
-from retrieval_eval.widgets.playground import playground_scores
+from retrieval_eval.core.registry import METRICS
+from retrieval_eval.course.widgets.playground import playground_scores
 
 
 def registry(gains, k, missed=()):

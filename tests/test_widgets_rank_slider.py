@@ -3,7 +3,7 @@
 import pytest
 
 import helpers as h
-from retrieval_eval.widgets.rank_slider import rank_bars_html, rank_slider_scores
+from retrieval_eval.course.widgets.rank_slider import rank_bars_html, rank_slider_scores
 
 
 def test_every_rank_and_cut_off_gives_the_reciprocal_rank():

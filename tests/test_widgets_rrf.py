@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import helpers as h
-from retrieval_eval.metrics import METRICS
-from retrieval_eval.widgets.rrf import FUSED, fusion_cases, rrf_explanation, rrf_table_html
+from retrieval_eval.core.registry import METRICS
+from retrieval_eval.course.widgets.rrf import FUSED, fusion_cases, rrf_explanation, rrf_table_html
 
 
 def text(html: str) -> str:

@@ -15,9 +15,9 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import helpers as h
-from retrieval_eval.metrics import METRICS
-from retrieval_eval.widgets._view import WIDGET_MIME, Debounce, KeyGuard, changes, table_html
-from retrieval_eval.widgets.depth import depth_widget
+from retrieval_eval.core.registry import METRICS
+from retrieval_eval.course.widgets._view import WIDGET_MIME, Debounce, KeyGuard, changes, table_html
+from retrieval_eval.course.widgets.depth import depth_widget
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 

@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from retrieval_eval.formats import FormatError, _identifier, _text, read_records
+from retrieval_eval.core.errors import FormatError
+from retrieval_eval.inputs.formats import _identifier, _text, read_records
 
 
 def cookbook_to_series(docs_json: str | Path, eval_json: str | Path, folder: str | Path) -> tuple[Path, Path]:

@@ -1,0 +1,135 @@
+"""Teaching aids for the notebooks: the versions line, the course map, the interview lines, the evidence highlight and
+random cases for a reader's own metric code. The checker is :mod:`.checker`, the pictures :mod:`.plots`, the teacher's
+key :mod:`.widgets.key`."""
+
+from __future__ import annotations
+
+import html
+import json
+import platform
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.comparisons import against_chance, paired_comparisons
+from ..core.checks import check_k
+from ..core.evaluation import evaluate, first_relevant_ranks, precision_ceiling
+from ..core.metrics import relevant_ids
+from ..core.paths import ROOT
+from ..inputs.golden import graded_labels
+from ..inputs.models import SCORING_PACKAGES, scoring_versions
+from ..inputs.text import locate_evidence
+from ..retrieval.rerank import SentenceReranker, rerank
+
+# The packages behind the numbers besides those that score (models.SCORING_PACKAGES): the tables
+# (pandas), the chunks (langchain-text-splitters) and the statistics (scipy, statsmodels).
+TABLE_PACKAGES = ("pandas", "langchain-text-splitters", "scipy", "statsmodels")
+
+
+def print_versions() -> None:
+    """One line: Python and the versions of the packages the numbers depend on ("-" where one is not installed)."""
+    versions = scoring_versions((*SCORING_PACKAGES, *TABLE_PACKAGES), missing="-")
+    print(f"Python {platform.python_version()}; " + ", ".join(f"{p} {v}" for p, v in versions.items()))
+
+
+def course_map(folder=None, markdown: bool = False, link: str = ""):
+    """One row per notebook from its ``"course"`` metadata (path, minutes, answers), core first; the
+    notebook as a Markdown link with ``link`` before its file name. ``markdown``: the text of a Markdown table."""
+    rows = []
+    for path in sorted(Path(folder or ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        course = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("course")
+        if not course:
+            raise ValueError(f"{path.name} has no course metadata (path, minutes, answers)")
+        rows.append({"notebook": f"[{path.stem}]({link}{path.name})", "path": course["path"], "minutes": course["minutes"],
+                     "answers": course["answers"]})
+    table = pd.DataFrame(rows).sort_values("path", key=lambda p: p != "core", kind="stable").reset_index(drop=True)
+    return markdown_table(table) if markdown else table
+
+
+def markdown_table(table) -> str:
+    """The text of a Markdown table of a DataFrame's columns (its index left out; "|" in a cell escaped)."""
+    def cell(value) -> str:
+        return str(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(map(cell, table.columns)) + " |", "|" + "---|" * len(table.columns)]
+    return "\n".join(lines + ["| " + " | ".join(map(cell, row)) + " |" for row in table.itertuples(index=False)])
+
+
+def interview_lines(setup, k: int = 3) -> dict[str, str]:
+    """The interview answers (notebook 07, the sheet): at most 30 words each, every figure from ``setup``,
+    whose runs must hold BM25, vector and hybrid. The reranker's figures come from the run "hybrid + rerank"
+    when there is one, else hybrid's top 10 are reranked here by the SentenceReranker."""
+    runs, qrels, golden, chunks = setup.runs, setup.qrels, setup.golden, setup.chunks
+    missing = [name for name in ("BM25", "vector", "hybrid") if name not in runs]
+    if missing:
+        raise ValueError(f"interview_lines needs the runs BM25, vector and hybrid; the setup has no {missing}")
+    k = check_k(k)
+    three = {name: runs[name] for name in ("BM25", "vector", "hybrid")}
+    reranked = runs.get("hybrid + rerank") or rerank(runs["hybrid"], SentenceReranker(), {c["id"]: c["text"] for c in chunks},
+                                                     dict(zip(golden["id"], golden["question"])), 10)
+    table = evaluate(three, qrels, ks=[1, k, 10]).loc["hybrid"]
+    after = evaluate({"hybrid + rerank": reranked}, qrels, ks=[1, k]).iloc[0]
+    found = int((first_relevant_ranks({"hybrid": runs["hybrid"]}, qrels)["hybrid"].fillna(k + 1) <= k).sum())
+    graded = evaluate({"hybrid": runs["hybrid"]}, graded_labels(golden, chunks), ks=[k]).iloc[0]
+    single, n = sum(len(relevant_ids(g)) == 1 for g in qrels.values()), len(qrels)
+    pair = paired_comparisons(three, qrels, k=k).loc[("BM25 − hybrid", "recall")]
+    chance = against_chance(three, qrels, len(setup.chunk_ids), k)
+    lines = {
+        "Which metric do you read first?": f"Recall at the k my LLM reads: hybrid's recall@{k} is "
+            f"{table[('recall', k)]:.2f}, a relevant chunk in the top {k} for {found} of {n} questions.",
+        "Why is your precision so low?": f"{single} of {n} questions have one relevant chunk, so precision@{k} "
+            f"cannot pass {precision_ceiling(qrels, k):.2f}. Ours is {table[('precision', k)]:.2f}.",
+        "MRR or recall?": f"Recall says the evidence arrived; MRR says how high. Hybrid's MRR@{k} is "
+            f"{table[('MRR', k)]:.2f}, its recall@{k} {table[('recall', k)]:.2f}.",
+        "When do you use nDCG?": f"When some chunks answer better than others. With graded labels, hybrid's nDCG@{k} is "
+            f"{graded[('nDCG', k)]:.2f}; the ideal holds every judged chunk.",
+        "How did you label relevance?": f"A chunk is relevant if it contains the question's evidence string, copied "
+            f"from the corpus: automatic and strict. {single} of {n} questions have one relevant chunk.",
+        "How would you evaluate a reranker?": f"Same candidates before and after, beside an oracle. Our stand-in "
+            f"moved recall@{k} {table[('recall', k)]:.2f} to {after[('recall', k)]:.2f}, recall@1 "
+            f"{table[('recall', 1)]:.2f} to {after[('recall', 1)]:.2f}; recall@10, {table[('recall', 10)]:.2f}, caps it.",
+        "Is your improvement real?": f"I compare question by question. Hybrid beats BM25 on {pair['losses']} "
+            f"questions and loses {pair['wins']} of {n}: {pair['verdict']}. "
+            + ("Both beat random clearly." if (chance.loc[["BM25", "hybrid"], "p"] < 0.001).all() else ""),
+    }
+    too_long = {q: len(a.split()) for q, a in lines.items() if len(a.split()) > 30}
+    if too_long:
+        raise ValueError(f"interview lines over 30 words: {too_long}")
+    return lines
+
+
+def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str:
+    """A chunk's text as escaped HTML with the evidence string in ``<mark>``; ``max_chars`` keeps about
+    that many characters around the evidence."""
+    span = locate_evidence(text, evidence)
+    if span is None:
+        return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
+    start, end = span
+    before, after = text[:start], text[end:]
+    if max_chars is not None:
+        room = max(0, (max_chars - (end - start)) // 2)
+        if len(before) > room:
+            before = "…" + before[len(before) - room :]
+        if len(after) > room:
+            after = after[:room] + "…"
+    marked = f"{html.escape(before)}<mark>{html.escape(text[start:end])}</mark>{html.escape(after)}"
+    return f"<pre style='white-space:pre-wrap'>{marked}</pre>"
+
+
+def random_cases(n: int = 1000, seed: int = 0, n_ids: int = 12, max_gain: int = 1) -> list[tuple[list[str], dict, int]]:
+    """``n`` random ``(ranking, gains, k)`` cases to compare a reader's metric with this package's: rankings
+    of 0 to ``n_ids`` ids (empty or shorter than k sometimes), 1 to 4 judged ids with gains 1 to ``max_gain``
+    (some never retrieved), k from 1 to ``n_ids + 3``. The same seed gives the same cases."""
+    n, max_gain = check_k(n, "n"), check_k(max_gain, "max_gain")
+    if check_k(n_ids, "n_ids") < 4:
+        raise ValueError(f"n_ids must be >= 4, got {n_ids}")
+    rng = np.random.default_rng(seed)
+    ids = [f"d{i:02d}" for i in range(n_ids)]
+    cases = []
+    for _ in range(n):
+        ranking = [str(d) for d in rng.permutation(ids)[: rng.integers(0, n_ids + 1)]]
+        judged = rng.choice(ids, size=rng.integers(1, 5), replace=False)
+        gains = {str(d): int(rng.integers(1, max_gain + 1)) for d in judged}
+        cases.append((ranking, gains, int(rng.integers(1, n_ids + 4))))
+    return cases

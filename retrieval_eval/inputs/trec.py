@@ -1,0 +1,261 @@
+"""TREC qrels and run files: written for trec_eval, ranx and ir_measures, read as trec_eval 10.0 reads them: qrels ``qid
+iter docid rel`` (4 fields), runs ``qid Q0 docid rank score tag`` (6 or more; ``iter``, ``Q0``, rank not read), split at
+C's ``isspace``, re-sorted by score then docid descending as bytes, ``#`` a comment. Stricter: a label must be an
+integer, a score a number (not nan), a document once per question. Errors name file and line."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from ..core.checks import (
+    check_gains,
+    check_ids,
+    check_list,
+    check_ranking,
+    naming_question,
+)
+from ..core.errors import TrecFormatError
+from ..core.metrics import relevant_ids
+from ..core.paths import OUTPUT_DIR
+from .text import plain_integer
+
+
+def write_trec_qrels(qrels: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
+    """Write qrels as a TREC qrels file, ``question_id 0 chunk_id gain`` (whole gains, ids without whitespace)."""
+    Path(path).write_text(qrels_text(qrels), encoding="utf-8")
+    return Path(path)
+
+
+def qrels_text(qrels: Mapping[str, Mapping[str, float]]) -> str:
+    """The qrels as the text of a TREC qrels file, checked (see :func:`write_trec_qrels`)."""
+    check_ids(qrels, "the qrels hold question id")
+    lines = []
+    for qid, gains in qrels.items():
+        with naming_question(qid):
+            check_gains(gains)
+        for doc_id, gain in gains.items():
+            _check_trec_id(qid)
+            _check_trec_id(doc_id)
+            if gain != int(gain):
+                raise ValueError(f"question {qid!r}, chunk {doc_id!r}: gain {gain} is not a whole number")
+            lines.append(f"{qid} 0 {doc_id} {int(gain)}")
+    return "\n".join(lines) + "\n"
+
+
+def write_trec_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str) -> Path:
+    """Write one run as a TREC run file, ``question_id Q0 chunk_id rank score tag``. The score is
+    ``len(ranking) − rank + 1``, so trec_eval's re-sort keeps our order; an empty ranking gets no line
+    (``trec_eval -c`` scores it 0, as we do)."""
+    Path(path).write_text(run_text(run, tag), encoding="utf-8")
+    return Path(path)
+
+
+def run_text(run: Mapping[str, Sequence[str]], tag: str) -> str:
+    """One run as the text of a TREC run file, checked (see :func:`write_trec_run`)."""
+    if not isinstance(tag, str):
+        raise ValueError(f"the tag must be a str, got {tag!r}")
+    _check_trec_id(tag)
+    check_ids(run, "the run holds question id")
+    lines = []
+    for qid, ranked in run.items():
+        with naming_question(qid):
+            ranked = check_ranking(ranked)
+        for rank, doc_id in enumerate(ranked, start=1):
+            _check_trec_id(qid)
+            _check_trec_id(doc_id)
+            lines.append(f"{qid} Q0 {doc_id} {rank} {len(ranked) - rank + 1} {tag}")
+    return "\n".join(lines) + "\n"
+
+
+def _check_trec_id(name: str) -> None:
+    if not name or re.search(r"\s", name):
+        raise ValueError(f"{name!r} cannot be written to a TREC file: it is empty or contains whitespace")
+
+
+def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR / "trec") -> list[Path]:
+    """Write ``qrels.txt`` and a ``run.<name>.txt`` per run (``make trec``), all checked before any is written; e.g.
+    ``trec_eval -m P.3 -m recall.3 -m recip_rank -m ndcg_cut.3 qrels.txt run.BM25.txt``."""
+    if not isinstance(runs, Mapping):
+        raise ValueError(f"runs must be a mapping {{retriever name: {{question_id: ranking}}}}, got {runs!r:.60}")
+    texts = {"qrels.txt": qrels_text(qrels)}
+    for name, run in runs.items():
+        try:
+            texts[f"run.{name}.txt"] = run_text(run, name)
+        except ValueError as exc:
+            raise ValueError(f"run {name!r}: {exc}") from None
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for filename, text in texts.items():
+        (folder / filename).write_text(text, encoding="utf-8")
+    return [folder / filename for filename in texts]
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+# Characters that Python's str.split() takes as whitespace but C's isspace() does not.
+_NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_C_SPACE = re.compile("[ \t\n\r\x0b\x0c]+")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run file as :func:`read_run` reads it: ``rankings`` in trec_eval's order with their ``scores``, the
+    ``tag`` of the last line (trec_eval's ``runid``), every tag, and the questions ``reordered`` on reading."""
+
+    rankings: dict
+    scores: dict
+    tag: str
+    tags: tuple
+    reordered: tuple = ()
+    path: str = ""
+
+
+def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, line, fields) for each line of the file that is neither blank nor a comment."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise TrecFormatError(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        line = data[: exc.end].rsplit(b"\n", 1)[-1] + data[exc.end :].split(b"\n", 1)[0]
+        raise TrecFormatError(path, before.count(b"\n") + 1, f"is not valid UTF-8 (byte {data[exc.start]:#04x})",
+                              line) from None
+    # Lines end at LF, CRLF and a lone CR (old Mac tools; trec_eval would read one long line).
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    split = str.split if not _NOT_C_SPACE.search(text) else (lambda line: _C_SPACE.split(line.strip(" \t\n\r\x0b\x0c")))
+    for number, line in enumerate(lines, start=1):
+        fields = split(line)
+        if fields and fields != [""] and not fields[0].startswith("#"):
+            yield number, line, fields
+
+
+def _raise_first_duplicate(path: str | os.PathLike, verb: str) -> None:
+    """Read the file again to find the first (question, docid) seen before; raise naming both lines."""
+    first_line: dict[tuple[str, str], int] = {}
+    for number, line, fields in _lines(path):
+        key = (fields[0], fields[2])
+        if key in first_line:
+            raise TrecFormatError(path, number, f"document {key[1]!r} is {verb} twice for question {key[0]!r} "
+                                  f"(first on line {first_line[key]}); trec_eval refuses duplicate docs", line)
+        first_line[key] = number
+
+
+def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
+    """A TREC qrels file as ``{question id: {docid: gain}}`` in file order; relevant is gain >= 1, as in trec_eval."""
+    qrels: dict[str, dict[str, int]] = {}
+    for _, qid, docid, gain in judgements(path):
+        qrels.setdefault(qid, {})[docid] = gain
+    return qrels
+
+
+def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
+    """``(line, question id, document id, gain)`` of each judgement of a TREC qrels file, checked."""
+    rows = []
+    for number, line, fields in _lines(path):
+        if len(fields) != 4:
+            hint = " (it looks like a run line: is this a run file?)" if len(fields) == 6 else ""
+            raise TrecFormatError(path, number,
+                                  f"a qrels line needs 4 fields (qid iter docid rel), found {len(fields)}{hint}", line)
+        gain = plain_integer(fields[3])
+        if gain is None:
+            raise TrecFormatError(path, number, f"relevance {fields[3]!r} is not an integer", line)
+        rows.append((number, fields[0], fields[2], gain))
+    if len({(q, d) for _, q, d, _ in rows}) != len(rows):
+        _raise_first_duplicate(path, "judged")
+    if not rows:
+        raise TrecFormatError(path, None, "holds no judgement (empty, or only blank and comment lines)")
+    return rows
+
+
+def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
+    """Positions of ``docids`` in trec_eval's order: score descending, then docid descending (UTF-8 ``strcmp``
+    orders as Python compares strings). ``rank_by_score`` breaks ties ascending instead."""
+    docids, scores = check_list(docids, "docids", "document ids"), check_list(scores, "scores", "scores (one per id)")
+    check_ids(docids, "docids holds", "position")
+    if len(docids) != len(scores):
+        raise ValueError(f"{len(docids)} docids but {len(scores)} scores")
+    order = sorted(range(len(docids)), key=docids.__getitem__, reverse=True)
+    order.sort(key=scores.__getitem__, reverse=True)  # stable: equal scores keep docid descending
+    return order
+
+
+def read_run(path: str | os.PathLike) -> Run:
+    """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order (:func:`trec_order`)."""
+    docs: dict[str, list[str]] = {}
+    sims: dict[str, list[float]] = {}
+    tags: dict[str, None] = {}
+    tag = None
+    for number, line, fields in _lines(path):
+        if len(fields) < 6:
+            hint = " (it looks like a qrels line: is this the qrels file?)" if len(fields) == 4 else ""
+            raise TrecFormatError(path, number,
+                                  f"a run line needs 6 fields (qid Q0 docid rank score tag), found {len(fields)}{hint}", line)
+        raw = fields[4]
+        try:
+            score = float(raw)
+        except ValueError:
+            score = math.nan
+        # float() also takes "1_0" and other scripts' digits, which C atof reads differently
+        if math.isnan(score) or "_" in raw or not raw.isascii():
+            raise TrecFormatError(path, number, f"score {raw!r} is not a number", line)
+        qid, tag = fields[0], fields[5]
+        docs.setdefault(qid, []).append(fields[2])
+        sims.setdefault(qid, []).append(score)
+        tags[tag] = None
+    if any(len(set(ids)) != len(ids) for ids in docs.values()):
+        _raise_first_duplicate(path, "listed")
+    if tag is None:
+        raise TrecFormatError(path, None, "holds no result (empty, or only blank and comment lines)")
+    rankings, scores, reordered = {}, {}, []
+    for qid, ids in docs.items():
+        order = trec_order(ids, sims[qid])
+        if order != list(range(len(ids))):
+            reordered.append(qid)
+        rankings[qid] = [ids[i] for i in order]
+        scores[qid] = [sims[qid][i] for i in order]
+    return Run(rankings, scores, tag, tuple(tags), tuple(reordered), str(path))
+
+
+def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | None:
+    """The number of the first line of a TREC file for this question and document, or None."""
+    return next((number for number, _, fields in _lines(path) if fields[0] == question_id and fields[2] == docid), None)
+
+
+# --- which questions meet -----------------------------------------------------------------------
+
+
+class Coverage(NamedTuple):
+    """Which questions of a run and the qrels meet (:func:`align_run`): ``scored`` (a relevant document),
+    ``run_only`` (ignored, as by trec_eval), ``missing`` (scored 0, as ``trec_eval -c``), ``no_relevant`` (left
+    out, where trec_eval scores them 0)."""
+
+    scored: tuple
+    run_only: tuple
+    missing: tuple
+    no_relevant: tuple
+
+
+def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> tuple[dict, Coverage]:
+    """Match a run's questions to the qrels' as ``trec_eval -c`` does: ``({question id: ranking}, coverage)``
+    for every scored question in qrels order, ``[]`` for a missing one."""
+    rankings = run.rankings if isinstance(run, Run) else run
+    check_ids(qrels, "the qrels hold question id")
+    check_ids(rankings, "the run holds question id")
+    for qid, ranked in rankings.items():
+        with naming_question(qid):
+            check_ranking(ranked)
+    no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
+    scored = tuple(q for q, gains in qrels.items() if relevant_ids(gains))
+    coverage = Coverage(scored=scored, run_only=tuple(q for q in rankings if q not in qrels),
+                        missing=tuple(q for q in scored if q not in rankings), no_relevant=no_relevant)
+    return {q: list(rankings.get(q, ())) for q in scored}, coverage

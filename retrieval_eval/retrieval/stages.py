@@ -1,0 +1,161 @@
+"""Stages: an entry of the registry of retrievers builds one run from the chunks or from earlier runs. :func:`run_registry`
+runs the entries in order, each run checked once (naming retriever and question) and kept to the top :data:`DEPTH`;
+a run is committed (the teaching set, ``data/runs/``: no embedding model needed), cached in ``.cache/rankings/`` by all
+that changes it, or computed."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import NamedTuple
+
+from tqdm import tqdm
+
+from ..core.checks import Ranking, Run, check_run
+from ..core.paths import CACHE_DIR, RUNS_DIR, write_atomically
+from ..inputs import text
+from ..inputs.models import fingerprint, scoring_versions
+from ..inputs.trec import read_run
+
+DEPTH = 100  # a run keeps the top 100 chunks of each ranking: more than any cut-off, depth or audit reads
+
+
+class Context(NamedTuple):
+    """What a stage of the registry runs on."""
+
+    chunks: list
+    questions: dict  #: ``{question id: question text}``
+    runs: dict  #: the runs of the entries before it, by name
+    cache_dir: Path
+    progress: bool
+
+
+class Stage:
+    """An entry of the registry that is built from the chunks or from earlier runs."""
+
+    cached = True  # its runs are kept in the rankings cache (a stage that only reorders stored runs is not)
+    reads: tuple = ()  # the names of the earlier runs it reads (part of its cache key)
+
+    def key(self) -> dict:
+        """Everything that identifies its runs besides the chunks and questions (part of the cache key)."""
+        return {"stage": type(self).__name__, **asdict(self)}
+
+    def configured(self, model_name: str | None, chunk_size: int) -> Stage:
+        """This stage for a setup's embedding model and chunk size (a stage that reads neither: itself)."""
+        return self
+
+    def run(self, context: Context) -> Run:
+        raise NotImplementedError
+
+
+class Function(Stage):
+    """Your own retriever: a function ``question text -> [chunk ids, best first]``, called per question."""
+
+    cached = False
+
+    def __init__(self, function: Callable[[str], Ranking], name: str = "your function"):
+        self.function, self.name = function, name
+
+    def key(self) -> dict:
+        return {"stage": "Function"}  # never a committed run, never cached
+
+    def run(self, context: Context) -> Run:
+        run = {}
+        for q, question in progress_bar(context.questions, f"ranking with {self.name}", context.progress):
+            try:
+                run[q] = self.function(question)
+            except Exception as exc:
+                raise ValueError(f"retriever {self.name!r}, question {q!r}: the function raised {type(exc).__name__}: {exc}") from exc
+        return run
+
+
+def progress_bar(questions: Mapping, what: str, show: bool):
+    """The questions' items, with a progress bar when ``show``."""
+    return tqdm(questions.items(), desc=what, unit="question", disable=not show)
+
+
+def stage_fingerprint(stage: Stage, chunks: list, questions: Mapping, runs: Mapping) -> str:
+    """The cache key of a stage's runs: chunks, questions, the stage's settings, the runs it reads, the code that
+    ranks (this module, the text normalisation, the stage's own module) and the scoring libraries' versions."""
+    sources = {Path(__file__), Path(text.__file__), Path(inspect.getsourcefile(type(stage)))}
+    return fingerprint(
+        chunks=[[c["id"], c["text"]] for c in chunks], questions=list(questions.items()), stage=stage.key(),
+        reads={name: runs[name] for name in stage.reads if name in runs},
+        code=hashlib.sha256(b"".join(p.read_bytes() for p in sorted(sources))).hexdigest(), versions=scoring_versions())
+
+
+def run_file(name: str) -> Path:
+    """The committed run of a teaching-set retriever: ``data/runs/<name>.trec``, the name made a file name."""
+    return RUNS_DIR / (re.sub(r"[^\w.-]+", "_", name).strip("_") + ".trec")
+
+
+def portable(key):
+    """A stage's key without the model's fingerprint (a test checks the bundled model's files)."""
+    if isinstance(key, dict):
+        return {k: portable(v) for k, v in key.items() if k != "model"}
+    return json.loads(json.dumps(key))
+
+
+def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
+    """The committed run of ``name`` when the inputs are the teaching set and its settings are the stored ones."""
+    path = run_file(name)
+    if not teaching or not path.exists():
+        return None
+    stored = json.loads((RUNS_DIR / "settings.json").read_text(encoding="utf-8"))
+    return read_run(path).rankings if stored.get(path.name) == portable(stage.key()) else None
+
+
+def _cached(path: Path, name: str, questions: Mapping, chunk_ids: set) -> Run | None:
+    """The run stored at ``path``, or None: missing, or failing the checks of every run (then set aside as ``.bad``
+    with a warning, and ranked again)."""
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(run, dict) or list(run) != list(questions):
+            raise ValueError("is not JSON holding one ranking per question of this golden set")
+        return check_run(run, questions, f"retriever {name!r}", chunk_ids)
+    except OSError:
+        return None
+    except ValueError as exc:
+        path.replace(path.with_suffix(".bad"))
+        warnings.warn(f"the rankings cache file {path} {exc}: set aside as {path.with_suffix('.bad').name}, ranked again",
+                      stacklevel=3)
+        return None
+
+
+def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questions: Mapping, teaching: bool = False,
+                 cache_dir: str | Path = CACHE_DIR, progress: bool = False) -> dict[str, Run]:
+    """Every retriever's run, in the registry's order: committed, cached, or computed (and cached)."""
+    chunk_ids, runs, committed = {c["id"] for c in chunks}, {}, set()
+    for name, entry in registry.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"a retriever's name must be non-empty text, got {name!r}")
+        stage = entry if isinstance(entry, Stage) else Function(entry, name) if callable(entry) else None
+        if stage is None:
+            raise ValueError(f"retriever {name!r} must be a function question -> [chunk ids] or a stage, got {entry!r:.60}")
+        missing = [read for read in stage.reads if read not in runs]
+        if missing:
+            raise ValueError(f"retriever {name!r} reads the runs {list(stage.reads)}, but {missing} come later or not at all")
+        # a committed run holds only when every run it was made from is the committed one too
+        run = committed_run(name, stage, teaching and committed.issuperset(stage.reads))
+        if run is not None:
+            committed.add(name)
+        path = (Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json"
+                if stage.cached and run is None else None)
+        if path is not None:
+            run = _cached(path, name, questions, chunk_ids)
+        fresh = run is None
+        if fresh:
+            run = stage.run(Context(chunks, dict(questions), runs, Path(cache_dir), progress))
+            if not isinstance(run, Mapping):
+                raise ValueError(f"retriever {name!r} returned {type(run).__name__}, not {{question id: ranking}}")
+            run = {q: ranked[:DEPTH] if isinstance(ranked, (list, tuple)) else ranked for q, ranked in run.items()}
+        runs[name] = check_run(run, questions, f"retriever {name!r}", chunk_ids)
+        if fresh and path is not None:
+            write_atomically(path, json.dumps(runs[name], ensure_ascii=False).encode("utf-8"))
+    return runs

@@ -1,0 +1,434 @@
+"""The report of ``make evaluate`` and ``make evaluate-runs``: a function of sections, each returning HTML
+(:data:`SECTIONS`). The cli writes a *bundle* into a new report folder (:func:`write_bundle`) and the report beside it
+(:func:`write_report`), in this process; ``report.ipynb`` there calls the same sections on the bundle
+(:func:`load_bundle`) for a reader who wants to re-run them, and notebook 05 on its setup (:func:`from_setup`). User text
+in HTML goes through :func:`~retrieval_eval.inputs.text.escape`; a long list is shown in part and written whole to a
+CSV beside it (:func:`write_file`: never over a file or a link)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from tqdm import tqdm
+
+from ..analysis.audit import SHINGLE, golden_set_audit
+from ..analysis.comparisons import interval_table, paired_comparisons, values_at_k
+from ..analysis.statistics import ALPHA, fewest_discordant, paired_test
+from ..core.errors import ReportError
+from ..core.evaluation import (
+    disagree_at_k,
+    first_relevant_ranks,
+    per_question_scores,
+    precision_ceiling,
+)
+from ..core.metrics import relevant_ids
+from ..core.registry import METRICS, tested_metrics
+from ..course.plots import (
+    plot_first_relevant_ranks,
+    plot_intervals,
+    plot_metrics,
+    plot_precision_ceiling,
+)
+from ..inputs.formats import load_chunks
+from ..inputs.text import escape
+from ..inputs.trec import qrels_text, read_qrels, read_run, run_text
+from ..retrieval.setup import left_out
+
+SHOWN = 10  # rows of a long list shown in the report; all of them go to a CSV file beside it
+LEFT_OUT, LEFT_OUT_COLUMNS = "left_out.csv", ["what", "item", "detail"]
+TEMPLATE = Path(__file__).parent / "templates" / "report.ipynb"  # the sections as a notebook, for a reader to re-run
+
+
+def write_file(folder: str | Path, name: str, data: bytes, output_dir: str | Path | None = None) -> Path:
+    """Write a new file ``name`` into ``folder``, which must be no link and directly inside ``output_dir``
+    (default: its parent); nothing may be at ``folder/name`` yet, except a regular file holding exactly ``data``."""
+    folder = Path(folder).absolute()
+    if not re.fullmatch(r"\w[\w .+-]{0,150}", name):
+        raise ReportError(f"{name!r} is not a plain file name for a report file")
+    output_dir = Path(output_dir).absolute() if output_dir is not None else folder.parent
+    if folder.is_symlink() or Path(os.path.realpath(folder)).parent != Path(os.path.realpath(output_dir)):
+        raise ReportError(f"{folder} is a link or not a folder directly inside {output_dir}: no report file is written there")
+    directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        try:
+            handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory)
+        except FileExistsError:
+            if not _holds(directory, name, data):
+                raise ReportError(f"{folder / name} exists already: a report never writes over a file or a link") from None
+            return folder / name
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
+    finally:
+        os.close(directory)
+    return folder / name
+
+
+def _holds(directory: int, name: str, data: bytes) -> bool:
+    try:
+        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=directory)
+    except OSError:  # a link (ELOOP) or unreadable
+        return False
+    with os.fdopen(handle, "rb") as f:
+        return f.read() == data
+
+
+# --- what every section reads ---------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    """What the sections read: runs, qrels, the cut-off ``k`` the LLM reads and the table's ``ks``, the golden
+    set and chunks when there are any, ``about`` (input label → text), ``left_out``, and the report ``folder``
+    (None: no CSV file is written, as in a notebook)."""
+
+    runs: dict
+    qrels: dict
+    k: int
+    ks: list
+    golden: pd.DataFrame | None = None
+    chunks: list | None = None
+    about: dict = field(default_factory=dict)
+    left_out: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEFT_OUT_COLUMNS))
+    folder: Path | None = None
+    scores: pd.DataFrame | None = None
+    unit: str = "chunk"  # what the runs rank: "chunk", or "document" for qrels of an engine
+    progress: bool = False  # a progress bar for the slow parts (the paired tests of thousands of questions)
+
+    def __post_init__(self):
+        if self.scores is None:
+            self.scores = per_question_scores(self.runs, self.qrels, self.ks)
+
+    def save(self, name: str, table: pd.DataFrame) -> str:
+        """Write ``table`` as CSV beside the report (when there is a folder); the sentence that says where."""
+        if self.folder is None:
+            return ""
+        write_file(self.folder, name, table.to_csv(index=not isinstance(table.index, pd.RangeIndex)).encode("utf-8"))
+        return f' All {len(table):,} in <a href="{escape(name)}">{escape(name)}</a>.'
+
+
+def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, folder: Path | None = None) -> Evaluation:
+    """The report's input from :func:`~retrieval_eval.pipeline.evaluation_setup` (notebook 05, ``make evaluate``)."""
+    return Evaluation(setup.runs, setup.qrels, k, sorted({*ks, k}), setup.golden, setup.chunks, dict(about or {}),
+                      left_out_table(setup), folder, unit=setup.level)
+
+
+def left_out_table(setup) -> pd.DataFrame:
+    """Everything a setup cannot see, one row each: the kinds of :attr:`~retrieval_eval.pipeline.Setup.notes`."""
+    rows = [(what, item, detail) for what, pairs, _ in left_out(setup) for item, detail in pairs]
+    return pd.DataFrame(rows, columns=LEFT_OUT_COLUMNS)
+
+
+# --- the bundle -----------------------------------------------------------------------------------
+
+
+def trec_id(text: str) -> str:
+    """An id as a TREC file can hold it: whitespace and ``%`` percent-encoded (:func:`plain_id` undoes it)."""
+    return re.sub(r"[\s%]", lambda m: quote(m[0]), text)
+
+
+def plain_id(text: str) -> str:
+    return unquote(text) if "%" in text else text
+
+
+def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -> list[Path]:
+    """Write what the template reads: ``bundle.json``, ``scores.csv``, ``qrels.txt``, a ``run.<name>.trec`` per
+    run (ids percent-encoded), and ``chunks.jsonl``, ``questions.csv``, ``left_out.csv`` when there are any."""
+    files = {}
+    for name in ev.runs:
+        stem = "run." + (re.sub(r"[^\w.+-]+", "_", name).strip("._") or "run")
+        files[name] = next(f"{stem}{suffix}.trec" for suffix in ["", *(f"-{i}" for i in range(2, len(ev.runs) + 2))]
+                           if f"{stem}{suffix}.trec" not in files.values())
+    encoded = {trec_id(q): {trec_id(d): g for d, g in gains.items()} for q, gains in ev.qrels.items()}
+    texts = {"scores.csv": ev.scores.to_csv(index=False), "qrels.txt": qrels_text(encoded)}
+    for name, run in ev.runs.items():
+        texts[files[name]] = run_text({trec_id(q): [trec_id(d) for d in r] for q, r in run.items()}, Path(files[name]).stem[4:])
+    if ev.chunks is not None:
+        texts["chunks.jsonl"] = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in ev.chunks)
+    if ev.golden is not None:
+        texts["questions.csv"] = ev.golden.to_csv(index=False)
+    if len(ev.left_out):
+        texts[LEFT_OUT] = ev.left_out.to_csv(index=False)
+    texts["bundle.json"] = json.dumps({"k": ev.k, "ks": ev.ks, "unit": ev.unit, "runs": list(files.items()),
+                                       "questions": list(ev.qrels), "about": list(ev.about.items())},
+                                      ensure_ascii=False, indent=1)
+    return [write_file(folder, name, text.encode("utf-8"), output_dir) for name, text in texts.items()]
+
+
+def load_bundle(folder: str | Path = ".") -> Evaluation:
+    """The :class:`Evaluation` a bundle holds (what ``report.ipynb`` reads; it reads nothing else)."""
+    folder = Path(folder).absolute()
+    meta = json.loads((folder / "bundle.json").read_text(encoding="utf-8"))
+    judged = read_qrels(folder / "qrels.txt")
+    qrels = {q: {plain_id(d): g for d, g in judged[trec_id(q)].items()} for q in meta["questions"]}
+    runs = {}
+    for name, file in meta["runs"]:
+        rankings = read_run(folder / file).rankings if (folder / file).stat().st_size > 1 else {}  # "\n": nothing ranked
+        runs[name] = {q: [plain_id(d) for d in rankings.get(trec_id(q), [])] for q in qrels}
+    golden = (pd.read_csv(folder / "questions.csv", dtype=str, keep_default_na=False)
+              if (folder / "questions.csv").exists() else None)
+    left_out = (pd.read_csv(folder / LEFT_OUT, dtype=str, keep_default_na=False) if (folder / LEFT_OUT).exists()
+                else pd.DataFrame(columns=LEFT_OUT_COLUMNS))
+    chunks = load_chunks(folder / "chunks.jsonl") if (folder / "chunks.jsonl").exists() else None
+    scores = pd.read_csv(folder / "scores.csv", dtype={"run": str, "question": str, "metric": str})
+    return Evaluation(runs, qrels, meta["k"], meta["ks"], golden, chunks, dict(meta["about"]), left_out, folder, scores,
+                      meta["unit"])
+
+
+# --- how numbers, tables and figures are shown ------------------------------------------------------
+
+
+def number(value, decimals: int = 3) -> str:
+    """A value with ``decimals`` places, never a whole number by rounding alone (0.0004 is "< 0.001": a real
+    difference never reads 0.000); NaN is "–"."""
+    if value is None or pd.isna(value):
+        return "–"
+    text = f"{value:.{decimals}f}"
+    shown = float(text)
+    if value != round(value) and shown == round(shown):
+        step = 10 ** -decimals
+        return f"< {shown + step:.{decimals}f}" if value > shown else f"> {shown - step:.{decimals}f}"
+    return text
+
+
+def _table(table: pd.DataFrame, index: bool = True) -> str:
+    return table.to_html(float_format=number, na_rep="–", index=index, border=0)
+
+
+def _long(ev: Evaluation, table: pd.DataFrame, name: str, what: str, shown: pd.DataFrame | None = None) -> str:
+    """A table (as ``shown``, when given), in part when longer than :data:`SHOWN` rows and then written whole."""
+    shown, index = table if shown is None else shown, not isinstance(table.index, pd.RangeIndex)
+    if len(table) <= SHOWN:
+        return _table(shown, index)
+    return f"<p>The first {SHOWN} of {len(table):,} {escape(what)}.{ev.save(name, table)}</p>" + _table(shown.head(SHOWN), index)
+
+
+def _figure(draw, *args, **kwargs) -> str:
+    """A matplotlib figure as an inline PNG; names are drawn as typed (no ``$...$`` mathematics)."""
+    with plt.rc_context({"text.parse_math": False}):
+        fig = draw(*args, **kwargs)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return f'<img alt="figure" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
+
+
+@dataclass
+class Section:
+    """One section of the report: a title, its HTML (user text escaped) and its tables by name."""
+
+    title: str
+    html: str
+    tables: dict = field(default_factory=dict)
+
+    def _repr_html_(self) -> str:
+        # MathJax must not read "$...$" in a question as mathematics: these classes tell it to keep out.
+        return f'<div class="report-section tex2jax_ignore mathjax_ignore"><h2>{escape(self.title)}</h2>\n{self.html}</div>'
+
+
+# --- the sections ---------------------------------------------------------------------------------
+
+
+def about_section(ev: Evaluation) -> Section:
+    """What was evaluated: the inputs as given, how many questions and items, and the runs."""
+    n = len(ev.qrels)
+    counts = f"{n:,} question{'s' * (n != 1)} scored"
+    if ev.chunks is not None:
+        counts += f" over {len(ev.chunks):,} chunks"
+        if ev.unit == "document":
+            docs = len({c.get("doc", c["id"]) for c in ev.chunks})
+            counts += (f" of {docs:,} documents, at the document level (the labels name documents): each run ranks "
+                       "documents, each at its best chunk's rank")
+    table = pd.DataFrame({"value": list(ev.about.values())}, index=pd.Index(list(ev.about), name="input"))
+    names = ", ".join(f"<b>{escape(n)}</b>" for n in ev.runs)
+    return Section("What was evaluated", f"<p>{counts}; {len(ev.runs)} run{'s' * (len(ev.runs) != 1)}: {names}."
+                   f" The cut-off the LLM reads is k = {ev.k}; the tables read k = {', '.join(map(str, ev.ks))}.</p>"
+                   + _table(table), {"inputs": table})
+
+
+def left_out_section(ev: Evaluation) -> Section:
+    """What the evaluation left out or cannot see, counted by kind, a few of each, all in ``left_out.csv``."""
+    if not len(ev.left_out):
+        return Section("What was left out", "<p>Nothing: every file was read, and every question scored in every run.</p>")
+    parts = []
+    for what, rows in ev.left_out.groupby("what", sort=False):
+        items = [escape(i) + (f" ({escape(d)})" if d else "") for i, d in zip(rows["item"], rows["detail"])]
+        more = f" and {len(items) - SHOWN:,} more" if len(items) > SHOWN else ""
+        parts.append(f"<li>{len(items):,} × {escape(what)}: {'; '.join(items[:SHOWN])}{more}</li>")
+    where = (f' Every row is in <a href="{LEFT_OUT}">{LEFT_OUT}</a>.' if ev.folder is not None and (ev.folder / LEFT_OUT).exists()
+             else "")
+    return Section("What was left out", f"<ul>{''.join(parts)}</ul><p>{where}</p>", {"left out": ev.left_out})
+
+
+def means_table(ev: Evaluation) -> pd.DataFrame:
+    """Each registered metric's mean over the questions per run, columns ``(metric, k)``, from ``ev.scores``."""
+    means = ev.scores.groupby(["run", "metric", "k"], sort=False)["value"].mean().unstack(["metric", "k"])
+    metrics = [m for m in METRICS if m in means.columns.get_level_values("metric")]
+    return means.reindex(index=list(ev.runs), columns=pd.MultiIndex.from_product([metrics, ev.ks], names=["metric", "k"]))
+
+
+def scores_section(ev: Evaluation) -> Section:
+    """The mean of every registered metric at every cut-off, per run, and its figure."""
+    table = means_table(ev)
+    shown = table.T.set_axis([METRICS[m].at(k) for m, k in table.columns]).rename_axis(index="mean of", columns="run")
+    n = len(ev.qrels)
+    deepest = max((len(r) for run in ev.runs.values() for r in run.values()), default=0)
+    deep = [k for k in ev.ks if k > deepest]
+    html = (f"<p>Each value is a mean over the {n:,} questions: one question moves a mean of a 0-or-1 value by "
+            f"1/{n:,}. MRR@k is the mean reciprocal rank with the ranking cut at k.</p>")
+    if deep:
+        html += (f"<p>No run ranks more than {deepest:,} {ev.unit}s, so at k = {', '.join(map(str, deep))} every run is scored "
+                 f"on what it returned: past its last rank nothing is added (precision@k still divides by k).</p>")
+    if ev.folder is not None:
+        html += '<p>Every value per run, question, metric and k is in <a href="scores.csv">scores.csv</a>.</p>'
+    return Section("The scores", html + _table(shown) + _figure(plot_metrics, table, ev.qrels, ev.k), {"means": table})
+
+
+def ceiling_section(ev: Evaluation) -> Section:
+    """The highest mean precision@k any ranking reaches with these labels, beside each run's precision@k."""
+    means = means_table(ev)
+    table = pd.DataFrame({"ceiling": [precision_ceiling(ev.qrels, k) for k in ev.ks]}, index=pd.Index(ev.ks, name="k"))
+    for name in ev.runs:
+        table[f"precision@k, {name}"] = means.loc[name, "precision"].values
+    counts = pd.Series([len(relevant_ids(g)) for g in ev.qrels.values()])
+    ceiling = table.loc[ev.k, "ceiling"]
+    html = (f"<p>The questions have from {counts.min():,} to {counts.max():,} relevant {ev.unit}s ({number(counts.mean(), 2)} on "
+            f"average); {int((counts == 1).sum()):,} of {len(counts):,} have exactly one. So no ranking can reach a mean "
+            f"precision@{ev.k} above <b>{number(ceiling)}</b> here: read each run's precision against that ceiling, not 1.</p>")
+    return Section("The precision ceiling", html + _table(table) + _figure(plot_precision_ceiling, ev.qrels, ev.ks,
+                                                                              means, k=ev.k), {"ceiling": table})
+
+
+def ranks_section(ev: Evaluation) -> Section:
+    """Where each run puts the first relevant item, and the questions the runs disagree on at k."""
+    ranks = first_relevant_ranks(ev.runs, ev.qrels, ev.golden)
+    k, n = ev.k, len(ranks)
+    counts = pd.DataFrame({name: {"rank 1": int((ranks[name] == 1).sum()), f"in the top {k}": int((ranks[name] <= k).sum()),
+                                  "none in its ranking": int(ranks[name].isna().sum())} for name in ev.runs}).T
+    if len(ev.runs) > 1:
+        picked, what = ranks[disagree_at_k(ranks, k)], f"questions the runs disagree on at k = {k}"
+        said = f"{len(picked):,} of {n:,} questions: the runs disagree on whether a relevant {ev.unit} is in the top {k}."
+    else:
+        picked, what = ranks[ranks[list(ev.runs)[0]].fillna(k + 1) > k], f"questions with no relevant {ev.unit} in the top {k}"
+        said = f"{len(picked):,} of {n:,} questions have no relevant {ev.unit} in the top {k}."
+    shown = picked if ev.golden is not None else picked.drop(columns=["question", "slice"])
+    html = (f"<p>Questions scored: {n:,}. Per run, the questions whose first relevant {ev.unit} is at rank 1, in the top {k}, "
+            f"or nowhere in its ranking:</p>" + _table(counts) + _figure(plot_first_relevant_ranks, ranks, k=k)
+            + f"<p>{said}{ev.save('ranks.csv', ranks)}</p>" + _long(ev, shown, "ranks_disagree.csv", what))
+    return Section(f"Where each run puts the first relevant {ev.unit}", html, {"ranks": ranks, "counts": counts})
+
+
+MIN_FOR_INTERVAL = 2  # a bootstrap needs two values
+
+
+def intervals_section(ev: Evaluation) -> Section:
+    """Each run's success@k and the registry's tested metrics at k with a 95% interval over the questions (left out
+    below two questions)."""
+    n = len(ev.qrels)
+    if n < MIN_FOR_INTERVAL:
+        return Section("How sure: intervals", f"<p>Left out: an interval needs at least {MIN_FOR_INTERVAL} questions, "
+                                              f"and this evaluation has {n}.</p>")
+    table = interval_table(ev.runs, ev.qrels, k=ev.k)
+    others = ", ".join(METRICS[m].at(ev.k) for m in tested_metrics())
+    html = (f"<p>Each run's mean at k = {ev.k} with a 95% interval over the {n:,} questions: <i>success</i> is the share of "
+            f"questions with a relevant {ev.unit} in the top {ev.k}, then {escape(others)}; a Wilson score interval "
+            "where every value is 0 or 1, else a percentile bootstrap. Overlapping intervals do not show that two runs "
+            "are equal: the paired tests below compare them question by question.</p>")
+    return Section("How sure: intervals", html + _table(table) + _figure(plot_intervals, table), {"intervals": table})
+
+
+def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
+    """Every pair of runs compared question by question on the registry's tested metrics at k, one Holm family; left
+    out with one run, or too few questions for any test to reach ``alpha``."""
+    n, title = len(ev.qrels), "Is a difference real? Paired tests"
+    if len(ev.runs) < 2:
+        return Section(title, "<p>One run only: there is no pair to compare.</p>")
+    need = fewest_discordant(alpha)
+    if n < need:
+        return Section(title, f"<p>Left out: no paired test can reach p &lt; {alpha} unless at least {need} questions differ "
+                              f"between two runs, and this evaluation has {n} question{'s' * (n != 1)}.</p>")
+    metrics = tested_metrics()
+    # Each test once with progress (a permutation test of 5,000 questions takes seconds); the table below
+    # makes the same calls, whose results paired_test's permutation test keeps (statistics._flip_p).
+    wide = {m: values_at_k(ev.runs, ev.qrels, ev.k, m) for m in metrics}
+    for m, (a, b) in tqdm([(m, pair) for m in metrics for pair in combinations(ev.runs, 2)], desc="paired tests",
+                          unit="test", disable=not ev.progress, leave=False):
+        paired_test(wide[m][a], wide[m][b])
+    table = paired_comparisons(ev.runs, ev.qrels, k=ev.k, metrics=metrics, alpha=alpha)
+    ahead = table[table["verdict"] != "too close to call"]
+    verdicts = "".join(f"<li>{escape(METRICS[metric].at(ev.k))}: <b>{escape(a)}</b> ahead of <b>{escape(b)}</b> "
+                       f"({more} questions to {fewer})</li>"
+                       for (_, metric), row in ahead.iterrows()
+                       for a, b, more, fewer in [(row["A"], row["B"], row["wins"], row["losses"]) if row["difference"] > 0
+                                                 else (row["B"], row["A"], row["losses"], row["wins"])])
+    html = (f"<p>One family of {escape(table.attrs['family'])}, each verdict on Holm-adjusted p at "
+            f"α = {alpha}: McNemar's exact test where every value is 0 or 1, else a paired permutation test. "
+            + (f"{len(ahead)} verdict{'s' * (len(ahead) != 1)} say one run is ahead:</p><ul>{verdicts}</ul>" if len(ahead)
+               else "Every difference is too close to call.</p>"))
+    columns = ["mean A", "mean B", "difference", "wins", "ties", "losses", "test", "p", "Holm p", "verdict"]
+    shown = table[columns].copy()
+    for column in ("p", "Holm p"):  # a p-value is never 0, though a float may underflow to it
+        shown[column] = ["< 0.001" if p < 5e-4 else number(p) for p in shown[column]]
+    return Section(title, html + _long(ev, table[columns], "paired_tests.csv", "tests", shown), {"tests": table})
+
+
+def audit_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
+    """The golden-set audit in counts, short tables and lists in part; left out without a golden set and chunks."""
+    title = "Can this golden set tell the runs apart? An audit"
+    if ev.golden is None or ev.chunks is None or "evidence" not in ev.golden:
+        return Section(title, "<p>Left out: the audit reads the golden set's evidence strings and the chunks, "
+                              "and this evaluation was given qrels.</p>")
+    k = min(10, len(ev.chunks))
+    audit = golden_set_audit(ev.golden[ev.golden["id"].isin(ev.qrels)], ev.chunks, ev.qrels, ev.runs, k=k, alpha=alpha)
+    lists = [(audit.all_first, "audit_all_first.csv", "questions every run answers at rank 1 (they cannot separate runs)"),
+             (audit.all_missed, "audit_all_missed.csv", f"questions every run misses in the top {k} (nor can they)"),
+             (audit.repeated_evidence, "audit_repeated_evidence.csv", "evidence strings found in more than one chunk"),
+             (audit.near_duplicates, "audit_near_duplicates.csv",
+              f"pairs of near-duplicate chunks (word {SHINGLE}-shingle Jaccard >= {audit.threshold})"),
+             (audit.review, "audit_review.csv", f"unlabelled chunks in some top {k} holding at least "
+                                                f"{audit.min_shared:.0%} of the evidence's content words: review them, "
+                                                "highest share first")]
+    html = "".join(f"<p>{len(t):,} {escape(what)}.</p>" + (_long(ev, t, name, "rows") if len(t) else "")
+                   for t, name, what in lists)
+    html += (f"<p>Per slice: its questions, the smallest difference in success@{k} an exact McNemar test could call real "
+             f"on them (at α = {alpha:.2g}), and the largest difference observed between two runs.</p>"
+             + _long(ev, audit.slice_sizes, "audit_slices.csv", "slices")
+             + "<p>Per slice, the share of a question's content words its evidence holds (an exact-term slice should "
+               "share many, a paraphrase slice few):</p>" + _long(ev, audit.overlap_by_slice, "audit_overlap.csv", "slices"))
+    return Section(title, html, audit._asdict())
+
+
+SECTIONS = (about_section, left_out_section, scores_section, ceiling_section, ranks_section, intervals_section,
+            tests_section, audit_section)
+
+PAGE_STYLE = """body { font: 16px/1.45 system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #111; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 15px; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #ddd; text-align: right; vertical-align: top; }
+th:first-child, td:first-child { text-align: left; }
+thead th { border-bottom: 2px solid #888; }
+img { max-width: 100%; }
+h2 { margin-top: 1.6em; border-bottom: 1px solid #ccc; }"""
+
+
+def render(ev: Evaluation, progress: bool = False) -> str:
+    """The whole report as one HTML page: every section of :data:`SECTIONS` in order."""
+    parts = [section(ev)._repr_html_() for section in tqdm(SECTIONS, desc="report", unit="section", disable=not progress)]
+    title = "Evaluation report"
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            f"<style>{PAGE_STYLE}</style></head><body><h1>{title}</h1>\n" + "\n".join(parts) + "\n</body></html>\n")
+
+
+def write_report(folder: Path, ev: Evaluation, output_dir: Path | None = None) -> Path:
+    """Render the report into ``folder`` as ``report.html``, beside ``report.ipynb``, the sections as a notebook that
+    reads the bundle (unexecuted: open it and run it to see them again)."""
+    write_file(folder, "report.ipynb", TEMPLATE.read_bytes(), output_dir)
+    return write_file(folder, "report.html", render(ev, ev.progress).encode("utf-8"), output_dir)
