@@ -89,10 +89,11 @@ trec: $(STAMP)
 chunks: $(STAMP)
 	$(PY) -c "import helpers as h; from retrieval_eval.inputs.chunks import write_chunks; write_chunks(h.split_into_chunks(h.load_corpus(), h.load_tokenizer()))"
 
-# Rank the teaching set afresh and write data/runs/ (the committed runs the notebooks read; a slow test checks
-# they equal a fresh ranking). Loads the embedding model.
+# Rank afresh and write data/runs/: the committed runs of the teaching set, of its corpus at deep dive 09's chunk sizes
+# and of the cookbook's set, which notebooks and make evaluate read on those inputs (a slow test checks each equals a
+# fresh ranking). Loads the embedding model.
 runs: $(STAMP)
-	$(PY) -c "from retrieval_eval.retrieval.setup import store_teaching_runs; print(*store_teaching_runs(), sep='\n')"
+	$(PY) -m retrieval_eval.tool.runs
 
 # The one-page sheet for a class: definitions, the precision ceiling, the five rules, the interview lines and
 # the golden set's numbers, computed from the run (output/sheet.pdf, A4, one page).

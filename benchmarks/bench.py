@@ -93,8 +93,8 @@ import pytrec_eval
 import helpers as h
 from retrieval_eval.core.evaluation import per_question_scores
 from retrieval_eval.core.paths import CORPUS_DIR, OUTPUT_DIR, ROOT
-from retrieval_eval.retrieval.retrievers import STEMMER, STOP_WORDS, VectorRetriever, stop_word_list
 from retrieval_eval.inputs.trec import align_run, read_run, write_trec_qrels
+from retrieval_eval.retrieval.retrievers import STEMMER, STOP_WORDS, VectorRetriever, stop_word_list
 
 SEED = 0
 N_QUESTIONS, DEPTH = 10_000, 100
@@ -200,7 +200,7 @@ def bench_bm25(rng):
     print("2. BM25 (rank-bm25 BM25Okapi through h.BM25Retriever), synthetic chunks of 60-140 words")
     results = {}
     for n in (10_000, 100_000):
-        t_build, bm25 = best_of(lambda: h.BM25Retriever(chunks[:n], show_progress=False), repeat=1)
+        t_build, bm25 = best_of(lambda n=n: h.BM25Retriever(chunks[:n]), repeat=1)
         score_ms = median_ms(bm25.scores, queries)
         rank_ms = median_ms(bm25.rank, queries)
         results[n] = rank_ms
@@ -430,8 +430,9 @@ def time_make_evaluate(tmp: Path, *parameters: str) -> tuple[float, float, int]:
 def bench_report():
     """`make evaluate` on the synthetic set, cold (empty cache): the whole target's time, the peak memory of
     its largest process, the cache's size, and the report's slowest cell."""
-    import nbformat
     from datetime import datetime
+
+    import nbformat
 
     rng = np.random.default_rng(SEED)  # its own generator: the same data whichever sections run
     load = os.getloadavg()

@@ -24,10 +24,10 @@ settings.load_profile("repeatable")
 
 import helpers as h  # noqa: E402
 from retrieval_eval.core import registry as metrics  # noqa: E402
+from retrieval_eval.core.paths import ROOT  # noqa: E402
 from retrieval_eval.inputs.chunks import stored_or_split_chunks  # noqa: E402
 from retrieval_eval.inputs.models import model_path  # noqa: E402
 from retrieval_eval.retrieval.retrievers import VectorRetriever  # noqa: E402
-from retrieval_eval.core.paths import ROOT  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "library_hours"  # the second example set: bring your own data
 EXAMPLE_CHUNK_SIZE = 128  # small documents: 128 word pieces give 11 chunks
@@ -77,7 +77,7 @@ def setup(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def runs(setup):
-    """The three retrievers' runs ``{"BM25", "vector", "hybrid"}`` (equal to a fresh ranking: test_pipeline)."""
+    """The built-in retrievers' runs (``h.RETRIEVERS``: BM25, vector, hybrid; equal to a fresh ranking: test_pipeline)."""
     return setup.runs
 
 
@@ -90,6 +90,14 @@ def bm25(chunks):
 def vector(chunks, tmp_path_factory):
     """The vector retriever with the bundled embedding model (loads torch: use it in slow tests only)."""
     return VectorRetriever(chunks, cache_dir=tmp_path_factory.mktemp("embeddings"))
+
+
+BUILT_IN_METRICS = dict(metrics.METRICS)  # the registry as the package makes it, before any test
+
+
+@pytest.fixture
+def built_in_metrics():
+    return BUILT_IN_METRICS
 
 
 @pytest.fixture

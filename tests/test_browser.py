@@ -22,18 +22,28 @@ import sys
 from pathlib import Path
 
 import pytest
+from lab import (
+    CHROMIUM,
+    ROOT,
+    chromium,
+    execute,
+    jupyterlab,
+    menu,
+    new_page,
+    notebook_area,
+    notebook_state,
+    open_notebook,
+    run_all,
+    show_at_top,
+)
 
 import helpers as h
-from retrieval_eval.inputs.trec import read_run
-from lab import (
-    CHROMIUM, ROOT, chromium, execute, jupyterlab, menu, new_page, notebook_area, notebook_state, open_notebook,
-    run_all, show_at_top,
-)
-from retrieval_eval.core.registry import METRICS
 from retrieval_eval.core.paths import RUNS_DIR
-from retrieval_eval.retrieval.rerank import two_stage_table
+from retrieval_eval.core.registry import METRICS
 from retrieval_eval.course.widgets.playground import PLAYGROUND_START
 from retrieval_eval.course.widgets.rrf import FUSED, rrf_explanation
+from retrieval_eval.inputs.trec import read_run
+from retrieval_eval.retrieval.rerank import two_stage_table
 
 SHOTS = Path(os.environ.get("WIDGET_SHOTS", ROOT / "output" / "screenshots"))
 FIXTURE = ROOT / "tests" / "data" / "widgets.ipynb"

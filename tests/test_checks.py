@@ -16,8 +16,22 @@ from hypothesis import strategies as st
 
 import helpers as h
 from retrieval_eval.analysis.comparisons import values_at_k
+from retrieval_eval.core.checks import (
+    check_gains,
+    check_ids,
+    check_k,
+    check_ks,
+    check_list,
+    check_probability,
+    check_qrels,
+    check_ranking,
+    check_relevant,
+    check_run,
+    check_runs,
+    finite_number,
+    naming_question,
+)
 from retrieval_eval.retrieval.fusion import fuse_runs
-from retrieval_eval.core.checks import check_gains, check_ids, check_k, check_ks, check_list, check_probability, check_qrels, check_ranking, check_relevant, check_run, check_runs, finite_number, naming_question
 
 
 def test_check_k_accepts_numpy_integers_and_names_the_argument():
@@ -225,7 +239,8 @@ def public_arguments(world: World, folder) -> dict:
 
 
 def public_calls(world: World, folder) -> dict:
-    return {name: (lambda fn=getattr(h, name), kw=kwargs: fn(**kw)) for name, kwargs in public_arguments(world, folder).items()}
+    return {name: (lambda fn=getattr(h, name), kw=kwargs: fn(**kw))  # noqa: B008 - each lambda binds its own function
+            for name, kwargs in public_arguments(world, folder).items()}
 
 
 def _holds_ids(parameter: inspect.Parameter) -> bool:

@@ -6,11 +6,9 @@ import pandas as pd
 import pytest
 
 import helpers as h
-from retrieval_eval.analysis.comparisons import SUCCESS
-from retrieval_eval.analysis.statistics import paired_test
 from retrieval_eval.analysis.chunking import Chunking
-from retrieval_eval.analysis.comparisons import TOO_CLOSE
-from retrieval_eval.analysis.statistics import ALPHA
+from retrieval_eval.analysis.comparisons import SUCCESS, TOO_CLOSE
+from retrieval_eval.analysis.statistics import ALPHA, paired_test
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -56,7 +54,7 @@ def test_the_experiment_holds_every_setting_in_order_with_its_cut_evidence(exper
         problems = []
         assert setting.qrels == h.label_chunks(golden, setting.chunks, docs, problems=problems)  # labelled anew
         assert setting.cut == [q for q in golden["id"] if q not in setting.qrels]
-        assert list(setting.runs) == ["BM25", "vector", "hybrid"]
+        assert list(setting.runs) == list(h.RETRIEVERS)
         assert all(list(run) == list(golden["id"]) for run in setting.runs.values())
         assert max(c["n_tokens"] for c in setting.chunks) <= setting.chunk_size
         row = experiment.sizes.loc[setting.label]

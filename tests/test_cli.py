@@ -4,6 +4,7 @@ once and never replaced, inputs inside the corpus left out, cut-offs past the co
 file set aside by name, one line for a failing report, trec_eval's numbers, and the report run on the
 checkout's own code."""
 
+import json
 import os
 import shlex
 import shutil
@@ -20,11 +21,16 @@ from hypothesis import strategies as st
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from retrieval_eval.retrieval import setup as pipeline, stages  # noqa: E402
+import helpers as h  # noqa: E402
+from retrieval_eval.core.errors import (
+    ParameterError,  # noqa: E402
+    ReportError,  # noqa: E402
+)
+from retrieval_eval.retrieval import setup as pipeline  # noqa: E402
+from retrieval_eval.retrieval import stages
 from retrieval_eval.retrieval.retrievers import BM25  # noqa: E402
-from retrieval_eval.tool import cli, report as report_module  # noqa: E402
-from retrieval_eval.core.errors import ParameterError  # noqa: E402
-from retrieval_eval.core.errors import ReportError  # noqa: E402
+from retrieval_eval.tool import cli  # noqa: E402
+from retrieval_eval.tool import report as report_module
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "library_hours"
@@ -424,8 +430,8 @@ def test_runs_against_a_golden_set_must_rank_its_chunk_ids(tmp_path, capsys):
 
 def test_a_reports_trec_files_score_against_its_golden_set_even_with_spaces_in_ids(corpus, tmp_path):
     """A corpus file named with a space gives chunk ids with a space, which a report's TREC files percent-encode."""
-    from retrieval_eval.tool.report import trec_id
     from retrieval_eval.inputs.trec import run_text
+    from retrieval_eval.tool.report import trec_id
 
     (corpus / "02_borrowing.md").rename(corpus / "02 borrowing.md")
     setup = pipeline.load_inputs(corpus, EXAMPLE / "golden.csv", chunk_size=128)
@@ -493,20 +499,30 @@ def test_make_evaluate_runs_with_one_judged_question_leaves_out_what_it_cannot_c
     assert "Left out: no paired test can reach p &lt; 0.05 unless at least 6 questions differ" in page
 
 
-@pytest.mark.slow
-def test_a_failing_report_is_one_line_and_its_notebook_is_kept(tmp_path, capsys, monkeypatch):
-    import nbformat
+def test_a_failing_section_is_one_line_and_the_bundle_is_kept(tmp_path, capsys, monkeypatch):
+    def fails(ev):
+        return 1 / 0
 
-    template = tmp_path / "failing.ipynb"
-    nb = nbformat.read(report_module.TEMPLATE, as_version=4)
-    nb.cells.insert(4, nbformat.v4.new_code_cell("# a section that fails\n1 / 0"))
-    nbformat.write(nb, template)
-    monkeypatch.setattr(cli, "TEMPLATE", template)
+    monkeypatch.setattr(report_module, "SECTIONS", (*report_module.SECTIONS[:2], fails, *report_module.SECTIONS[2:]))
     status, _, err = main("evaluate-runs", tmp_path, capsys, QRELS=str(TREC / "qrels.test"), RUNS=str(TREC / "results.test"))
     folder = tmp_path / "output" / "runs-trec_eval-qrels"
-    assert status == 1 and err.strip().endswith(f"make evaluate-runs: the report stopped in its cell 'a section that fails' "
-                                                 f"with ZeroDivisionError: division by zero (see {folder / 'report.ipynb'})")
-    assert (folder / "report.ipynb").exists() and not (folder / "report.html").exists()
+    assert status == 1 and err.strip().endswith("make evaluate-runs: the report stopped in its section fails with "
+                                                 "ZeroDivisionError: division by zero")
+    assert (folder / "report.ipynb").exists() and (folder / "bundle.json").exists() and not (folder / "report.html").exists()
+
+
+def test_the_report_is_rendered_in_this_process_and_its_notebook_shows_the_same(tmp_path):
+    """No kernel is started; report.ipynb, unexecuted, calls the same sections on the bundle: the same page."""
+    script = (f"import sys; from retrieval_eval.tool import cli; status = cli.main(['evaluate-runs'], {{"
+              f"'QRELS': {str(TREC / 'qrels.test')!r}, 'RUNS': {str(TREC / 'results.test')!r}, "
+              f"'RETRIEVAL_EVAL_OUTPUT': {str(tmp_path / 'output')!r}, 'RETRIEVAL_EVAL_CACHE': {str(tmp_path / 'cache')!r}}}); "
+              "print(status, [m for m in ('nbclient', 'jupyter_client', 'ipykernel') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.splitlines()[-1] == "0 []", done.stderr[-2000:]
+    folder = tmp_path / "output" / "runs-trec_eval-qrels"
+    notebook = json.loads((folder / "report.ipynb").read_text(encoding="utf-8"))
+    assert all(cell.get("outputs") == [] for cell in notebook["cells"] if cell["cell_type"] == "code")
+    assert report_module.render(report_module.load_bundle(folder)) == (folder / "report.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -515,8 +531,8 @@ def test_make_evaluate_alone_reports_the_teaching_set_and_a_reranker_adds_its_ru
     assert done.returncode == 0, done.stderr[-3000:]
     report = tmp_path / "output" / "data-golden"
     scores = pd.read_csv(report / "scores.csv")
-    assert list(scores["run"].unique()) == ["BM25", "vector", "hybrid", "hybrid + rerank"]
-    assert scores["question"].nunique() == 47 and set(scores["metric"]) == {"recall", "precision", "MRR", "nDCG"}
+    assert list(scores["run"].unique()) == [*h.RETRIEVERS, "hybrid + rerank"]
+    assert scores["question"].nunique() == 47 and set(scores["metric"]) == {m for m, metric in h.METRICS.items() if metric.shown}
     assert {"run.BM25.trec", "run.hybrid_+_rerank.trec", "qrels.txt", "chunks.jsonl", "questions.csv"} <= {
         p.name for p in report.iterdir()}
     page = (report / "report.html").read_text()
@@ -524,8 +540,8 @@ def test_make_evaluate_alone_reports_the_teaching_set_and_a_reranker_adds_its_ru
                   "How sure: intervals", "Is a difference real? Paired tests", "Can this golden set tell the runs apart?"):
         assert title in page, title
     assert "hybrid + rerank" in page and "Check yourself" not in page  # no quiz, no lesson
-    # a long cell says how far it has come in the terminal, and the report keeps none of it
-    assert "the paired tests: paired test 18/18" in done.stderr and "report progress" not in (report / "report.ipynb").read_text()
+    # the slow parts say how far they have come in the terminal, and the report keeps none of it
+    assert "paired tests" in done.stderr and "18/18" in done.stderr and "it/s" not in page
 
 
 @pytest.mark.slow
@@ -541,7 +557,7 @@ def test_a_copied_checkout_runs_its_own_code_with_paths_as_typed(tmp_path):
         (venv / part).symlink_to(Path(sys.prefix) / part)
     (venv / "bin" / "python").symlink_to(Path(sys.prefix) / "bin" / "python")
     (venv / ".installed").touch()
-    report_py = copy / "retrieval_eval" / "report.py"
+    report_py = copy / "retrieval_eval" / "tool" / "report.py"
     report_py.write_text(report_py.read_text().replace('"What was evaluated"', '"What this copy evaluated"'))
     data = tmp_path / "my data é 'q' $HOME"
     shutil.copytree(EXAMPLE, data)

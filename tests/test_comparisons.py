@@ -10,10 +10,8 @@ import pytrec_eval
 from statsmodels.stats.multitest import multipletests
 
 import helpers as h
-from retrieval_eval.analysis.comparisons import SUCCESS, rank_groups
-from retrieval_eval.analysis.statistics import beats_chance, chance_found, wilson_ci
-from retrieval_eval.analysis.comparisons import TOO_CLOSE, values_at_k
-from retrieval_eval.analysis.statistics import ALPHA
+from retrieval_eval.analysis.comparisons import SUCCESS, TOO_CLOSE, rank_groups, values_at_k
+from retrieval_eval.analysis.statistics import ALPHA, beats_chance, chance_found, wilson_ci
 
 # Twelve questions, one relevant chunk each. A finds it at rank 1 on every question; B on q01-q02
 # only, C on q01-q10.
@@ -79,7 +77,7 @@ def test_paired_comparisons_on_the_teaching_set_follow_holm(runs, qrels):
     table = h.paired_comparisons(runs, qrels, k=3, metrics=metrics)
     assert len(table) == 3 * len(metrics) and table.attrs["family"] == "12 tests: 3 pairs × 4 metrics at k = 3"
     assert (table.xs(SUCCESS, level="metric")["test"] == "McNemar's exact test").all()
-    for (pair, metric), row in table.iterrows():
+    for (_pair, _metric), row in table.iterrows():
         if row["Holm p"] >= ALPHA:
             assert row["verdict"] == TOO_CLOSE
         else:
@@ -111,7 +109,7 @@ def test_plain_words_state_the_counts_and_never_name_the_tests(runs, qrels):
     texts += [h.plain_summary(table, m) for m in (SUCCESS, "MRR")] + [h.plain_chance(chance)]
     for text in texts:
         assert not [w for w in WORDS_OF_THE_DEEP_DIVE if w in text], text
-    for ((pair, metric), row), text in zip(table.iterrows(), texts):
+    for ((_pair, _metric), row), text in zip(table.iterrows(), texts):
         differ, more, fewer = row["wins"] + row["losses"], max(row["wins"], row["losses"]), min(row["wins"], row["losses"])
         assert f"differ on {differ} of {len(qrels)} questions" in text or differ == 0, text
         assert (f"{more} to {fewer} for" in text) or (more == fewer and (f"{more} each way" in text or differ == 0)), text

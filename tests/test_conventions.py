@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.analysis.conventions import context_precision, exponential_gains, f1_at_k, r_precision
-from retrieval_eval.analysis.conventions import variants
+from retrieval_eval.analysis.conventions import context_precision, exponential_gains, f1_at_k, r_precision, variants
 
 K = 4
 # Notebook 10's toy: four questions, each showing one trap.

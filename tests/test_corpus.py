@@ -14,10 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.inputs.chunks import CHUNK_SIZE, chunk_spans, stored_chunks_differ, stored_or_split_chunks
-from retrieval_eval.core.errors import FormatError
-from retrieval_eval.core.errors import GoldenSetError
+from retrieval_eval.core.errors import FormatError, GoldenSetError
 from retrieval_eval.core.paths import CORPUS_DIR
+from retrieval_eval.inputs.chunks import CHUNK_SIZE, chunk_spans, stored_chunks_differ, stored_or_split_chunks
 
 
 def test_stored_chunks_equal_a_fresh_rebuild(docs, chunks):

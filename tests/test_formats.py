@@ -16,11 +16,11 @@ import pytrec_eval
 import helpers as h
 from retrieval_eval.analysis.conventions import published_summary
 from retrieval_eval.core.errors import FormatError, GoldenSetError
+from retrieval_eval.core.paths import DATA_DIR, ROOT
 from retrieval_eval.inputs.formats import id_labels, load_chunks, load_qrels_and_questions
 from retrieval_eval.inputs.golden import document_qrels, document_run, load_golden
-from retrieval_eval.core.paths import DATA_DIR, ROOT
-from retrieval_eval.retrieval.setup import load_inputs
 from retrieval_eval.inputs.trec import export_trec
+from retrieval_eval.retrieval.setup import load_inputs
 
 FORMATS = ROOT / "tests" / "data" / "formats"
 LABELS = {"q1": {"d01#01": 2, "d01#00": 1}, "q2": {"d02#00": 2, "d02#01": 1}, "q3": {"d03#00": 1}, "q4": {"d03#01": 1}}
@@ -86,7 +86,7 @@ def test_every_format_is_read_and_scores_as_pytrec_eval(case, tmp_path):
     corpus, golden, kwargs, qrels, level = CASES[case]
     setup = setup_of(tmp_path, corpus, golden, **kwargs)
     assert setup.qrels == qrels and setup.level == level
-    assert list(setup.golden["id"]) == list(qrels) and list(setup.runs) == ["BM25", "vector", "hybrid"]
+    assert list(setup.golden["id"]) == list(qrels) and list(setup.runs) == list(h.RETRIEVERS)
     if level == "document":
         assert all(d in {"d01", "d02", "d03"} for run in setup.runs.values() for r in run.values() for d in r)
         assert any("scored at the document level" in note for note in setup.notes)
@@ -98,7 +98,7 @@ def test_every_format_is_read_and_scores_as_pytrec_eval(case, tmp_path):
 @pytest.mark.slow  # loads the embedding model
 def test_a_beir_folder_with_the_three_retrievers_scores_as_pytrec_eval(tmp_path):
     setup = h.evaluation_setup(golden=FORMATS / "beir", cache_dir=tmp_path / "cache")
-    assert list(setup.runs) == ["BM25", "vector", "hybrid"] and setup.qrels == WITH_ZERO
+    assert list(setup.runs) == list(h.RETRIEVERS) and setup.qrels == WITH_ZERO
     assert all(len(ranked) == 6 for ranked in setup.runs["vector"].values())  # vector search ranks every chunk
     assert_equal_to_pytrec_eval(setup, tmp_path / "trec")
 

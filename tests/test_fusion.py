@@ -9,8 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.retrieval.fusion import fuse_runs
-from retrieval_eval.retrieval.fusion import TIE_RULES
+from retrieval_eval.retrieval.fusion import TIE_RULES, fuse_runs
 
 
 def test_rrf_by_hand():

@@ -11,11 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.core.errors import FormatError
-from retrieval_eval.inputs.golden import GOLDEN_COLUMNS, graded_labels, load_golden
-from retrieval_eval.core.errors import GoldenSetError
-from retrieval_eval.inputs.models import fast_tokenizer, token_counter
+from retrieval_eval.core.errors import FormatError, GoldenSetError
 from retrieval_eval.core.paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
+from retrieval_eval.inputs.golden import GOLDEN_COLUMNS, graded_labels, load_golden
+from retrieval_eval.inputs.models import fast_tokenizer, token_counter
 
 
 def test_golden_set_shape(golden):

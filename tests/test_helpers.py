@@ -2,7 +2,6 @@
 and the wings of retrieval_eval/: each imports only from itself and the wings before it."""
 
 import ast
-
 import json
 import os
 import subprocess

@@ -5,9 +5,9 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-from retrieval_eval.retrieval.retrievers import VectorRetriever
 from retrieval_eval.core.errors import ModelFileError
 from retrieval_eval.inputs.models import load_model, load_tokenizer, model_fingerprint, unknown_only
+from retrieval_eval.retrieval.retrievers import VectorRetriever
 
 
 def flip_last_byte(path):

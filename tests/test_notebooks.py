@@ -64,7 +64,9 @@ def test_notebook_runs_and_committed_outputs_are_current(path, request):
     assert update or "widgets" not in committed.metadata, f"{path.name} holds saved widget state: run `make notebooks`"
     nb = nbformat.read(path, as_version=4)
     before = data_fingerprint()
-    from nbclient import NotebookClient  # imported here: 2 s that make test-fast, which collects this file, need not pay
+    from nbclient import (
+        NotebookClient,  # imported here: 2 s that make test-fast, which collects this file, need not pay
+    )
 
     NotebookClient(
         nb, timeout=900, kernel_name="python3", store_widget_state=False, coalesce_streams=True,

@@ -16,17 +16,16 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.retrieval.fusion import fuse_runs
-from retrieval_eval.inputs.trec import read_run
-from retrieval_eval.retrieval import setup as pipeline, stages
-from retrieval_eval.inputs.golden import GOLDEN_COLUMNS
 from retrieval_eval.core.errors import ParameterError
 from retrieval_eval.core.evaluation import run_columns
 from retrieval_eval.core.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, OUTPUT_DIR, ROOT, RUNS_DIR
+from retrieval_eval.inputs.golden import GOLDEN_COLUMNS
+from retrieval_eval.inputs.trec import read_run
+from retrieval_eval.retrieval import stages
+from retrieval_eval.retrieval.fusion import Fusion, fuse_runs
 from retrieval_eval.retrieval.retrievers import BM25, Vector
-from retrieval_eval.retrieval.fusion import Fusion
 from retrieval_eval.retrieval.stages import Stage, stage_fingerprint
-from retrieval_eval.retrieval.retrievers import LUCENE_ENGLISH
+from retrieval_eval.tool.runs import fresh_runs, inputs_and_registry, made_from
 
 PYTHON = [sys.executable, "-c"]
 
@@ -45,7 +44,7 @@ def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, 
     assert setup.docs == docs and setup.chunks == chunks and setup.qrels == qrels
     pd.testing.assert_frame_equal(setup.golden, golden)
     assert setup.chunk_ids == [c["id"] for c in chunks]
-    assert list(setup.runs) == ["BM25", "vector", "hybrid"]
+    assert list(setup.runs) == list(h.RETRIEVERS)
     for name, run in setup.runs.items():
         assert run == read_run(stages.run_file(name)).rankings
         assert list(run) == list(golden["id"]) and all(len(r) <= stages.DEPTH for r in run.values())
@@ -53,25 +52,31 @@ def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, 
     assert setup.skipped == [] and setup.unreadable == {"chunks": [], "questions": [], "cut": []}
 
 
-def test_the_committed_settings_are_the_teaching_registrys(setup):
-    """settings.json names each committed file's stage; a default that changes leaves the committed run unused."""
-    stored = json.loads((RUNS_DIR / "settings.json").read_text(encoding="utf-8"))
-    committed = h.default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH)}
-    for name, stage in committed.items():
-        assert stored[stages.run_file(name).name] == stages.portable(stage.key()), name
-    assert sorted(stored) == sorted(p.name for p in RUNS_DIR.glob("*.trec"))
-    assert stages.committed_run("BM25", BM25(k1=1.2), teaching=True) is None  # other settings: not the committed run
-    assert stages.committed_run("BM25", BM25(), teaching=False) is None  # other inputs: never
+def test_each_committed_folder_names_what_it_was_made_from_and_its_stages(setup):
+    """Every folder of data/runs/ is one `make runs` writes, for the inputs it names; a stage whose settings changed,
+    or other inputs, leave the committed run unused."""
+    assert sorted(str(p.parent.relative_to(RUNS_DIR)) for p in RUNS_DIR.rglob("settings.json")) == sorted(made_from())
+    for name, spec in made_from().items():
+        stored = json.loads((RUNS_DIR / name / "settings.json").read_text(encoding="utf-8"))
+        chunks, questions, registry = inputs_and_registry(spec)
+        assert stored["made from"] == spec and stored["inputs"] == stages.inputs_fingerprint(chunks, questions), name
+        assert stored["runs"] == {stages.run_file(n).name: stages.portable(stage.key()) for n, stage in registry.items()}
+        assert sorted(stored["runs"]) == sorted(p.name for p in (RUNS_DIR / name).glob("*.trec"))
+        assert stages.committed_folder(chunks, questions) == RUNS_DIR / name
+    assert stages.committed_folder(setup.chunks[1:], {}) is None  # other inputs: none
+    assert stages.committed_run("BM25", BM25(k1=1.2), RUNS_DIR) is None  # other settings: not the committed run
+    assert stages.committed_run("BM25", BM25(), RUNS_DIR) == setup.runs["BM25"]
 
 
 @pytest.mark.slow
-def test_the_committed_runs_equal_a_fresh_ranking():
-    """data/runs/ is what `make runs` writes: the teaching registry ranked now, with no cache (loads the model)."""
-    registry = pipeline.teaching_registry()
-    fresh = pipeline.fresh_teaching_runs(registry)
+@pytest.mark.parametrize("name", list(made_from()))
+def test_each_committed_folder_equals_a_fresh_ranking(name):
+    """data/runs/ is what `make runs` writes: each folder's registry ranked now, with no cache (loads the model)."""
+    chunks, questions, registry = inputs_and_registry(made_from()[name])
+    fresh = fresh_runs(chunks, questions, registry)
     assert list(fresh) == list(registry)
-    for name in registry:
-        assert read_run(stages.run_file(name)).rankings == fresh[name], name
+    for run in registry:
+        assert read_run(stages.run_file(run, RUNS_DIR / name)).rankings == fresh[run], run
 
 
 WARM = """
@@ -121,7 +126,7 @@ def first_words(setup_chunks):
 def test_your_own_retriever_joins_every_table(tmp_path, chunks, qrels, golden):
     mine = first_words(chunks)
     setup = h.evaluation_setup(retrievers={"mine": mine}, cache_dir=tmp_path)
-    assert list(setup.runs) == ["BM25", "vector", "hybrid", "mine"]
+    assert list(setup.runs) == [*h.RETRIEVERS, "mine"]
     assert setup.runs["mine"] == {q: mine(text) for q, text in zip(golden["id"], golden["question"])}
     assert not (tmp_path / "rankings").exists()  # a function is called every time, never cached
     table = h.evaluate(setup.runs, setup.qrels)
@@ -139,7 +144,7 @@ def test_a_name_already_there_replaces_the_default_and_what_reads_it_follows(tmp
     """A user's BM25 must reach hybrid (RRF of BM25 and vector): its committed run was made from the default BM25."""
     setup = h.evaluation_setup(retrievers={"BM25": BM25(k1=0.9, b=0.4)}, cache_dir=tmp_path)
     default = h.evaluation_setup(cache_dir=tmp_path)
-    assert list(setup.runs) == ["BM25", "vector", "hybrid"]
+    assert list(setup.runs) == list(h.RETRIEVERS)
     assert setup.runs["BM25"] != default.runs["BM25"] and setup.runs["vector"] == default.runs["vector"]
     assert setup.runs["hybrid"] == fuse_runs([setup.runs["BM25"], setup.runs["vector"]]) != default.runs["hybrid"]
     function = h.evaluation_setup(retrievers={"BM25": lambda question: ["01_plans_and_prices#00"]}, cache_dir=tmp_path)
@@ -487,7 +492,7 @@ def test_messy_corpora_and_golden_files_give_a_result_or_an_error_that_names_the
         assert culprit in str(exc), (fault, culprit, str(exc))
     else:
         assert fault == "none", fault
-        assert list(setup.runs) == ["BM25", "vector", "hybrid"]
+        assert list(setup.runs) == list(h.RETRIEVERS)
         assert all(list(run) == list(setup.golden["id"]) for run in setup.runs.values())
         assert all(setup.runs["vector"].values())  # vector search ranks every chunk for every question
         listed = {path.rstrip("/") for path, _ in setup.skipped}

@@ -1,4 +1,3 @@
-from retrieval_eval.course.plots import plot_precision_ceiling
 """retrieval_eval/course/plots.py: the evaluation plots draw the numbers they are given."""
 
 import matplotlib
@@ -9,6 +8,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import helpers as h  # noqa: E402
+from retrieval_eval.course.plots import plot_precision_ceiling  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("close_figures")
 

@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from retrieval_eval.tool import report
-from retrieval_eval.core.registry import METRICS, Metric, register_metric
-from retrieval_eval.core.metrics import success_at_k, relevant_ids
-from retrieval_eval.inputs.text import escape
 from test_cli import run_make
+
+from retrieval_eval.core.metrics import relevant_ids, success_at_k
+from retrieval_eval.core.registry import METRICS, Metric, register_metric
+from retrieval_eval.inputs.text import escape
+from retrieval_eval.tool import report
 
 ROOT = Path(__file__).resolve().parent.parent
 

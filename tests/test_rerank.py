@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.retrieval.rerank import CrossEncoderReranker, sentences
 from retrieval_eval.inputs.trec import write_trec_run
+from retrieval_eval.retrieval.rerank import CrossEncoderReranker, sentences
 
 
 class Scores:
@@ -137,7 +137,7 @@ def test_a_rerank_stage_and_the_reranker_argument(tmp_path, chunks):
     texts = {c["id"]: c["text"] for c in chunks}
     setup = h.evaluation_setup(reranker=favour, retrievers={"BM25, top 5 reranked": h.Rerank("BM25", favour, depth=5)},
                                cache_dir=tmp_path)
-    assert list(setup.runs) == ["BM25", "vector", "hybrid", "BM25, top 5 reranked", "hybrid + rerank"]
+    assert list(setup.runs) == [*h.RETRIEVERS, "BM25, top 5 reranked", "hybrid + rerank"]
     questions = dict(zip(setup.golden["id"], setup.golden["question"]))
     assert setup.runs["hybrid + rerank"] == h.rerank(setup.runs["hybrid"], favour, texts, questions, 10)
     assert setup.runs["BM25, top 5 reranked"] == h.rerank(setup.runs["BM25"], favour, texts, questions, 5)
@@ -170,15 +170,16 @@ def test_a_folder_that_is_not_a_model_is_refused_naming_it(tmp_path):
 def test_the_committed_rerank_is_the_bundled_models_only():
     """The committed key leaves out the model's fingerprint; a SentenceReranker of another model got the
     bundled model's committed run."""
-    from retrieval_eval.retrieval.stages import committed_run
+    from retrieval_eval.core.paths import RUNS_DIR
     from retrieval_eval.retrieval.rerank import SentenceReranker
+    from retrieval_eval.retrieval.stages import committed_run
 
     bundled, other = object.__new__(SentenceReranker), object.__new__(SentenceReranker)  # no model loaded
     bundled.model_name, other.model_name = None, "/some/other/model"
-    assert committed_run("hybrid + rerank", h.Rerank("hybrid", bundled), teaching=True) is not None
-    assert committed_run("hybrid + rerank", h.Rerank("hybrid", other), teaching=True) is None
-    assert committed_run("hybrid + rerank", h.Rerank("hybrid", bundled, depth=5), teaching=True) is None
-    assert committed_run("hybrid + rerank", h.Rerank("vector", bundled), teaching=True) is None
+    assert committed_run("hybrid + rerank", h.Rerank("hybrid", bundled), RUNS_DIR) is not None
+    assert committed_run("hybrid + rerank", h.Rerank("hybrid", other), RUNS_DIR) is None
+    assert committed_run("hybrid + rerank", h.Rerank("hybrid", bundled, depth=5), RUNS_DIR) is None
+    assert committed_run("hybrid + rerank", h.Rerank("vector", bundled), RUNS_DIR) is None
 
 
 def test_seconds_per_question_times_every_question():

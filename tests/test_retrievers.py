@@ -14,10 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.retrieval.retrievers import VectorRetriever
-from retrieval_eval.inputs.models import document_prefix, model_window, query_prefix
 from retrieval_eval.core.paths import ROOT
-from retrieval_eval.retrieval.retrievers import rank_by_score, stop_word_list, unindexable_chunks
+from retrieval_eval.inputs.models import document_prefix, model_window, query_prefix
+from retrieval_eval.retrieval.retrievers import VectorRetriever, rank_by_score, stop_word_list, unindexable_chunks
 
 
 def test_rank_by_score_breaks_ties_by_id():
@@ -175,8 +174,8 @@ def test_lucene_idf_is_the_documented_formula_and_never_0():
 
 
 def test_the_engine_defaults_are_the_committed_engine_run(chunks, golden):
-    from retrieval_eval.retrieval.stages import run_file
     from retrieval_eval.inputs.trec import read_run
+    from retrieval_eval.retrieval.stages import run_file
 
     engine = h.BM25Retriever(chunks, **h.LUCENE_ENGLISH)
     committed = read_run(run_file("BM25, Lucene English")).rankings

@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from lab import CHROMIUM, ROOT, chromium, jupyterlab, new_page
 
 SHOTS = Path(os.environ.get("SLIDE_SHOTS", ROOT / "output" / "screenshots" / "slides"))

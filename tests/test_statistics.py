@@ -14,8 +14,16 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import helpers as h
-from retrieval_eval.analysis.statistics import beats_chance, bootstrap_ci, chance_found, mean_interval, paired_test, wilson_ci
-from retrieval_eval.analysis.statistics import BOOTSTRAP, SEED
+from retrieval_eval.analysis.statistics import (
+    BOOTSTRAP,
+    SEED,
+    beats_chance,
+    bootstrap_ci,
+    chance_found,
+    mean_interval,
+    paired_test,
+    wilson_ci,
+)
 
 
 def brute_force_p(a, b):

@@ -394,8 +394,8 @@ def test_answers_that_are_not_a_dict_get_one_friendly_line(answers):
 
 
 def test_print_versions_names_the_scoring_packages_then_the_others_each_once(capsys):
-    from retrieval_eval.inputs.models import SCORING_PACKAGES
     from retrieval_eval.course.teaching import TABLE_PACKAGES
+    from retrieval_eval.inputs.models import SCORING_PACKAGES
 
     h.print_versions()
     out = capsys.readouterr().out

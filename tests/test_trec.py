@@ -7,10 +7,19 @@ import pytrec_eval
 
 import helpers as h
 from retrieval_eval.analysis.conventions import r_precision
-from retrieval_eval.inputs.trec import read_qrels, read_run
-from retrieval_eval.core.paths import ROOT
-from retrieval_eval.inputs.trec import Coverage, align_run, find_line, judgements, trec_order, write_trec_qrels, write_trec_run
 from retrieval_eval.core.errors import FormatError, TrecFormatError
+from retrieval_eval.core.paths import ROOT
+from retrieval_eval.inputs.trec import (
+    Coverage,
+    align_run,
+    find_line,
+    judgements,
+    read_qrels,
+    read_run,
+    trec_order,
+    write_trec_qrels,
+    write_trec_run,
+)
 
 
 def test_trec_files_reproduce_the_evaluation_table(runs, qrels, tmp_path):
@@ -119,7 +128,7 @@ def test_the_files_as_read():
     assert {g for gains in graded.values() for g in gains.values()} == {-1, 0, 1, 2, 3, 4}
     assert run.tag == "STANDARD" and run.reordered == ("301", "302", "303")
     assert sum(map(len, run.rankings.values())) == 1500  # (question, document) lines
-    for qid, scores in run.scores.items():
+    for _qid, scores in run.scores.items():
         assert scores == sorted(scores, reverse=True)
     trunc = read_run(DATA / "results.trunc")  # junk columns after the tag; no question 302
     assert list(trunc.rankings) == ["301", "303"] and trunc.tag == "STANDARD"

@@ -10,7 +10,14 @@ import re
 import pytest
 
 import helpers as h
-from retrieval_eval.course.widgets.ceiling import AS_LABELLED, WHAT_IF_MAX, CeilingFigure, ceiling_by_k, ceiling_report, hypothetical_qrels
+from retrieval_eval.course.widgets.ceiling import (
+    AS_LABELLED,
+    WHAT_IF_MAX,
+    CeilingFigure,
+    ceiling_by_k,
+    ceiling_report,
+    hypothetical_qrels,
+)
 
 
 def text(html: str) -> str:

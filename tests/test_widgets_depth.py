@@ -3,10 +3,10 @@
 import pytest
 
 import helpers as h
-from retrieval_eval.inputs.trec import read_run
-from retrieval_eval.retrieval.rerank import DEPTHS, oracle_rerank, two_stage_table
 from retrieval_eval.core.paths import RUNS_DIR
 from retrieval_eval.course.widgets.depth import depth_widget, fixable
+from retrieval_eval.inputs.trec import read_run
+from retrieval_eval.retrieval.rerank import DEPTHS, oracle_rerank, two_stage_table
 
 
 @pytest.fixture(scope="module")

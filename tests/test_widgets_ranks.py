@@ -7,7 +7,13 @@ import pytest
 
 import helpers as h
 from retrieval_eval.core.evaluation import disagree_at_k
-from retrieval_eval.course.widgets.ranks import filter_questions, question_html, question_view, rank_heatmap_html, snippet_html
+from retrieval_eval.course.widgets.ranks import (
+    filter_questions,
+    question_html,
+    question_view,
+    rank_heatmap_html,
+    snippet_html,
+)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .checks import Qrels, Run, check_k, check_ks, check_list, check_qrels, check_runs
 from .metrics import first_relevant_rank, relevant_ids
-from .registry import METRICS, Judged
+from .registry import METRICS, Judged, shown_metrics
 
 KS = (1, 3, 5, 10)  # the cut-offs of the tables
 RANK_COLUMNS = ("question", "slice", "n_relevant")  # first_relevant_ranks' own columns, before the runs'
@@ -29,7 +29,7 @@ def judge(run: Run, qrels: Qrels, depth: int) -> Judged:
 
 
 def _metrics(metrics: Sequence[str] | None) -> list[str]:
-    names = list(METRICS) if metrics is None else check_list(metrics, "metrics", "metric names")
+    names = shown_metrics() if metrics is None else check_list(metrics, "metrics", "metric names")
     unknown = [m for m in names if m not in METRICS]
     if unknown or not names:
         raise ValueError(f"metrics must name registered metrics {list(METRICS)}, got {names}")
@@ -115,7 +115,7 @@ def random_baseline(qrels: Mapping, n_chunks: int, k: int) -> pd.Series:
     if too_many:
         raise ValueError(f"question(s) {too_many[:5]} have more relevant chunks than the {n} chunks ranked")
     return pd.Series({m.name: float(np.mean([m.random(p, n, k) for p in positives.values()]))
-                      for m in METRICS.values() if m.random}, name="random order (expected)").rename_axis("metric")
+                      for m in map(METRICS.get, shown_metrics()) if m.random}, name="random order (expected)").rename_axis("metric")
 
 
 def disagree_at_k(ranks: pd.DataFrame, k: int) -> pd.Series:

@@ -48,7 +48,8 @@ class Metric:
     the run cut at k), and how it is computed. ``score(ranking, gains, k)`` is the readable definition for one
     question; ``batch(judged, k)`` the same for every question at once (a test checks they agree).
     ``random(positive_gains, n_chunks, k)``: the exact expected value in a uniformly random order of n chunks.
-    ``tested``: compared in pairs and given an interval by default (:func:`~retrieval_eval.analysis.comparisons.
+    ``shown``: in every table, plot, widget and report unless other metrics are named (False: only when named);
+    ``tested``: also compared in pairs and given an interval (:func:`~retrieval_eval.analysis.comparisons.
     paired_comparisons`, the report)."""
 
     name: str
@@ -57,6 +58,7 @@ class Metric:
     score: Callable[[Sequence[str], Mapping[str, float], int], float]
     batch: Callable[[Judged, int], np.ndarray]
     random: Callable[[list, int, int], float] | None = None
+    shown: bool = True
     tested: bool = True
 
     def at(self, k: int) -> str:
@@ -115,6 +117,11 @@ register_metric(Metric(
 ))
 
 
+def shown_metrics() -> list[str]:
+    """The registered metrics every table, plot, widget and report shows unless others are named, in registry order."""
+    return [name for name, metric in METRICS.items() if metric.shown]
+
+
 def tested_metrics() -> list[str]:
-    """The registered metrics compared in pairs and given intervals by default, in registry order."""
-    return [name for name, metric in METRICS.items() if metric.tested]
+    """The shown metrics also compared in pairs and given intervals, in registry order."""
+    return [name for name, metric in METRICS.items() if metric.shown and metric.tested]

@@ -19,7 +19,7 @@ from ..core.evaluation import (
 )
 from ..core.metrics import relevant_ids
 from ..core.paths import OUTPUT_DIR
-from ..core.registry import METRICS
+from ..core.registry import shown_metrics
 from ..retrieval.setup import RETRIEVERS, evaluation_setup
 from .teaching import interview_lines
 
@@ -82,7 +82,7 @@ def numbers_table(setup, k: int = 3):
     """Each built-in retriever's metrics at k and recall@10, the questions found in the top k, and a random order's."""
     runs = {name: setup.runs[name] for name in RETRIEVERS if name in setup.runs}
     qrels, n = setup.qrels, len(setup.chunk_ids)
-    columns = [(m, k) for m in METRICS] + [("recall", 10)]
+    columns = [(m, k) for m in shown_metrics()] + [("recall", 10)]
     out = evaluate(runs, qrels, ks=[k, 10])[columns].set_axis([f"{m}@{j}" for m, j in columns], axis=1)
     ranks = first_relevant_ranks(runs, qrels)
     out[f"found in top {k}"] = [int((ranks[name].fillna(k + 1) <= k).sum()) for name in runs]

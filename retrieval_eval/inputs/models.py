@@ -64,20 +64,29 @@ def load_tokenizer(model_name: str | None = None):
 
 
 def load_model(model_name: str | None = None):
-    """A sentence-transformers model on the CPU (where torch is imported). OSError when it is not available
-    locally; a damaged file (a truncated ``model.safetensors``) is one ModelFileError line, not a long traceback."""
+    """A sentence-transformers model on the CPU (where torch is imported), loaded once per process for the same files:
+    whoever encodes sets its ``max_seq_length`` first (``native_window`` keeps the one it came with). OSError when it
+    is not available locally; a damaged file (a truncated ``model.safetensors``) is one ModelFileError line, not a
+    long traceback."""
     needs_model_libraries()
+    return _load_model(model_name, model_fingerprint(model_name))
+
+
+@lru_cache(maxsize=4)
+def _load_model(model_name: str | None, content: str):
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()  # loading the weights takes a second; no bar for it
     path = model_path(model_name)
     check_weights(model_name)
     try:
-        return SentenceTransformer(path, device="cpu")
+        model = SentenceTransformer(path, device="cpu")
     except OSError:
         raise
     except Exception as exc:  # sentence-transformers, transformers, safetensors and torch raise many kinds
         raise ModelFileError(f"the model {path} cannot be loaded ({_first_line(exc)}): copy or download it again") from exc
+    model.native_window = model.max_seq_length
+    return model
 
 
 def check_weights(model_name: str | None = None) -> None:

@@ -66,6 +66,7 @@ class SentenceReranker:
     def _encode(self, texts: list[str]) -> np.ndarray:
         new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if new:
+            self.model.max_seq_length = self.model.native_window  # the model is shared: its own window, not vector search's
             for t, v in zip(new, self.model.encode(new, normalize_embeddings=True, show_progress_bar=False, batch_size=64)):
                 self._vectors[t] = v
         return np.stack([self._vectors[t] for t in texts])

@@ -228,8 +228,7 @@ class VectorRetriever:
         limit = model_window(model_name)
         if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= limit:
             raise ValueError(f"the window must be an integer from 1 to the model's window of {limit}, got {window!r}")
-        self.model = load_model(model_name)
-        self.model.max_seq_length = window
+        self.model, self.window = load_model(model_name), window
         self.query_prefix, self.document_prefix = query_prefix(model_name), document_prefix(model_name)
         self.ids = [c["id"] for c in chunks]
         self.order = IdOrder(self.ids)
@@ -239,6 +238,7 @@ class VectorRetriever:
         self.embeddings = self._embed_chunks([c["text"] for c in chunks], progress)
 
     def _embed_chunks(self, texts: list[str], progress: bool) -> np.ndarray:
+        self.model.max_seq_length = self.window  # the model is shared: this retriever's window
         paths = [self.cache_folder / (hashlib.sha256(t.encode("utf-8")).hexdigest() + ".npy") for t in texts]
         todo = [i for i, p in enumerate(paths) if not p.exists()]
         for start in tqdm(range(0, len(todo), BATCH), desc="embedding chunks", unit="batch", disable=not progress or not todo):
@@ -251,10 +251,11 @@ class VectorRetriever:
 
     def encode_queries(self, queries: Sequence[str], progress: bool = False) -> np.ndarray:
         """Normalised query vectors, encoded in batches; a query longer than the window is refused."""
+        self.model.max_seq_length = self.window
         for query in queries:
             n = len(self.model.tokenizer.encode(self.query_prefix + check_query(query)))
-            if n > self.model.max_seq_length:
-                raise ValueError(f"the query has {n} tokens, more than the model's window of {self.model.max_seq_length}")
+            if n > self.window:
+                raise ValueError(f"the query has {n} tokens, more than the model's window of {self.window}")
         parts = [self.model.encode(list(queries[i : i + BATCH]), prompt=self.query_prefix, **ENCODE)
                  for i in tqdm(range(0, len(queries), BATCH), desc="embedding questions", unit="batch", disable=not progress)]
         return np.concatenate(parts) if parts else np.zeros((0, self.embeddings.shape[1]))

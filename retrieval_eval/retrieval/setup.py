@@ -5,17 +5,15 @@ first]``."""
 
 from __future__ import annotations
 
-import json
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
 
-from ..core.checks import Run, check_k, check_list, path_problem
+from ..core.checks import check_k, check_list, path_problem
 from ..core.errors import ParameterError, raise_problems
-from ..core.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH, RUNS_DIR
+from ..core.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH
 from ..inputs.chunks import CHUNK_SIZE, stored_or_split_chunks
 from ..inputs.corpus import load_corpus
 from ..inputs.formats import load_chunks, own_corpus
@@ -27,11 +25,10 @@ from ..inputs.models import (
     token_counter,
     unknown_only,
 )
-from ..inputs.trec import write_trec_run
 from .fusion import Fusion
-from .rerank import Rerank, SentenceReranker, load_reranker
-from .retrievers import BM25, LUCENE_ENGLISH, Vector, unindexable_chunks
-from .stages import DEPTH, Stage, portable, run_file, run_registry
+from .rerank import Rerank, load_reranker
+from .retrievers import BM25, Vector, unindexable_chunks
+from .stages import DEPTH, Stage, run_registry
 
 # The built-in retrievers, in the order every setup ranks them (hybrid reads the two before it).
 RETRIEVERS: dict[str, Stage] = {"BM25": BM25(), "vector": Vector(), "hybrid": Fusion(("BM25", "vector"))}
@@ -56,34 +53,6 @@ def fusion_inputs(runs: Mapping) -> list[str]:
     """The runs the first registered fusion whose inputs are all in ``runs`` fuses (hybrid: BM25 and vector)."""
     return next((list(s.inputs) for s in RETRIEVERS.values() if isinstance(s, Fusion) and set(s.inputs) <= set(runs)),
                 list(runs)[:2])
-
-
-def teaching_registry() -> dict[str, Stage]:
-    """The runs committed under ``data/runs/``: the three retrievers, an engine's BM25 untouched, and hybrid's
-    top 10 reranked by the built-in sentence re-scorer."""
-    return default_retrievers() | {"BM25, Lucene English": BM25(**LUCENE_ENGLISH),
-                                   "hybrid + rerank": Rerank("hybrid", SentenceReranker())}
-
-
-def store_teaching_runs(progress: bool = True) -> list[Path]:
-    """Rank the teaching set afresh with :func:`teaching_registry` and write ``data/runs/`` (``make runs``)."""
-    registry = teaching_registry()
-    runs = fresh_teaching_runs(registry, progress)
-    RUNS_DIR.mkdir(exist_ok=True)
-    paths = [write_trec_run(runs[name], run_file(name), run_file(name).stem) for name in registry]
-    settings = {path.name: portable(stage.key()) for path, stage in zip(paths, registry.values())}
-    (RUNS_DIR / "settings.json").write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
-    return paths
-
-
-def fresh_teaching_runs(registry: Mapping[str, Stage], progress: bool = False) -> dict[str, Run]:
-    """The teaching set ranked now, with no committed run and an empty cache (what ``data/runs/`` must equal)."""
-    docs = load_corpus()
-    chunks = stored_or_split_chunks(docs)
-    golden = load_golden(GOLDEN_PATH, chunks, docs).golden
-    questions = dict(zip(golden["id"], golden["question"]))
-    with tempfile.TemporaryDirectory() as cache:
-        return run_registry(registry, chunks, questions, cache_dir=cache, progress=progress)
 
 
 def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = None, *, questions: str | Path | None = None,
@@ -202,7 +171,7 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
     if reranker is not None:
         registry["hybrid + rerank"] = Rerank("hybrid", load_reranker(reranker))
     asked = dict(zip(golden_set["id"], golden_set["question"]))
-    runs = run_registry(registry, chunks, asked, inputs.teaching, cache_dir, progress)
+    runs = run_registry(registry, chunks, asked, cache_dir, progress)
     if inputs.level == "document":
         runs = {name: document_run(run, chunks) for name, run in runs.items()}
     unreadable = inputs.unreadable

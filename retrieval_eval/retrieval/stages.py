@@ -1,7 +1,7 @@
 """Stages: an entry of the registry of retrievers builds one run from the chunks or from earlier runs. :func:`run_registry`
 runs the entries in order, each run checked once (naming retriever and question) and kept to the top :data:`DEPTH`;
-a run is committed (the teaching set, ``data/runs/``: no embedding model needed), cached in ``.cache/rankings/`` by all
-that changes it, or computed."""
+a run is committed (a folder under ``data/runs/`` made from exactly these chunks and questions: no embedding model
+needed), cached in ``.cache/rankings/`` by all that changes it, or computed."""
 
 from __future__ import annotations
 
@@ -90,9 +90,21 @@ def stage_fingerprint(stage: Stage, chunks: list, questions: Mapping, runs: Mapp
         code=hashlib.sha256(b"".join(p.read_bytes() for p in sorted(sources))).hexdigest(), versions=scoring_versions())
 
 
-def run_file(name: str) -> Path:
-    """The committed run of a teaching-set retriever: ``data/runs/<name>.trec``, the name made a file name."""
-    return RUNS_DIR / (re.sub(r"[^\w.-]+", "_", name).strip("_") + ".trec")
+def run_file(name: str, folder: Path = RUNS_DIR) -> Path:
+    """The committed run of a retriever: ``<folder>/<name>.trec``, the name made a file name."""
+    return folder / (re.sub(r"[^\w.-]+", "_", name).strip("_") + ".trec")
+
+
+def inputs_fingerprint(chunks: list, questions: Mapping) -> str:
+    """What a committed folder's runs were ranked on: the chunks' ids and texts, the questions' ids and texts."""
+    return fingerprint(chunks=[[c["id"], c["text"]] for c in chunks], questions=list(questions.items()))
+
+
+def committed_folder(chunks: list, questions: Mapping) -> Path | None:
+    """The folder under ``data/runs/`` whose ``settings.json`` says its runs were ranked on these inputs, or None."""
+    mine = inputs_fingerprint(chunks, questions)
+    return next((p.parent for p in sorted(RUNS_DIR.rglob("settings.json"))
+                 if json.loads(p.read_text(encoding="utf-8"))["inputs"] == mine), None)
 
 
 def portable(key):
@@ -102,12 +114,13 @@ def portable(key):
     return json.loads(json.dumps(key))
 
 
-def committed_run(name: str, stage: Stage, teaching: bool) -> Run | None:
-    """The committed run of ``name`` when the inputs are the teaching set and its settings are the stored ones."""
-    path = run_file(name)
-    if not teaching or not path.exists():
+def committed_run(name: str, stage: Stage, folder: Path | None) -> Run | None:
+    """The run of ``name`` committed in ``folder`` (see :func:`committed_folder`) when it was made with this stage's
+    settings, else None."""
+    path = run_file(name, folder) if folder is not None else None
+    if path is None or not path.exists():
         return None
-    stored = json.loads((RUNS_DIR / "settings.json").read_text(encoding="utf-8"))
+    stored = json.loads((folder / "settings.json").read_text(encoding="utf-8"))["runs"]
     return read_run(path).rankings if stored.get(path.name) == portable(stage.key()) else None
 
 
@@ -128,10 +141,12 @@ def _cached(path: Path, name: str, questions: Mapping, chunk_ids: set) -> Run | 
         return None
 
 
-def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questions: Mapping, teaching: bool = False,
-                 cache_dir: str | Path = CACHE_DIR, progress: bool = False) -> dict[str, Run]:
-    """Every retriever's run, in the registry's order: committed, cached, or computed (and cached)."""
-    chunk_ids, runs, committed = {c["id"] for c in chunks}, {}, set()
+def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questions: Mapping, cache_dir: str | Path = CACHE_DIR,
+                 progress: bool = False, committed: bool = True) -> dict[str, Run]:
+    """Every retriever's run, in the registry's order: committed (unless ``committed`` is False), cached, or computed
+    (and cached)."""
+    chunk_ids, runs, folder = {c["id"] for c in chunks}, {}, committed_folder(chunks, questions) if committed else None
+    committed = set()
     for name, entry in registry.items():
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a retriever's name must be non-empty text, got {name!r}")
@@ -142,7 +157,7 @@ def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questio
         if missing:
             raise ValueError(f"retriever {name!r} reads the runs {list(stage.reads)}, but {missing} come later or not at all")
         # a committed run holds only when every run it was made from is the committed one too
-        run = committed_run(name, stage, teaching and committed.issuperset(stage.reads))
+        run = committed_run(name, stage, folder if committed.issuperset(stage.reads) else None)
         if run is not None:
             committed.add(name)
         path = (Path(cache_dir) / "rankings" / f"{stage_fingerprint(stage, chunks, questions, runs)}.json"

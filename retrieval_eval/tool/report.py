@@ -420,8 +420,14 @@ h2 { margin-top: 1.6em; border-bottom: 1px solid #ccc; }"""
 
 
 def render(ev: Evaluation, progress: bool = False) -> str:
-    """The whole report as one HTML page: every section of :data:`SECTIONS` in order."""
-    parts = [section(ev)._repr_html_() for section in tqdm(SECTIONS, desc="report", unit="section", disable=not progress)]
+    """The whole report as one HTML page: every section of :data:`SECTIONS` in order; a section that fails is one
+    ReportError naming it."""
+    parts = []
+    for section in tqdm(SECTIONS, desc="report", unit="section", disable=not progress):
+        try:
+            parts.append(section(ev)._repr_html_())
+        except Exception as exc:  # a bug in a section: named, the bundle kept for report.ipynb
+            raise ReportError(f"the report stopped in its section {section.__name__} with {type(exc).__name__}: {exc}") from exc
     title = "Evaluation report"
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f"<style>{PAGE_STYLE}</style></head><body><h1>{title}</h1>\n" + "\n".join(parts) + "\n</body></html>\n")

@@ -8,7 +8,7 @@ import ipywidgets as w
 
 from ...core.checks import check_k, check_list
 from ...core.metrics import dcg_at_k
-from ...core.registry import METRICS
+from ...core.registry import METRICS, shown_metrics
 from ...inputs.text import escape
 from ._view import WidgetView, check_start, details, shown_or_mask
 
@@ -103,7 +103,7 @@ class PlaygroundWidget(WidgetView):
         if max_gain not in (1, 2):
             raise ValueError(f"max_gain must be 1 (relevant or not) or 2 (graded), got {max_gain!r}")
         gains = check_list(gains, "gains", "gains (one per rank)")
-        metrics = list(METRICS) if metrics is None else check_list(metrics, "metrics", "metric names")
+        metrics = shown_metrics() if metrics is None else check_list(metrics, "metrics", "metric names")
         if not metrics or any(m not in METRICS for m in metrics):
             raise ValueError(f"metrics must be a non-empty selection of {list(METRICS)}, got {metrics}")
         playground_scores(gains, k)  # refuse a bad start early

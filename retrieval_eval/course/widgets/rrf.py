@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...core.checks import check_k, check_list, check_runs, naming_question
 from ...core.metrics import first_relevant_rank, relevant_ids
-from ...core.registry import METRICS
+from ...core.registry import METRICS, shown_metrics
 from ...inputs.text import escape
 from ...retrieval.fusion import reciprocal_rank_fusion
 from ...retrieval.setup import fusion_inputs
@@ -50,7 +50,7 @@ def rrf_explanation(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, f
     table = table.astype({f"{n} rank": "Int64" for n in names})
     everything = {**{n: list(rankings[n]) for n in names}, FUSED: fused}
     metrics = pd.DataFrame({"first relevant rank": [first_relevant_rank(r, relevant) for r in everything.values()]}
-                           | {m.at(k): [m.score(r, gains, k) for r in everything.values()] for m in METRICS.values()},
+                           | {m.at(k): [m.score(r, gains, k) for r in everything.values()] for m in map(METRICS.get, shown_metrics())},
                            index=pd.Index(list(everything), name="ranking")).astype({"first relevant rank": "Int64"})
     verdict, sentence, tied = _explain(names, table, metrics, depth, positions)
     return {"fused": fused, "table": table, "metrics": metrics, "verdict": verdict, "tied": tied, "sentence": sentence}
@@ -198,7 +198,7 @@ class RRFWidget(WidgetView):
         result = rrf_explanation({n: self.runs[n][qid] for n in self.inputs}, self.qrels[qid], self.rrf_k.value,
                                  self.depth.value, self.k.value)
         fused = result["metrics"].loc[FUSED]
-        return result | {"values": {f"fused {short_name(m)}": fused[METRICS[m].at(self.k.value)] for m in METRICS}}
+        return result | {"values": {f"fused {short_name(m)}": fused[METRICS[m].at(self.k.value)] for m in shown_metrics()}}
 
     def _metrics_html(self, shown: bool) -> str:
         metrics = self.state["metrics"].rename(columns={"first relevant rank": "1st relevant"})
