@@ -46,6 +46,7 @@ NAMES = {
     "Rerank": "retrieval.rerank", "rerank": "retrieval.rerank", "oracle_rerank": "retrieval.rerank",
     "SentenceReranker": "retrieval.rerank", "load_reranker": "retrieval.rerank", "two_stage_table": "retrieval.rerank",
     "seconds_per_question": "retrieval.rerank", "seconds_per_call": "retrieval.rerank", "DEPTHS": "retrieval.rerank",
+    "machine": "course.teaching", "reranked_runs": "retrieval.setup",
     "needs_the_embedding_model": "inputs.models", "plot_two_stage": "course.plots", "depth_widget": "course.widgets.depth",
     # 07 mistakes and the interview
     "precision_of_returned": "analysis.conventions", "macro_mean": "analysis.conventions",

@@ -54,7 +54,7 @@ PAYLOAD = "<img src=x onerror=alert(1)>"
 VIEWS = {"1366x768": (1366, 768, 1.0), "zoom125": (1093, 614, 1.25), "1920x1080": (1920, 1080, 1.0)}
 FIGURE_PX = 16.7 / 640  # figure text in CSS px per CSS px of figure width (12 pt drawn for 640 px)
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("lab"),
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")]
 
 STATE = """() => { const shows = e => e.offsetHeight > 0;

@@ -6,6 +6,7 @@ import inspect
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -368,6 +369,7 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "tie_effect": {"runs": [{"q1": ["a"]}, {"q1": ["b"]}], "qrels": {"q1": {"a": 1}}},
     "evaluation_setup": {"corpus": EXAMPLE / "corpus", "golden": EXAMPLE / "golden.csv", "chunk_size": 128, "cutoffs": [3]},
     "load_corpus": {"folder": EXAMPLE / "corpus"},
+    "reranked_runs": {"setup": SimpleNamespace(level="chunk", runs={})},  # refused before anything is read
 }
 
 

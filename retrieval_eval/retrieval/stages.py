@@ -142,11 +142,13 @@ def _cached(path: Path, name: str, questions: Mapping, chunk_ids: set) -> Run | 
 
 
 def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questions: Mapping, cache_dir: str | Path = CACHE_DIR,
-                 progress: bool = False, committed: bool = True) -> dict[str, Run]:
+                 progress: bool = False, committed: bool = True, earlier: Mapping[str, Run] = {}) -> dict[str, Run]:
     """Every retriever's run, in the registry's order: committed (unless ``committed`` is False), cached, or computed
-    (and cached)."""
-    chunk_ids, runs, folder = {c["id"] for c in chunks}, {}, committed_folder(chunks, questions) if committed else None
-    committed = set()
+    (and cached). ``earlier``: runs made already, which later entries may read (returned first)."""
+    chunk_ids, folder = {c["id"] for c in chunks}, committed_folder(chunks, questions) if committed else None
+    runs = dict(earlier)
+    committed = {name for name, run in runs.items() if folder is not None and (run_file(name, folder).exists()
+                                                                              and read_run(run_file(name, folder)).rankings == run)}
     for name, entry in registry.items():
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a retriever's name must be non-empty text, got {name!r}")

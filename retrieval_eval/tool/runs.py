@@ -17,9 +17,9 @@ from ..inputs.corpus import load_corpus
 from ..inputs.golden import read_golden_csv
 from ..inputs.trec import write_trec_run
 from ..retrieval.fusion import Fusion
-from ..retrieval.rerank import Rerank, SentenceReranker
+from ..retrieval.rerank import DEPTHS, Rerank, SentenceReranker
 from ..retrieval.retrievers import BM25, LUCENE_ENGLISH, Vector
-from ..retrieval.setup import load_inputs
+from ..retrieval.setup import load_inputs, rerank_name
 from ..retrieval.stages import inputs_fingerprint, portable, run_file, run_registry
 
 COOKBOOK = DATA_DIR / "cookbook"
@@ -49,8 +49,10 @@ def inputs_and_registry(spec: dict) -> tuple[list, dict, dict]:
     else:
         setup = load_inputs(ROOT / spec["corpus"], ROOT / spec["golden"])
         chunks, golden = setup.chunks, setup.golden
-        if spec["corpus"] == CORPUS_DIR.relative_to(ROOT).as_posix():  # the lesson's own: an engine's BM25, a reranker
-            registry |= {"BM25, Lucene English": BM25(**LUCENE_ENGLISH), "hybrid + rerank": Rerank("hybrid", SentenceReranker())}
+        if spec["corpus"] == CORPUS_DIR.relative_to(ROOT).as_posix():  # the lesson's own: an engine's BM25, and each
+            reranker = SentenceReranker()                                # first stage's top N reranked (notebook 06)
+            registry |= {"BM25, Lucene English": BM25(**LUCENE_ENGLISH)} | {
+                rerank_name(name, n): Rerank(name, reranker, n) for name in ("BM25", "vector", "hybrid") for n in DEPTHS}
     return chunks, dict(zip(golden["id"], golden["question"])), registry
 
 
