@@ -8,7 +8,7 @@ LITE_PY  := $(LITE)/bin/python
 LITE_STAMP := $(LITE)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab lab-lite test test-fast notebooks trec chunks runs sheet evaluate evaluate-runs bench clean
+.PHONY: lab lab-lite test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs bench clean
 
 # The Python that creates a venv: PYTHON if given (`make test PYTHON=python3.12`, or in the environment),
 # else the first of these that is Python 3.11 or newer. Looked for only when a venv is created, once per
@@ -60,12 +60,17 @@ lab: $(STAMP)
 lab-lite: $(LITE_STAMP)
 	$(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
 
+# Every test, on both cores (pytest-xdist; the browser tests keep to one worker each, sharing their JupyterLab).
 test: $(TEST_STAMP) $(CHROMIUM)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadgroup
 
 # The tests that neither execute a notebook nor drive the browser nor are slow otherwise.
 test-fast: $(TEST_STAMP)
-	$(PY) -m pytest -m "not notebook and not browser and not slow"
+	$(PY) -m pytest -n 2 -m "not notebook and not browser and not slow"
+
+# The lint CI runs (ruff's settings are in pyproject.toml).
+lint: $(TEST_STAMP)
+	$(PY) -m ruff check .
 
 # Debian's Chromium for the browser test (tests/test_browser.py drives it with Playwright, whose
 # own browser download does not work here). Installed when missing and we may use apt-get.
@@ -79,7 +84,7 @@ $(CHROMIUM):
 # Re-execute every notebook in place and save its outputs (commit them: readers see them on GitHub),
 # the same way the notebook test executes them; no widget state is saved.
 notebooks: $(TEST_STAMP)
-	$(PY) -m pytest tests/test_notebooks.py --update-notebooks -q
+	$(PY) -m pytest tests/test_notebooks.py --update-notebooks -q -n 2
 
 # Write the golden set as TREC qrels and each retriever's rankings as a TREC run to output/trec/.
 trec: $(STAMP)

@@ -10,6 +10,8 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+if os.environ.get("PYTEST_XDIST_WORKER"):  # one thread per worker (and its kernels): two workers on two cores
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -38,6 +40,11 @@ def pytest_addoption(parser):
         "--update-notebooks", action="store_true",
         help="execute every notebook and save it with its outputs (what `make notebooks` does)",
     )
+
+
+def pytest_collection_modifyitems(items):
+    """The slow kinds first, so that two workers finish together rather than one waiting on the last long test."""
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in ("browser", "notebook", "slow")))
 
 
 def pytest_configure(config):

@@ -364,11 +364,10 @@ def test_a_second_window_after_the_kernel_changed_shows_the_static_copies(page, 
     """The saved notebook names widgets of a kernel that is gone: "model not found" in JupyterLab, which
     renders one MIME type per output; the second output shows the static copy and the note instead."""
     menu(page, "File", "Save Notebook")
-    page.wait_for_timeout(1500)
+    page.wait_for_selector(".jp-mod-current.jp-mod-dirty", state="detached")
     second = open_page(lab_server)
-    try:
-        page.wait_for_timeout(3000)
-        assert second.evaluate(STATE)["live"] == N_WIDGETS  # same kernel, saved ids: live in both windows
+    try:  # same kernel, saved ids: live in both windows
+        second.wait_for_function(f"() => ({STATE})().live === {N_WIDGETS}")
     finally:
         second.close()
     menu(page, "Kernel", "Restart Kernel…")
@@ -380,7 +379,7 @@ def test_a_second_window_after_the_kernel_changed_shows_the_static_copies(page, 
     page.screenshot(path=SHOTS / "1366x768_after_restart_not_live.png")
     second = open_page(lab_server)
     try:
-        second.wait_for_timeout(6000)
+        second.wait_for_function(f"() => {{ const s = ({STATE})(); return s.fallbacks === {N_WIDGETS} && s.errors === {N_WIDGETS}; }}")
         state = second.evaluate(STATE)
         assert state["errors"] == N_WIDGETS and state["errors_shown"] == 0, state  # every model missing, none shown
         assert state["fallbacks"] == N_WIDGETS and state["live"] == 0, state

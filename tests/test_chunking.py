@@ -36,7 +36,7 @@ def test_found_counts_cut_evidence_as_not_found():
     assert setting.found(2).to_dict() == {"R": {"t1": 0.0, "t2": 1.0}}  # t1: no relevant chunk in this setting
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def experiment(example_dir, tmp_path_factory):
     """The example set at 32 and 64 word pieces (at 32 some evidence strings are cut), budget 128."""
     return h.chunking_experiment(example_dir / "corpus", example_dir / "golden.csv", chunk_sizes=[64, 32], budget=128,

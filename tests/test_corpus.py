@@ -19,6 +19,7 @@ from retrieval_eval.core.paths import CORPUS_DIR
 from retrieval_eval.inputs.chunks import CHUNK_SIZE, chunk_spans, stored_chunks_differ, stored_or_split_chunks
 
 
+@pytest.mark.slow  # a rebuild of the teaching set's chunks
 def test_stored_chunks_equal_a_fresh_rebuild(docs, chunks):
     assert h.split_into_chunks(docs, h.load_tokenizer()) == chunks
 
@@ -223,7 +224,7 @@ def test_every_file_is_read_or_listed_with_its_reason(tmp_path_factory, files):
 # --- chunk sizes ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tokenizer():
     return h.load_tokenizer()
 

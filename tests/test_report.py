@@ -275,7 +275,7 @@ PAGES = ["make evaluate's report", "make evaluate-runs' report"]
 # live view (a JupyterLab page from tests/lab.py, after Run All), with the payloads it must show as typed.
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def payload_pages(tmp_path_factory):
     """{name in PAGES: (address, payloads it shows)}: both make targets on a corpus, golden set, qrels and
     runs whose names and text hold the payloads."""
@@ -311,6 +311,7 @@ def payload_pages(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.browser
+@pytest.mark.xdist_group("payloads")  # both pages from one pair of reports
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 @pytest.mark.parametrize("name", PAGES)
 def test_no_payload_runs_and_each_reads_as_typed(payload_pages, name):
