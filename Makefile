@@ -64,9 +64,10 @@ lab-lite: $(LITE_STAMP)
 test: $(TEST_STAMP) $(CHROMIUM)
 	$(PY) -m pytest -n 2 --dist loadgroup
 
-# The tests that neither execute a notebook nor drive the browser nor are slow otherwise.
+# The tests that neither execute a notebook nor drive the browser nor are slow otherwise, each property test with a
+# fifth of its random cases.
 test-fast: $(TEST_STAMP)
-	$(PY) -m pytest -n 2 -m "not notebook and not browser and not slow"
+	HYPOTHESIS_PROFILE=fast $(PY) -m pytest -n 2 -m "not notebook and not browser and not slow"
 
 # The lint CI runs (ruff's settings are in pyproject.toml).
 lint: $(TEST_STAMP)

@@ -20,9 +20,11 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
-# The same random cases on every run, so a CI failure is always reproducible.
+# The same random cases on every run, so a CI failure is always reproducible; `make test-fast` draws fewer of them
+# (HYPOTHESIS_PROFILE=fast; tests that name their number of cases take cases.examples(n)).
 settings.register_profile("repeatable", derandomize=True, database=None)
-settings.load_profile("repeatable")
+settings.register_profile("fast", derandomize=True, database=None, max_examples=20)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 import helpers as h  # noqa: E402
 from retrieval_eval.core import registry as metrics  # noqa: E402

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -302,7 +303,7 @@ def refuses(call, bad, name="") -> str:
     raise AssertionError(f"{name} accepted {bad!r}")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(cases())
 def test_every_entry_point_refuses_an_id_that_is_not_str_and_names_it(tmp_path_factory, case):
     ranked, gains, where, bad = case
@@ -388,7 +389,7 @@ def test_a_single_value_where_a_list_is_expected_is_refused_naming_the_parameter
         plt.close("all")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.permutations(POOL), st.integers(0, len(POOL)), st.lists(st.sampled_from(POOL), min_size=1, max_size=4, unique=True))
 def test_with_str_ids_every_entry_point_gives_the_same_values(tmp_path_factory, ranked, n, judged):
     ranked, gains = list(ranked)[:n], {d: 1 for d in judged}

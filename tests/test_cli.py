@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -315,7 +316,7 @@ def test_default_names_differ_with_the_golden_files_stem(tmp_path):
     assert name(cli.GOLDEN_PATH) == "data-golden"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.text(max_size=120), st.text(min_size=1, max_size=40))
 def test_every_default_name_is_a_valid_report_name(folder, stem):
     path = Path("/data") / folder.replace("/", "_").replace("\x00", "") / (stem.replace("/", "_").replace("\x00", "") + ".csv")

@@ -10,6 +10,7 @@ import math
 
 import pytest
 import pytrec_eval
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -177,7 +178,7 @@ def question(draw):
     return judged, ranking
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(question(), st.integers(1, 7))
 def test_random_rankings_equal_trec_eval(q, k):
     gains, ranking = q
@@ -186,7 +187,7 @@ def test_random_rankings_equal_trec_eval(q, k):
         assert variant.score(ranking, gains, k) == pytest.approx(want, abs=1e-12), variant.name
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(question(), st.integers(1, 7))
 def test_random_rankings_keep_the_orderings_the_notebook_teaches(q, k):
     gains, ranking = q

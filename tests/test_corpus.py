@@ -10,6 +10,7 @@ import re
 import signal
 
 import pytest
+from cases import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -186,7 +187,7 @@ def corpus_folders(draw):
     return files
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(corpus_folders())
 def test_every_file_is_read_or_listed_with_its_reason(tmp_path_factory, files):
     folder = tmp_path_factory.mktemp("corpus")
@@ -210,11 +211,8 @@ def test_every_file_is_read_or_listed_with_its_reason(tmp_path_factory, files):
     for relative, content in written.items():
         if any(relative.startswith(f) for f in hidden_folders):
             continue  # counted in its folder's line
-        as_document = relative.rsplit(".", 1)[0] if "." in relative.rsplit("/", 1)[-1] else None
-        if as_document in docs:
-            assert docs[as_document] == content
-        else:
-            assert relative in dict(skipped), (relative, skipped)
+        if relative not in dict(skipped):  # every file is listed with its reason, or read as its document
+            assert docs[relative.rsplit(".", 1)[0]] == content, (relative, skipped)
     for path, reason in skipped:
         if path.endswith("/"):
             n = sum(1 for r in written if r.startswith(path))
@@ -242,7 +240,7 @@ def texts(draw):
 
 
 @pytest.mark.slow  # over 5 s on the 2-core machine
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(texts(), st.integers(3, 600), st.data())
 def test_every_chunk_fits_the_window_for_random_texts_and_sizes(tokenizer, text, chunk_size, data):
     chunk_overlap = data.draw(st.integers(0, min(chunk_size - 3, 60)))
@@ -293,7 +291,7 @@ UNBROKEN = {
 
 
 @pytest.mark.slow  # over 5 s on the 2-core machine
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(sorted(UNBROKEN)), st.integers(0, 2**32), st.integers(50, 1500),
        st.sampled_from([64, 100, 128, 256, 384, 512]))
 def test_unbroken_text_of_any_kind_is_cut_into_full_chunks(tokenizer, kind, seed, n, chunk_size):
@@ -318,7 +316,7 @@ def test_the_testers_cases_give_chunks_near_512(tokenizer, text, n_chunks):
 
 
 @pytest.mark.slow  # over 5 s on the 2-core machine
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(texts(), st.integers(3, 600))
 def test_the_chunks_are_the_document_in_order(tokenizer, text, chunk_size):
     """Whatever the text, the chunks hold every character but whitespace, once and in order."""
@@ -450,7 +448,7 @@ def test_files_and_folders_that_cannot_be_opened_are_listed(tmp_path, monkeypatc
                              "secret.md": "cannot be read (Permission denied)"}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["link", "hard link", "dangling", "loop", "pipe", "file"]),
                           st.sampled_from(["a", "b", "c", "d"])), min_size=1, max_size=8))
 def test_every_file_is_read_once_or_listed_whatever_links_and_pipes_it_holds(tmp_path_factory, plan):
@@ -509,7 +507,7 @@ def test_stored_chunks_are_used_only_for_the_documents_they_were_made_from(docs,
     assert stored_chunks_differ(spaced, chunks) is None
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.sampled_from(["insert", "delete", "replace"]), st.integers(0, 10**6), st.sampled_from("xyz.?7"))
 def test_any_edit_of_a_document_outside_whitespace_is_seen(docs, chunks, edit, where, char):
     doc = sorted(docs)[where % len(docs)]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,7 +89,7 @@ def batches(draw):
     return run, qrels, ks
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(batches())
 def test_batch_scores_equal_the_per_question_functions_on_random_cases(case):
     run, qrels, ks = case

@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,7 +77,7 @@ RANKINGS = st.lists(st.permutations([f"d{i}" for i in range(8)]).flatmap(lambda 
                     min_size=1, max_size=5)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(RANKINGS, st.one_of(st.integers(0, 100), st.floats(0, 100, allow_nan=False)), st.integers(1, 8), st.randoms())
 def test_the_order_of_the_input_lists_never_changes_the_fused_ranking(rankings, k, depth, random):
     fused = h.reciprocal_rank_fusion(rankings, k=k, depth=depth)

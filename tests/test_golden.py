@@ -7,6 +7,7 @@ import zipfile
 
 import pandas as pd
 import pytest
+from cases import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -327,7 +328,7 @@ def test_rows_with_more_cells_than_the_header_are_named(rows, expected):
     assert f"golden.csv: {expected}. The header has 4 cells ('id,question,evidence,slice')" in str(err.value)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.sampled_from(["ok", "extra", "trailing"]), min_size=1, max_size=12), st.sampled_from([",", ";", "\t"]),
        st.booleans())
 def test_any_row_longer_than_the_header_is_named_and_nothing_else_is_read(kinds, sep, hint):
@@ -379,7 +380,7 @@ def golden_files(draw):
         st.sampled_from(["utf-8", "utf-8-sig", "utf-16-bom"]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(golden_files())
 def test_random_golden_files_read_back_as_written(case):
     rows, text, encoding = case

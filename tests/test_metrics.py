@@ -9,6 +9,7 @@ import matplotlib
 import numpy as np
 import pytest
 import pytrec_eval
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -163,7 +164,7 @@ def batches(draw):
     return run, qrels, ks
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(batches())
 def test_every_metric_batch_equals_its_score_and_trec_eval(case):
     run, qrels, ks = case
@@ -252,7 +253,7 @@ def ap_batch(judged: Judged, k: int) -> np.ndarray:
 AP = Metric("AP", "AP@{k}", "map_cut.{k}", average_precision, ap_batch)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(batches())
 def test_the_fifth_metric_kernel_equals_its_score_and_trec_eval(case):
     run, qrels, ks = case

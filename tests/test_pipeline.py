@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cases import examples
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -474,7 +475,7 @@ sys.addaudithook(_watch)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", FAULTS)
-@hypothesis_settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@hypothesis_settings(max_examples=examples(4), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                             HealthCheck.too_slow])
 @given(data=st.data())
 def test_messy_corpora_and_golden_files_give_a_result_or_an_error_that_names_the_culprit(tmp_path_factory, fault, data):

@@ -6,6 +6,7 @@ import math
 import pandas as pd
 import pytest
 import pytrec_eval
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +33,7 @@ class Scores:
 IDS = [f"c{i}" for i in range(12)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.permutations(IDS).flatmap(lambda p: st.integers(0, len(IDS)).map(lambda n: p[:n])),
        st.lists(st.sampled_from([0.0, 0.5, 1.0, -2.0]), min_size=len(IDS), max_size=len(IDS)), st.integers(1, 14))
 def test_rerank_keeps_the_set_of_the_top_n_and_orders_ties_as_the_first_stage(ranked, scores, depth):

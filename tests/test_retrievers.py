@@ -10,6 +10,7 @@ import unicodedata
 
 import numpy as np
 import pytest
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,7 +86,7 @@ def test_underscores_are_punctuation_not_a_word():
                                  {"id": "c", "text": "a word"}]) == ["a", "b"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.text(st.characters(exclude_categories=["L", "N"]).filter(
     lambda c: not any(x.isalnum() for x in unicodedata.normalize("NFKC", c))), min_size=1))
 def test_text_without_a_letter_or_digit_has_no_word(text):
@@ -110,7 +111,7 @@ def test_bm25_ranks_chinese_text():
     assert bm25.rank("借书证")[0] == "cards#00"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.text(st.sampled_from("图书馆每天早上九点开门晚上关办理借证需要带身份提供免费无线网络ひらがなカタカナ"), min_size=2, max_size=30),
        st.data())
 def test_bm25_finds_any_chunk_by_a_piece_of_its_text_in_a_script_without_spaces(text, data):

@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -63,7 +64,7 @@ def test_mcnemar_when_nothing_or_everything_differs_one_way():
     assert (even["p"], even["mid_p"]) == (1.0, pytest.approx(1.0))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 15), st.integers(0, 15))
 def test_mcnemar_p_and_mid_p_against_scipy(wins, losses):
     a, b = [1] * wins + [0] * losses + [1], [0] * wins + [1] * losses + [1]
@@ -129,7 +130,7 @@ def test_exact_permutation_p_equals_brute_force_and_scipy(a, b):
     assert result["p"] == pytest.approx(scipy_p)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([0, 1 / 3, 1 / 2, 1]), st.sampled_from([0, 1 / 3, 1 / 2, 1])), min_size=1, max_size=9))
 def test_exact_permutation_p_equals_brute_force_on_random_cases(pairs):
     a, b = zip(*pairs)
@@ -202,7 +203,7 @@ def test_holm_equals_a_hand_computation():
     assert h.holm([0.6, 0.7]) == pytest.approx([1.0, 1.0])  # capped at 1
 
 
-@settings(max_examples=4, deadline=None)  # statsmodels' Holm runs gc.collect() on every call (0.2 s): a few cases
+@settings(max_examples=examples(4), deadline=None)  # statsmodels' Holm runs gc.collect() on every call (0.2 s): a few cases
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=12))
 def test_holm_equals_statsmodels_and_a_hand_computation(p_values):
     adjusted = h.holm(p_values)
@@ -335,7 +336,7 @@ def test_chance_found_is_the_closed_form_and_every_order_counted(n, k):
         assert chance_found([r], n, k)[0] == pytest.approx(brute) == pytest.approx(closed)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from([0.0, 0.1, 1 / 3, 0.5, 0.9, 1.0]), min_size=1, max_size=10), st.data())
 def test_beats_chance_equals_brute_force(chances, data):
     found = data.draw(st.integers(0, len(chances)))

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from cases import examples
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -279,7 +280,7 @@ anything = st.one_of(
 solutions = st.one_of(st.floats(-1e6, 1e6), st.fractions(max_denominator=1000), st.booleans(), st.text(min_size=1, max_size=10))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(anything, solutions)
 def test_anything_typed_gets_one_line_and_no_exception(answer, solution):
     verdict = one(answer, solution)
@@ -287,21 +288,21 @@ def test_anything_typed_gets_one_line_and_no_exception(answer, solution):
     assert verdict.status in {"right", "wrong", "unreadable", "unanswered"}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.floats(-1000, 1000))
 def test_any_value_written_with_two_or_more_decimals_is_right(x):
     for answer in (round(x, 2), f"{x:.2f}", f"{x:.3f}", np.float64(x), Fraction(x)):
         assert one(answer, x).status == "right", answer
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.floats(-1000, 1000), st.floats(0.0051, 100))
 def test_anything_further_than_the_tolerance_is_not_right(x, off):
     assert one(x + off, x).status == "wrong"
     assert one(f"{x - off!r}", x).status == "wrong"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(-50, 50), st.integers(1, 50))
 def test_a_fraction_typed_as_text_equals_the_fraction(p, q):
     assert one(f"{p}/{q}", Fraction(p, q)).status == one(f"{p}/{q}", p / q).status == "right"
