@@ -60,9 +60,10 @@ lab: $(STAMP)
 lab-lite: $(LITE_STAMP)
 	$(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
 
-# Every test, on both cores (pytest-xdist; the browser tests keep to one worker each, sharing their JupyterLab).
+# Every test, in three workers on two cores (pytest-xdist: the browser tests wait on the browser half the time; each
+# group of them keeps to one worker, sharing its JupyterLab).
 test: $(TEST_STAMP) $(CHROMIUM)
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 3 --dist loadgroup
 
 # The tests that neither execute a notebook nor drive the browser nor are slow otherwise, each property test with a
 # fifth of its random cases.

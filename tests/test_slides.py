@@ -43,41 +43,41 @@ MEASURE = """() => {
 
 @pytest.fixture(scope="module")
 def rise(tmp_path_factory):
-    """JupyterLab serving the core notebooks and notebooks/rise.css, and Chromium: (browser, base URL, token)."""
+    """Every core notebook's slideshow opened at once (the browser loads them side by side) from JupyterLab serving
+    them and notebooks/rise.css: ``{notebook name: page}``."""
     if SHOTS:
         SHOTS.mkdir(parents=True, exist_ok=True)
     with jupyterlab(tmp_path_factory.mktemp("rise"), [*CORE, ROOT / "notebooks" / "rise.css"]) as (base, token), \
             chromium() as chrome:
-        yield chrome, base, token
+        pages = {}
+        for notebook in CORE:
+            pages[notebook.name] = new_page(chrome, WIDTH, HEIGHT)
+            pages[notebook.name].goto(f"{base}/rise/{notebook.name}?token={token}", wait_until="commit")
+        yield pages
 
 
-def slides(rise, name: str) -> list[dict]:
-    """Every subslide of the notebook's slideshow, measured with all its fragments shown."""
-    chrome, base, token = rise
-    page = new_page(chrome, WIDTH, HEIGHT)
-    try:
-        page.goto(f"{base}/rise/{name}?token={token}&activeCellIndex=0")
-        page.wait_for_selector(".reveal .slides > section.present > section.present", state="attached")
-        page.wait_for_timeout(1500)  # outputs, MathJax and RISE's own layout pass
-        ids = page.evaluate("() => [...document.querySelectorAll('.reveal .slides > section > section')].map(s => s.id)")
-        measured = []
-        for sid in ids:
-            _, h, v = sid.split("-")
-            page.evaluate(f"() => {{ location.hash = '#/{h}/{v}/99'; }}")
-            page.wait_for_function("id => document.querySelector('section.present > section.present')?.id === id", arg=sid)
-            page.wait_for_timeout(250)  # a layout pass (the notebooks' slides have no transition: metadata "rise")
-            measured.append(page.evaluate(MEASURE))
-            if SHOTS:
-                page.screenshot(path=SHOTS / f"{Path(name).stem}_{sid}.png")
-        measured.append({"all_copies": page.evaluate("() => document.querySelectorAll('.rw-fallback').length")})
-        return measured
-    finally:
-        page.close()
+def slides(page, name: str) -> list[dict]:
+    """Every subslide of the notebook's slideshow, measured with all its fragments shown; the first is where it opens."""
+    page.wait_for_selector(".reveal .slides > section.present > section.present", state="attached")
+    page.wait_for_timeout(1500)  # outputs, MathJax and RISE's own layout pass
+    ids = page.evaluate("() => [...document.querySelectorAll('.reveal .slides > section > section')].map(s => s.id)")
+    measured = [{"opens at": page.evaluate("() => document.querySelector('section.present > section.present').id")}]
+    for sid in ids:
+        _, h, v = sid.split("-")
+        page.evaluate(f"() => {{ location.hash = '#/{h}/{v}/99'; }}")
+        page.wait_for_function("id => document.querySelector('section.present > section.present')?.id === id", arg=sid)
+        page.wait_for_timeout(250)  # a layout pass (the notebooks' slides have no transition: metadata "rise")
+        measured.append(page.evaluate(MEASURE))
+        if SHOTS:
+            page.screenshot(path=SHOTS / f"{Path(name).stem}_{sid}.png")
+    measured.append({"all_copies": page.evaluate("() => document.querySelectorAll('.rw-fallback').length")})
+    return measured
 
 
 @pytest.mark.parametrize("notebook", CORE, ids=[p.stem for p in CORE])
 def test_every_slide_fits_1366x768_and_reads_big(rise, notebook):
-    *measured, total = slides(rise, notebook.name)
+    opens, *measured, total = slides(rise[notebook.name], notebook.name)
+    assert opens == {"opens at": measured[0]["id"]}  # the first slide, wherever the notebook's active cell is
     assert len(measured) >= 5, measured
     problems = []
     for m in measured:
