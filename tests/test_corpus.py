@@ -224,6 +224,7 @@ def test_every_file_is_read_or_listed_with_its_reason(tmp_path_factory, files):
 
 @pytest.fixture(scope="session")
 def tokenizer():
+    """The model's Hugging Face tokenizer (transformers imports torch: the tests that use it share one worker)."""
     return h.load_tokenizer()
 
 
@@ -242,6 +243,7 @@ def texts(draw):
 @pytest.mark.slow  # over 5 s on the 2-core machine
 @settings(max_examples=examples(120), deadline=None)
 @given(texts(), st.integers(3, 600), st.data())
+@pytest.mark.xdist_group("tokenizer")
 def test_every_chunk_fits_the_window_for_random_texts_and_sizes(tokenizer, text, chunk_size, data):
     chunk_overlap = data.draw(st.integers(0, min(chunk_size - 3, 60)))
     chunks = h.split_into_chunks({"doc": text}, tokenizer, chunk_size, chunk_overlap)
@@ -259,6 +261,7 @@ def paragraph(tokenizer, n_pieces: int) -> str:
     return text.strip()
 
 
+@pytest.mark.xdist_group("tokenizer")
 def test_long_unbroken_text_is_cut_into_chunks_close_to_the_size_asked(tokenizer):
     """The issue's case: a paragraph of about 1,600 word pieces at chunk_size=512 became 15 chunks of
     97-113 word pieces, because [CLS] and [SEP] were charged to every word the splitter measured."""
@@ -294,6 +297,7 @@ UNBROKEN = {
 @settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(sorted(UNBROKEN)), st.integers(0, 2**32), st.integers(50, 1500),
        st.sampled_from([64, 100, 128, 256, 384, 512]))
+@pytest.mark.xdist_group("tokenizer")
 def test_unbroken_text_of_any_kind_is_cut_into_full_chunks(tokenizer, kind, seed, n, chunk_size):
     """Every chunk fits the window, every chunk but the last is at least 90% of the size asked (the
     length the splitter adds up is the document's own word pieces, not pieces measured one by one),
@@ -310,6 +314,7 @@ def test_unbroken_text_of_any_kind_is_cut_into_full_chunks(tokenizer, kind, seed
     ("-".join(["alpha", "beta", "gamma", "delta"] * 300), 5),  # 2,399 word pieces
     ("3.14159" * 500, 4),  # 2,000
 ])
+@pytest.mark.xdist_group("tokenizer")
 def test_the_testers_cases_give_chunks_near_512(tokenizer, text, n_chunks):
     sizes = [c["n_tokens"] for c in h.split_into_chunks({"doc": text}, tokenizer, 512)]
     assert len(sizes) == n_chunks and max(sizes) <= 512 and min(sizes[:-1]) >= 0.9 * 512, sizes
@@ -318,6 +323,7 @@ def test_the_testers_cases_give_chunks_near_512(tokenizer, text, n_chunks):
 @pytest.mark.slow  # over 5 s on the 2-core machine
 @settings(max_examples=examples(80), deadline=None)
 @given(texts(), st.integers(3, 600))
+@pytest.mark.xdist_group("tokenizer")
 def test_the_chunks_are_the_document_in_order(tokenizer, text, chunk_size):
     """Whatever the text, the chunks hold every character but whitespace, once and in order."""
     chunks = h.split_into_chunks({"doc": text}, tokenizer, chunk_size)
@@ -327,6 +333,7 @@ def test_the_chunks_are_the_document_in_order(tokenizer, text, chunk_size):
         cursor = text.index(chunk["text"], cursor) + len(chunk["text"])  # each a part of the document, in order
 
 
+@pytest.mark.xdist_group("tokenizer")
 def test_chunk_overlap_shares_word_pieces_between_neighbours(tokenizer):
     text = paragraph(tokenizer, 600)
     plain = h.split_into_chunks({"doc": text}, tokenizer, 128)
@@ -338,6 +345,7 @@ def test_chunk_overlap_shares_word_pieces_between_neighbours(tokenizer):
     assert max(c["n_tokens"] for c in overlapping) <= 128
 
 
+@pytest.mark.xdist_group("tokenizer")
 def test_chunk_spans_place_overlapping_chunks_where_they_are(tokenizer):
     text = paragraph(tokenizer, 600)
     for overlap in (0, 20):
@@ -352,6 +360,7 @@ def test_chunk_spans_place_overlapping_chunks_where_they_are(tokenizer):
         assert (max(shared) > 0) if overlap else (max(shared) < 0)  # overlap: the next chunk starts before the end
 
 
+@pytest.mark.xdist_group("tokenizer")
 def test_chunk_spans_refuse_a_chunk_of_another_document(tokenizer):
     chunks = [{"id": "a#00", "text": "first part"}, {"id": "b#00", "text": "not in this document"}]
     with pytest.raises(ValueError, match="chunk 'b#00' is not in its document after the chunk before it"):
@@ -365,6 +374,7 @@ def test_chunk_spans_refuse_a_chunk_of_another_document(tokenizer):
     (128, -1, "chunk_overlap must be an integer from 0 to 125"),
     (128, 1.5, "chunk_overlap must be an integer"),
 ])
+@pytest.mark.xdist_group("tokenizer")
 def test_bad_chunk_sizes_are_refused(tokenizer, chunk_size, chunk_overlap, message):
     with pytest.raises(ValueError, match=message):
         h.split_into_chunks({"doc": "some text"}, tokenizer, chunk_size, chunk_overlap)

@@ -26,6 +26,7 @@ def test_rank_by_score_breaks_ties_by_id():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("vector")
 def test_vector_window_is_512_and_no_chunk_is_truncated(vector, chunks):
     assert vector.model.max_seq_length == 512
     longest = max(len(vector.model.tokenizer.encode(c["text"])) for c in chunks)
@@ -33,6 +34,7 @@ def test_vector_window_is_512_and_no_chunk_is_truncated(vector, chunks):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("vector")
 def test_embeddings_are_normalised_and_cached(vector, chunks):
     import numpy as np
 
@@ -262,12 +264,14 @@ def test_a_chunk_longer_than_the_window_is_read_up_to_it(chunks, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("vector")
 def test_long_query_is_refused_not_cut(vector):
     with pytest.raises(ValueError, match="more than the model's window of 512"):
         vector.rank("lorem ipsum " * 400 + "How do I charge the battery?")
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("vector")
 def test_vector_search_ranks_every_chunk_by_cosine_ties_by_id(vector, runs, golden):
     question = golden["question"].iloc[0]
     scores = vector.scores(question)

@@ -43,17 +43,18 @@ MEASURE = """() => {
 
 @pytest.fixture(scope="module")
 def rise(tmp_path_factory):
-    """Every core notebook's slideshow opened at once (the browser loads them side by side) from JupyterLab serving
-    them and notebooks/rise.css: ``{notebook name: page}``."""
+    """JupyterLab serving the core notebooks and notebooks/rise.css, and Chromium: a function that opens a notebook's
+    slideshow as a page (no active cell given: it must open at its first slide)."""
     if SHOTS:
         SHOTS.mkdir(parents=True, exist_ok=True)
     with jupyterlab(tmp_path_factory.mktemp("rise"), [*CORE, ROOT / "notebooks" / "rise.css"]) as (base, token), \
             chromium() as chrome:
-        pages = {}
-        for notebook in CORE:
-            pages[notebook.name] = new_page(chrome, WIDTH, HEIGHT)
-            pages[notebook.name].goto(f"{base}/rise/{notebook.name}?token={token}", wait_until="commit")
-        yield pages
+        def open_slides(name: str):
+            page = new_page(chrome, WIDTH, HEIGHT)
+            page.goto(f"{base}/rise/{name}?token={token}")
+            return page
+
+        yield open_slides
 
 
 def slides(page, name: str) -> list[dict]:
@@ -76,7 +77,11 @@ def slides(page, name: str) -> list[dict]:
 
 @pytest.mark.parametrize("notebook", CORE, ids=[p.stem for p in CORE])
 def test_every_slide_fits_1366x768_and_reads_big(rise, notebook):
-    opens, *measured, total = slides(rise[notebook.name], notebook.name)
+    page = rise(notebook.name)
+    try:
+        opens, *measured, total = slides(page, notebook.name)
+    finally:
+        page.close()
     assert opens == {"opens at": measured[0]["id"]}  # the first slide, wherever the notebook's active cell is
     assert len(measured) >= 5, measured
     problems = []
