@@ -19,9 +19,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
 from ...inputs.text import escape
+from ..plots import FONT_PT
 
 MASK = "?"  # what a hidden number shows
-FONT_PT, PX_PER_INCH, FIGURE_DPI = 12, 100, 150  # 12 pt at 100 px per inch reads 16.7 px; drawn 1.5 × for big screens
+PX_PER_INCH, FIGURE_DPI = 100, 150  # FONT_PT at 100 px per inch reads 16.7 px; drawn 1.5 × for big screens
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 STYLE = """
