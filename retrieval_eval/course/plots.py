@@ -34,6 +34,8 @@ def styled(draw):
         with plt.rc_context(STYLE):
             fig = draw(*args, **kwargs)
             fig.draw_without_rendering()
+            interactive = plt.isinteractive()
+        plt.interactive(interactive)  # IPython's backend, chosen at a kernel's first figure, turns it on: kept on
         return fig
 
     return styled_draw

@@ -179,7 +179,8 @@ class FastFigure:
             if artist.get_visible():
                 self.fig.draw_artist(artist)
         buffer = io.BytesIO()
-        Image.fromarray(np.asarray(self.canvas.buffer_rgba())[..., :3]).save(buffer, format="png", compress_level=1)
+        Image.fromarray(np.asarray(self.canvas.buffer_rgba())[..., :3]).save(buffer, format="png", compress_level=1,
+                                                                     dpi=(FIGURE_DPI, FIGURE_DPI))
         return buffer.getvalue()
 
     @property
