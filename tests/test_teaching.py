@@ -428,3 +428,24 @@ def test_the_teachers_key_agrees_with_the_metric_functions(setup):
     shares = {name: h.share_of_ceiling(run, setup.qrels, 3) for name, run in setup.runs.items()}
     best = h.evaluate(setup.runs, setup.qrels, ks=[3])[("precision", 3)].idxmax()
     assert key[("02", 5)] == f"{best}: {shares[best]:.0%}"
+
+
+# --- make class ---------------------------------------------------------------------------------
+
+
+@pytest.mark.notebook
+def test_make_class_runs_each_core_notebook_in_place_and_prints_its_time(tmp_path, capsys):
+    import nbformat
+
+    from retrieval_eval.course.teaching import machine, run_for_class
+
+    for name, path in (("00_a.ipynb", "core"), ("08_b.ipynb", "deep dive")):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")],
+                                      metadata={"course": {"path": path, "minutes": 1, "answers": "?"}})
+        nbformat.write(nb, tmp_path / name)
+    seconds = run_for_class(tmp_path)
+    assert list(seconds) == ["00_a.ipynb"] and seconds["00_a.ipynb"] > 0
+    assert nbformat.read(tmp_path / "00_a.ipynb", as_version=4).cells[0].outputs[0]["text"] == "42\n"  # saved run
+    assert nbformat.read(tmp_path / "08_b.ipynb", as_version=4).cells[0].outputs == []  # a deep dive is left alone
+    printed = capsys.readouterr().out
+    assert machine() in printed and f"00_a.ipynb: {seconds['00_a.ipynb']:.0f} s" in printed
