@@ -1,0 +1,111 @@
+"""retrieval_eval/tool/gate.py and make gate: a candidate clearly worse, slightly worse within the margin, equal and
+better; the exit codes, the per-question diff, the files for a CI comment, and a malformed file named by file and line."""
+
+import html
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
+from retrieval_eval.tool import gate as gate_module
+from retrieval_eval.tool.gate import gate
+
+N = 40
+QRELS = {f"q{i:02d}": {f"d{i}": 1} for i in range(N)}
+BASELINE = {q: [next(iter(g)), "x1", "x2", "x3"] for q, g in QRELS.items()}  # every evidence at rank 1
+
+
+def losing(n: int, rank: int = 5) -> dict:
+    """The baseline with the first ``n`` questions' relevant chunk moved from rank 1 to ``rank``."""
+    moved = {q: ["x1", "x2", "x3", "x4"][: rank - 1] + [r[0]] for q, r in list(BASELINE.items())[:n]}
+    return {**BASELINE, **moved}
+
+
+def test_a_clearly_worse_candidate_fails_by_mcnemars_one_sided_exact_test():
+    verdict = gate(BASELINE, losing(20), QRELS)
+    assert verdict.worse and verdict.status == 1
+    assert verdict.p == pytest.approx(0.5**20)  # 20 losses, no win: P(all 20 one way) one-sided
+    assert (verdict.baseline, verdict.candidate) == (1.0, 0.5)
+    assert verdict.sentence.startswith("Worse: recall@3 went from 1.000 to 0.500 on 40 questions (-0.500; 20 questions lost")
+
+
+def test_worse_beyond_a_margin_is_tested_on_the_shifted_drops():
+    assert gate(BASELINE, losing(20), QRELS, margin=0.1).worse  # a drop of 0.5 is far beyond 0.1
+    verdict = gate(BASELINE, losing(6), QRELS, margin=0.1)  # 0.15: beyond the margin, but 6 of 40 proves nothing
+    assert not verdict.worse and 0.05 < verdict.p < 0.5
+
+
+def test_slightly_worse_within_the_margin_passes_and_untested_says_why():
+    verdict = gate(BASELINE, losing(2), QRELS, margin=0.1)
+    assert not verdict.worse and verdict.p is None and verdict.status == 0
+    assert "not below the baseline minus the margin 0.1" in verdict.sentence
+    without = gate(BASELINE, losing(2), QRELS)  # no margin: two losses of two differing questions, p = 1/4
+    assert not without.worse and without.p == pytest.approx(0.25)
+
+
+def test_equal_and_better_candidates_pass_with_nothing_to_test():
+    equal = gate(BASELINE, BASELINE, QRELS)
+    assert not equal.worse and equal.p is None and equal.diff.empty
+    better = gate(losing(10), BASELINE, QRELS, metric="MRR", k=10)
+    assert not better.worse and better.p is None and len(better.diff) == 10
+    assert better.metric == "MRR@10" and (better.diff["candidate rank"] == 1).all()
+
+
+def test_the_diff_lists_losses_first_with_both_ranks():
+    candidate = {**losing(2, rank=4), "q39": ["x1", "x2", "x3"]}  # q39's evidence no longer retrieved at all
+    verdict = gate(BASELINE, candidate, QRELS)
+    assert verdict.diff.to_dict(orient="list") == {
+        "question": ["q00", "q01", "q39"], "baseline": [1.0] * 3, "candidate": [0.0] * 3,
+        "baseline rank": [1, 1, 1], "candidate rank": [4, 4, 0]}
+    assert gate_module.diff_lines(verdict)[2] == "lost   q39: 1.000 → 0.000 (first relevant at rank 1 → —)"
+
+
+def test_bad_arguments_are_refused_naming_them():
+    with pytest.raises(ValueError, match="margin must be a number from 0 up to 1"):
+        gate(BASELINE, BASELINE, QRELS, margin=1.5)
+    with pytest.raises(ValueError, match="metric must be a registered metric"):
+        gate(BASELINE, BASELINE, QRELS, metric="F1")
+
+
+def files(tmp_path: Path, candidate: dict) -> dict:
+    write_trec_qrels(QRELS, tmp_path / "qrels.txt")
+    (tmp_path / "new").mkdir(exist_ok=True)  # the same file name in two folders
+    write_trec_run(BASELINE, tmp_path / "run.trec", "base")
+    write_trec_run(candidate, tmp_path / "new" / "run.trec", "new")
+    return {"QRELS": str(tmp_path / "qrels.txt"), "BASELINE": str(tmp_path / "run.trec"),
+            "CANDIDATE": str(tmp_path / "new" / "run.trec"), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "output"),
+            "RETRIEVAL_EVAL_CACHE": str(tmp_path / "cache"), "PWD": str(Path.cwd())}
+
+
+@pytest.mark.parametrize("candidate, margin, status", [(losing(20), "", 1), (losing(2), "0.1", 0), (BASELINE, "", 0)])
+def test_make_gate_exits_with_the_verdict_and_writes_the_summary_and_json(tmp_path, capsys, candidate, margin, status):
+    assert gate_module.main({**files(tmp_path, candidate), "MARGIN": margin}) == status
+    out = capsys.readouterr().out
+    folder = tmp_path / "output" / "gate-run"
+    result = json.loads((folder / "gate.json").read_text())
+    assert result["exit"] == status and result["sentence"] in out and result["sentence"] in html.unescape((folder / "summary.md").read_text())
+    assert len(result["diff"]) == out.count("lost ") == sum(q in candidate and candidate[q] != BASELINE[q] for q in QRELS)
+
+
+@pytest.mark.parametrize("which, line, problem", [
+    ("CANDIDATE", "q00 Q0 d0 1 high new", "score 'high' is not a number"),
+    ("QRELS", "q00 0 d0 yes", "relevance 'yes' is not an integer"),
+])
+def test_a_malformed_run_or_qrels_file_is_exit_2_naming_file_and_line(tmp_path, capsys, which, line, problem):
+    environ = files(tmp_path, BASELINE)
+    path = Path(environ[which])
+    number = len(path.read_text().splitlines()) + 1
+    path.write_text(path.read_text() + line + "\n")
+    assert gate_module.main(environ) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:{number}:" in err and problem in err and "exit 2" in err
+    assert not (tmp_path / "output").exists()
+
+
+def test_missing_runs_are_one_line_each(tmp_path, capsys):
+    environ = files(tmp_path, BASELINE)
+    del environ["BASELINE"], environ["CANDIDATE"]
+    assert gate_module.main({**environ, "METRIC": "F1"}) == 2
+    err = capsys.readouterr().err
+    assert "BASELINE is missing" in err and "CANDIDATE is missing" in err and "METRIC='F1': must be a registered" in err
