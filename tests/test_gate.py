@@ -1,12 +1,12 @@
 """retrieval_eval/tool/gate.py and make gate: a candidate clearly worse, slightly worse within the margin, equal and
 better; the exit codes, the per-question diff, the files for a CI comment, and a malformed file named by file and line."""
 
-import html
 import json
 from pathlib import Path
 
 import pytest
 
+from retrieval_eval.inputs.text import escape
 from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
 from retrieval_eval.tool import gate as gate_module
 from retrieval_eval.tool.gate import gate
@@ -84,7 +84,7 @@ def test_make_gate_exits_with_the_verdict_and_writes_the_summary_and_json(tmp_pa
     out = capsys.readouterr().out
     folder = tmp_path / "output" / "gate-run"
     result = json.loads((folder / "gate.json").read_text())
-    assert result["exit"] == status and result["sentence"] in out and result["sentence"] in html.unescape((folder / "summary.md").read_text())
+    assert result["exit"] == status and result["sentence"] in out and escape(result["sentence"], markdown=True) in (folder / "summary.md").read_text()
     assert len(result["diff"]) == out.count("lost ") == sum(q in candidate and candidate[q] != BASELINE[q] for q in QRELS)
 
 

@@ -4,10 +4,8 @@ input. Labels, run files and their checks are ``make evaluate-runs``'s; :func:`g
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from ..core.evaluation import per_question_scores
 from ..core.metrics import first_relevant_rank, relevant_ids
 from ..core.paths import ROOT
 from ..core.registry import METRICS
+from ..inputs.text import escape
 from .cli import claim, evaluate_runs, read_parameters
 from .report import write_file
 
@@ -91,11 +90,6 @@ def gate(baseline: Mapping[str, Sequence[str]], candidate: Mapping[str, Sequence
                    p is not None and p < ALPHA, diff.drop(columns="order").reset_index(drop=True))
 
 
-def _md(text) -> str:
-    """User text (ids, file names) as literal Markdown: HTML escaped, Markdown's punctuation backslashed."""
-    return re.sub(r"([\\`*_\[\]|~#])", r"\\\1", html.escape(str(text), quote=False))
-
-
 def _shown(path: Path) -> str:
     return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
 
@@ -108,11 +102,13 @@ def diff_lines(verdict: Verdict) -> list[str]:
 
 
 def summary_markdown(verdict: Verdict, baseline: str, candidate: str) -> str:
-    rows = [f"| {_md(r.question)} | {r.baseline:.3f} | {r.candidate:.3f} | {r._3 or '—'} | {r._4 or '—'} |"
+    """The summary for a CI comment: the verdict, its sentence, and the per-question diff as a table."""
+    md = lambda text: escape(text, markdown=True)  # noqa: E731
+    rows = [f"| {md(r.question)} | {r.baseline:.3f} | {r.candidate:.3f} | {r._3 or '—'} | {r._4 or '—'} |"
             for r in verdict.diff.itertuples(index=False)]
     table = ["| question | baseline | candidate | baseline rank | candidate rank |", "|---|---|---|---|---|", *rows]
     return "\n".join([f"## Retrieval gate: {'❌ worse' if verdict.worse else '✅ not worse'}", "",
-                      f"Baseline {_md(baseline)}, candidate {_md(candidate)}.", "", _md(verdict.sentence), "",
+                      f"Baseline {md(baseline)}, candidate {md(candidate)}.", "", md(verdict.sentence), "",
                       *(table if rows else ["No question changed."]), ""])
 
 
