@@ -1,15 +1,20 @@
 """retrieval_eval/tool/gate.py and make gate: a candidate clearly worse, slightly worse within the margin, equal and
-better; the exit codes, the per-question diff, the files for a CI comment, and a malformed file named by file and line."""
+better; the exit codes, the per-question diff, the files for a CI comment, and a malformed file named by file and line.
+retrieval_eval/tool/history.py and make history: rows appended and read back, never rewritten, a damaged row named."""
 
 import json
 from pathlib import Path
 
 import pytest
 
+from retrieval_eval.analysis.statistics import wilson_ci
 from retrieval_eval.inputs.text import escape
 from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
+from retrieval_eval.tool import cli
 from retrieval_eval.tool import gate as gate_module
+from retrieval_eval.tool import history as history_module
 from retrieval_eval.tool.gate import gate
+from retrieval_eval.tool.history import read_history
 
 N = 40
 QRELS = {f"q{i:02d}": {f"d{i}": 1} for i in range(N)}
@@ -109,3 +114,53 @@ def test_missing_runs_are_one_line_each(tmp_path, capsys):
     assert gate_module.main({**environ, "METRIC": "F1"}) == 2
     err = capsys.readouterr().err
     assert "BASELINE is missing" in err and "CANDIDATE is missing" in err and "METRIC='F1': must be a registered" in err
+
+
+# --- the history -----------------------------------------------------------------------------------
+
+
+def test_builds_append_rows_that_read_back_and_never_rewrite_earlier_ones(tmp_path, capsys):
+    environ = files(tmp_path, BASELINE)
+    history = tmp_path / "history.jsonl"
+    for label, candidate, status in (("build 1", BASELINE, 0), ("build 2", losing(2), 0), ("build 3", losing(20), 1)):
+        write_trec_run(candidate, tmp_path / "new" / "run.trec", "new")
+        before = history.read_bytes() if history.exists() else b""
+        assert gate_module.main({**environ, "HISTORY": str(history), "LABEL": label, "REPORT": label}) == status
+        assert history.read_bytes().startswith(before)
+    rows = read_history(history)
+    assert [(r["label"], r["run"], r["gate"], r["questions"]) for r in rows] == [
+        ("build 1", "run.trec", "not worse", N), ("build 2", "run.trec", "not worse", N), ("build 3", "run.trec", "worse", N)]
+    assert [r["metrics"]["recall@3"]["mean"] for r in rows] == [1.0, 1 - 2 / N, 0.5]
+    low, high = rows[2]["metrics"]["recall@3"]["low"], rows[2]["metrics"]["recall@3"]["high"]
+    assert (low, high) == pytest.approx(wilson_ci(20, N)[1:])  # 0/1 per question: the Wilson interval
+    assert len({r["settings"] for r in rows}) == 1  # the same labels and k: one fingerprint
+    assert history_module.main({"HISTORY": str(history), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "output")}) == 0
+    png = tmp_path / "output" / "history-history.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "3 rows, 3 builds" in capsys.readouterr().out
+
+
+def test_a_damaged_row_is_named_by_file_and_line_and_nothing_is_appended(tmp_path, capsys):
+    environ = files(tmp_path, BASELINE)
+    history = tmp_path / "history.jsonl"
+    assert gate_module.main({**environ, "HISTORY": str(history)}) == 0
+    history.write_text(history.read_text() + '{"time": "2026-01-01", "label": "cut off by a full disk"\n')
+    damaged = history.read_bytes()
+    with pytest.raises(ValueError, match=f"{history}:2: is not a JSON row of a history"):
+        read_history(history)
+    assert gate_module.main({**environ, "HISTORY": str(history), "REPORT": "again"}) == 2
+    assert f"HISTORY='{history}': {history}:2: is not a JSON row" in capsys.readouterr().err
+    assert history.read_bytes() == damaged
+    history.write_text(history.read_text().splitlines()[0].replace('"questions": 40', '"questions": "40"') + "\n")
+    assert history_module.main({"HISTORY": str(history), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "output")}) == 2
+    assert f"{history}:1: a history row without a valid questions" in capsys.readouterr().err
+
+
+def test_make_evaluate_runs_appends_one_row_per_run(tmp_path, capsys):
+    environ = files(tmp_path, losing(20))
+    runs = f"{environ.pop('BASELINE')} {environ.pop('CANDIDATE')}".replace("new/run.trec", "new/run2.trec")
+    (tmp_path / "new" / "run.trec").rename(tmp_path / "new" / "run2.trec")
+    history = tmp_path / "history.jsonl"
+    assert cli.main(["evaluate-runs"], {**environ, "RUNS": runs, "HISTORY": str(history), "LABEL": "nightly"}) == 0
+    rows = read_history(history)
+    assert [(r["run"], r["label"], r["gate"], r["metrics"]["recall@3"]["mean"]) for r in rows] == [
+        ("run.trec", "nightly", None, 1.0), ("run2.trec", "nightly", None, 0.5)]

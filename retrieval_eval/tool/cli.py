@@ -31,6 +31,7 @@ from ..inputs.trec import align_run, find_line, read_qrels, read_run
 from ..retrieval.rerank import SentenceReranker
 from ..retrieval.setup import evaluation_setup, load_inputs
 from ..retrieval.stages import DEPTH
+from .history import append_history, history_rows, read_history
 from .report import (
     LEFT_OUT_COLUMNS,
     Evaluation,
@@ -142,6 +143,21 @@ def _margin(text: str, start=None) -> float:
     return float(text)
 
 
+def _history(text: str, start: str | None) -> Path:
+    path = _resolve(text, start)
+    if not path.parent.is_dir() or path.is_dir():
+        raise ValueError(f"{path} is a folder, or its folder does not exist: name a history file, e.g. output/history.jsonl")
+    if path.exists():
+        read_history(path)  # a damaged row is named here, before anything runs
+    return path
+
+
+def _label(text: str, start=None) -> str:
+    if len(text) > 100 or len(text.splitlines()) > 1:
+        raise ValueError("must be one line of at most 100 characters, e.g. LABEL=\"index build 42\"")
+    return text.strip()
+
+
 def _level(text: str, start=None) -> str:
     if text.strip() not in LEVELS:
         raise ValueError(f"must be one of {list(LEVELS)} (or unset: detected from the labels)")
@@ -185,6 +201,8 @@ PARAMETERS = {
     "CANDIDATE": Parameter(_existing("file"), GATE),
     "METRIC": Parameter(_metric, GATE, "recall"),
     "MARGIN": Parameter(_margin, GATE, 0.0),  # how far the candidate's mean may fall before it counts as worse
+    "HISTORY": Parameter(_history),  # a history file to append one row per run to
+    "LABEL": Parameter(_label, default=""),  # this build's name in the history
 }
 DEFAULTS = {"evaluate": {"CORPUS": CORPUS_DIR, "GOLDEN": GOLDEN_PATH}, "evaluate-runs": {}, "gate": {}}
 
@@ -398,6 +416,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             ev.folder, ev.progress = folder, True
             write_bundle(folder, ev, output_dir)
             write_report(folder, ev, output_dir)
+            if values["HISTORY"]:
+                print(f"History {append_history(values['HISTORY'], history_rows(ev, values['LABEL']))}")
         except (ValueError, OSError) as exc:  # a ParameterError (a ValueError) exits 2, a problem with data or report 1
             print(f"make {target}: {exc}", file=sys.stderr)
             return 2 if isinstance(exc, ParameterError) else 1

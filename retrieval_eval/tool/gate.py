@@ -20,6 +20,7 @@ from ..core.paths import ROOT
 from ..core.registry import METRICS
 from ..inputs.text import escape
 from .cli import claim, evaluate_runs, read_parameters
+from .history import append_history, history_rows
 from .report import write_file
 
 DIFF_COLUMNS = ("question", "baseline", "candidate", "baseline rank", "candidate rank")
@@ -127,6 +128,9 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         folder = claim(output_dir, values["REPORT"] or f"gate-{paths[1].stem}"[:90], "REPORT" in values["given"])
         write_file(folder, "summary.md", summary_markdown(verdict, *map(_shown, paths)).encode("utf-8"), output_dir)
         write_file(folder, "gate.json", json.dumps(verdict.as_dict(), indent=1, default=str).encode("utf-8"), output_dir)
+        if values["HISTORY"]:
+            rows = history_rows(ev, values["LABEL"], {"candidate": paths[1].name}, "worse" if verdict.worse else "not worse")
+            print(f"History {append_history(values['HISTORY'], rows)}")
     except (ValueError, OSError) as exc:
         print(f"make gate: {exc}\nmake gate: bad input, nothing was compared (exit 2).", file=sys.stderr)
         return 2
