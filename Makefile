@@ -8,7 +8,7 @@ LITE_PY  := $(LITE)/bin/python
 LITE_STAMP := $(LITE)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab lab-lite class test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs bench clean
+.PHONY: lab lab-lite class test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs gate history bench clean
 
 # The Python that creates a venv: PYTHON if given (`make test PYTHON=python3.12`, or in the environment),
 # else the first of these that is Python 3.11 or newer. Looked for only when a venv is created, once per
@@ -121,7 +121,8 @@ sheet: $(STAMP)
 # expansion, no path function splitting it at spaces); the runner checks them all at once. START_DIR is
 # PWD as make received it: a relative path is refused when it names another folder than the one make runs in.
 # Adding a parameter: its name here and one line in cli.PARAMETERS.
-PARAMETERS := CORPUS GOLDEN BEIR SPLIT QRELS QUESTIONS LEVEL RUNS MODEL_NAME CHUNK_SIZE K KS RERANKER REPORT
+PARAMETERS := CORPUS GOLDEN BEIR SPLIT QRELS QUESTIONS LEVEL RUNS MODEL_NAME CHUNK_SIZE K KS RERANKER REPORT \
+              BASELINE CANDIDATE METRIC MARGIN HISTORY LABEL
 $(foreach name,$(PARAMETERS),$(eval override $(name) := $$(value $(name))))
 export $(PARAMETERS)
 export START_DIR := $(PWD)
@@ -131,6 +132,16 @@ evaluate: $(STAMP)
 
 evaluate-runs: $(STAMP)
 	$(PY) -m retrieval_eval.tool.cli evaluate-runs
+
+# `make gate BASELINE=base.trec CANDIDATE=new.trec (QRELS=file | GOLDEN=file.csv CORPUS=folder) [METRIC=recall] [K=3]
+#  [MARGIN=0]`: exit 0 not worse, 1 worse beyond MARGIN by a one-sided paired test, 2 bad input (README "Gate").
+gate: $(STAMP)
+	$(PY) -m retrieval_eval.tool.gate
+
+# `make history HISTORY=file.jsonl`: each metric over the builds that evaluate, evaluate-runs and gate appended to it
+# with HISTORY= (and LABEL=), with intervals and the gate's verdicts, as output/history-<stem>.png.
+history: $(STAMP)
+	$(PY) -m retrieval_eval.tool.history
 
 # Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
 bench: $(TEST_STAMP)
