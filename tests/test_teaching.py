@@ -426,3 +426,17 @@ def test_the_teachers_key_agrees_with_the_metric_functions(setup):
     shares = {name: h.share_of_ceiling(run, setup.qrels, 3) for name, run in setup.runs.items()}
     best = h.evaluate(setup.runs, setup.qrels, ks=[3])[("precision", 3)].idxmax()
     assert key[("02", 5)] == f"{best}: {shares[best]:.0%}"
+
+
+def test_fold_shows_tables_markdown_text_and_figures_in_one_closed_details_block():
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from IPython.display import Markdown
+
+    fig = plt.figure()
+    folded = h.fold(pd.DataFrame({"recall@3": [0.5]}), Markdown("**47** questions"), "a < b", fig, summary="Show it")
+    body = folded.data
+    assert body.startswith("<details><summary>Show it</summary>") and body.endswith("</details>")
+    assert body.count("<details") == 1 and "<details open" not in body
+    assert "<table" in body and "<strong>47</strong> questions" in body and "<pre>a &lt; b</pre>" in body
+    assert "data:image/png;base64," in body and not plt.fignum_exists(fig.number)  # shown once, inside the fold
