@@ -61,7 +61,7 @@ NAMES = {
     "split_into_chunks": "inputs.chunks", "load_tokenizer": "inputs.models", "chunking_experiment": "analysis.chunking",
     # 10 conventions
     "switchboard": "analysis.conventions", "trec_eval_means": "analysis.conventions", "capped_recall": "analysis.conventions",
-    "average_precision": "analysis.conventions",
+    "average_precision": "core.metrics", "iprec_at_recall": "core.metrics",
     # 11 what the baselines are made of
     "bm25_table": "analysis.baselines", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
     "tie_effect": "retrieval.fusion",

@@ -199,7 +199,7 @@ def public_arguments(world: World, folder) -> dict:
         "recall_at_k": {**one, "k": 3}, "precision_at_k": {**one, "k": 3}, "reciprocal_rank": one,
         "success_at_k": {**one, "k": 3}, "first_relevant_rank": one,
         "mrr": {"rankings": [w.ranked], "relevants": [w.relevant], "k": 3},
-        "ndcg_at_k": scored, "relevant_ids": {"gains": w.gains},
+        "ndcg_at_k": scored, "relevant_ids": {"gains": w.gains}, "iprec_at_recall": {"ranked": w.ranked, "gains": w.gains},
         **{name: scored for name in ("hit_rate", "capped_recall", "precision_of_returned",
                                      "average_precision", "ndcg_retrieved_ideal")},
         "macro_mean": {"score": h.hit_rate, **over_questions},
