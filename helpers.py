@@ -51,6 +51,7 @@ NAMES = {
     # 07 mistakes and the interview
     "precision_of_returned": "analysis.conventions", "macro_mean": "analysis.conventions",
     "interview_lines": "course.teaching", "export_trec": "inputs.trec", "recap": "course.sheet",
+    "mock_interview": "course.drill",
     # 08 is a difference real?
     "interval_table": "analysis.comparisons", "permutation_test": "analysis.statistics", "holm": "analysis.statistics",
     "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics",
