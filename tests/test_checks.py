@@ -227,7 +227,7 @@ def public_arguments(world: World, folder) -> dict:
         "bm25_table": {"settings": {"ours": {}}, "chunks": w.chunks, "questions": questions, "qrels": w.qrels},
         "tie_effect": {"runs": list(w.runs.values()), "qrels": w.qrels},
         "golden_set_audit": {"golden": w.golden, "chunks": w.chunks, **runs},
-        "plot_metrics": {"table": table, "qrels": w.qrels},
+        "plot_metrics": {"table": table, "qrels": w.qrels}, "plot_precision_recall": {**runs},
         "plot_rankings": {"rankings": {"a": w.ranked}, "gains": w.gains, "k": 3},
         "ceiling_widget": {**runs},
         "depth_widget": {**runs},
