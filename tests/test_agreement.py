@@ -58,3 +58,55 @@ def test_the_rule_against_the_expert_on_polder(qrels, runs, chunks):
     assert result.means["expert"].to_dict() == pytest.approx({name: np.mean(v) for name, v in success.items()})
     assert -1 <= result.tau <= 1 and len(result.verdicts) == len(runs) * (len(runs) - 1) // 2
     assert "Kendall's tau" in result.summary()
+
+
+# --- a model as judge (a stub scorer and a stub chat model: no model, no network) ----------------------------------
+
+
+class WordScorer:
+    """Scores a chunk by the share of the question's words it holds: a judge with no model."""
+
+    def score(self, question, texts):
+        words = set(question.lower().split())
+        return [len(words & set(t.lower().split())) / len(words) for t in texts]
+
+
+def test_a_score_judge_grades_by_thresholds_and_calibrates(setup):
+    from retrieval_eval.analysis.judges import ScoreJudge, pool
+
+    judge = ScoreJudge("words", WordScorer(), (0.25, 0.75))
+    assert judge("pool open", "the pool is open") == 2 and judge("pool open", "the pool") == 1 and judge("pool open", "x") == 0
+    labels = judge.label(setup, depth=3)
+    assert {q: sorted(g) for q, g in labels.items()} == pool(setup, 3)
+    assert all(set(g) >= set(setup.qrels[q]) for q, g in labels.items())
+    calibrated = judge.calibrate(setup.qrels, setup, depth=3)
+    (threshold,) = calibrated.thresholds
+    kappa = h.agreement(setup.qrels, calibrated.label(setup, depth=3), pool=pool(setup, 3)).kappa
+    for other in (threshold - 0.05, threshold + 0.05):  # no other threshold agrees better on the same pool
+        labelled = ScoreJudge("words", WordScorer(), (other,)).label(setup, depth=3)
+        assert h.agreement(setup.qrels, labelled, pool=pool(setup, 3), resamples=1).kappa <= kappa
+
+
+def test_a_chat_judge_reads_the_umbrela_score():
+    from retrieval_eval.analysis.judges import UMBRELA
+
+    prompts = []
+
+    def chat(prompt):
+        prompts.append(prompt)
+        return "M: 2, T: 2\n##final score: 3" if "pool" in prompt.split("Passage:")[1] else "##final score: 1"
+
+    judge = h.model_judge(chat)
+    assert judge("When does it open?", "The pool opens at 9.") == 2 and judge("When does it open?", "Nothing.") == 0
+    assert prompts[0] == UMBRELA.format(question="When does it open?", passage="The pool opens at 9.")
+    with pytest.raises(ValueError, match="reply holds no score 0–3: 'I cannot say'"):
+        h.model_judge(lambda prompt: "I cannot say")("q", "t")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: h.model_judge("llm"), "kind must be one of"),
+    (lambda: h.model_judge("cosine", thresholds=(0.6, 0.3)), "ascending order"),
+])
+def test_bad_judges(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
