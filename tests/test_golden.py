@@ -460,3 +460,46 @@ def test_evidence_labels_scored_by_document(chunks, docs, qrels):
     labelled = load_golden(GOLDEN_PATH, chunks, docs, level="document")
     assert labelled.level == "document"
     assert labelled.qrels == {q: {c.split("#")[0]: 1 for c in gains} for q, gains in qrels.items()}
+
+
+# --- labels from one pass of a multi-pattern matcher: the same as testing every string against every chunk ---------
+
+
+def reference_labels(golden, chunks):
+    """The definition the labels keep: a chunk is relevant when it holds a normalised evidence string (every pair tried)."""
+    texts = {c["id"]: h.normalise(c["text"]) for c in chunks}
+    out = {}
+    for qid, evidence in zip(golden["id"], golden["evidence"]):
+        needle = h.normalise(evidence)
+        hits = [cid for cid, text in texts.items() if needle in text]
+        if hits:
+            out[qid] = dict.fromkeys(hits, 1)
+    return out
+
+
+@st.composite
+def corpora(draw):
+    """Chunks of few letters (many overlaps, repeats, one string inside another), curly quotes and odd spaces, and
+    evidence strings cut from them or made up."""
+    alphabet = st.sampled_from(list("ab  \u00a0\n\u2019'\ufb01-"))
+    texts = draw(st.lists(st.text(alphabet, min_size=25, max_size=120).filter(str.strip), min_size=1, max_size=8))
+    chunks = [{"id": f"c{i}", "text": t} for i, t in enumerate(texts)]
+    evidence = []
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.booleans()):
+            text = draw(st.sampled_from(texts))
+            start = draw(st.integers(0, len(text) - 1))
+            evidence.append(text[start:start + draw(st.integers(20, 60))])
+        else:
+            evidence.append(draw(st.text(alphabet, min_size=20, max_size=40)))
+    golden = pd.DataFrame({"id": [f"q{i}" for i in range(len(evidence))], "evidence": evidence})
+    return golden[golden["evidence"].map(lambda e: len(h.normalise(e)) >= 20)], chunks
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(corpora())
+def test_labels_from_the_matcher_equal_every_string_tested_against_every_chunk(case):
+    golden, chunks = case
+    problems = []
+    assert h.label_chunks(golden, chunks, problems=problems) == reference_labels(golden, chunks)
+    assert len(problems) == len(golden) - len(reference_labels(golden, chunks))

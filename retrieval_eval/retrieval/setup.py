@@ -91,7 +91,7 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
     # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
     counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
     labelled = load_golden(golden, chunks, docs or None, questions=questions, split=split, level=level, n_tokens=counter,
-                           window=chunk_size, query_prefix=prefix)
+                           window=chunk_size, query_prefix=prefix, progress=progress)
     return Setup(docs, chunks, labelled.golden, labelled.qrels, {}, skipped + labelled.notes,
                  {"chunks": [], "questions": [], "cut": []}, labelled.level, teaching)
 
