@@ -572,3 +572,10 @@ def test_a_copied_checkout_runs_its_own_code_with_paths_as_typed(tmp_path):
     page = (copy / "output" / "copied" / "report.html").read_text()
     assert "What this copy evaluated" in page and str(data / "corpus") in page.replace("&#x27;", "'")
     assert any((copy / ".cache").rglob("*.json"))  # the copy's own cache
+
+
+@pytest.mark.parametrize("split", ["../../x", "a/b", "/etc/passwd", ".hidden", "test/../../x", "..", "a b"])
+def test_a_split_that_is_a_path_is_one_line_naming_it(tmp_path, split):
+    found = problems("evaluate", tmp_path, BEIR=str(FORMATS / "beir"), SPLIT=split)
+    assert len(found) == 1 and found[0].startswith(f"SPLIT={split!r}: must be a plain split name"), found
+    assert problems("evaluate", tmp_path, BEIR=str(FORMATS / "beir"), SPLIT="dev.v2") == []

@@ -143,6 +143,14 @@ def _report_name(text: str, start=None) -> str:
     return name
 
 
+def _split(text: str, start=None) -> str:
+    """A BEIR split: the name of a file under qrels/, never a path (``../x`` would read outside the folder)."""
+    if not re.fullmatch(r"\w[\w-]*(\.\w[\w-]*)*", text.strip()):
+        raise ValueError("must be a plain split name such as test, dev or train (letters, digits, '_', '-', '.'), "
+                         "not a path: it names qrels/<split>.tsv inside the BEIR folder")
+    return text.strip()
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One make variable: how its text is read, which targets take it, and its value when not given."""
@@ -157,7 +165,7 @@ PARAMETERS = {
     "CORPUS": Parameter(_existing("folder or file")),  # documents to chunk, or a chunks file used as it is
     "GOLDEN": Parameter(_labels_path),  # evidence strings, relevant ids, LlamaIndex JSON, a BEIR folder
     "BEIR": Parameter(_labels_path),  # a BEIR folder: its corpus, queries and qrels
-    "SPLIT": Parameter(lambda text, start: text.strip(), default="test"),  # the BEIR split
+    "SPLIT": Parameter(_split, default="test"),  # the BEIR split
     "QRELS": Parameter(_existing("file")),  # TREC qrels: with QUESTIONS (make evaluate), or for the runs
     "QUESTIONS": Parameter(_existing("file")),  # the questions of QRELS: id and question
     "LEVEL": Parameter(_level),  # chunk or document; unset: detected from the labels
