@@ -168,6 +168,23 @@ def test_evidence_not_in_corpus_names_the_question(golden, chunks, docs):
         h.label_chunks(bad, chunks, docs)
 
 
+@pytest.mark.parametrize("with_docs", [True, False])
+def test_evidence_copied_without_the_markup_of_its_source_is_in_the_corpus_not_missing_from_it(with_docs):
+    """Copied from the rendered page ("quiet room") against Markdown source ("**quiet room**"): in the corpus, not
+    in any chunk as written; a string whose words are nowhere is not in the corpus."""
+    text = "Members may book the **quiet room** on the second floor for up to three hours a day."
+    chunks, docs = [{"id": "d#00", "doc": "d", "text": text}], {"d": text} if with_docs else None
+    rendered = "book the quiet room on the second floor"
+    with pytest.raises(GoldenSetError) as raised:
+        h.label_chunks(pd.DataFrame({"id": ["q1", "q2"], "evidence": [rendered, "book the loud room on the roof"]}),
+                       chunks, docs)
+    first, second = str(raised.value).split("; ")
+    where = "the document 'd'" if with_docs else "the chunk 'd#00'"
+    assert f"question 'q1': evidence {rendered!r} is in {where} only with other characters between" in first
+    assert "markup" in first and "not in the corpus" not in first
+    assert second.startswith("question 'q2'") and second.endswith("is in no chunk" + " and not in the corpus" * with_docs)
+
+
 def test_evidence_cut_by_chunk_boundary_names_both_chunks(golden, chunks, docs):
     first, second = chunks[0], chunks[1]
     assert first["doc"] == second["doc"]

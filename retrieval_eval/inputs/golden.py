@@ -4,6 +4,7 @@ time, never stored. Labels naming documents while retrieval returns chunks are s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -151,7 +152,19 @@ def _why_missing(needle: str, chunks: Sequence[Mapping], docs: Mapping[str, str]
             return f"is cut by a chunk boundary between chunks {cut}"
         return (f"is in the document {doc!r} but in none of its chunks: the chunks were not made from this text "
                 "of the document (chunk it again)")
+    words = _words(needle)  # copied from a rendered page: the source has markup between the words ("**quiet room**")
+    where = [f"the document {d!r}" for d, text in (docs or {}).items() if words in _words(normalise(text))] or [
+        f"the chunk {c['id']!r}" for c in chunks if words in _words(normalise(c["text"]))]
+    if words and where:
+        return (f"is in {where[0]} only with other characters between or around its words (markup such as ** or _, "
+                "or punctuation): the corpus holds the words but no chunk holds them as written. Copy the evidence "
+                "from the source text, markup included")
     return "is in no chunk" + ("" if docs is None else " and not in the corpus")
+
+
+def _words(text: str) -> str:
+    """The words of a text alone, one space between them: what is left when markup and punctuation are ignored."""
+    return " " + " ".join(re.findall(r"\w+", text)) + " "
 
 
 class GoldenSet(NamedTuple):
