@@ -32,9 +32,11 @@ from ..retrieval.setup import evaluation_setup, load_inputs
 from ..retrieval.stages import DEPTH
 from .report import (
     LEFT_OUT_COLUMNS,
+    UNFINISHED,
     Evaluation,
     from_setup,
     left_out_table,
+    mark_unfinished,
     plain_id,
     write_bundle,
     write_report,
@@ -202,8 +204,12 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
         problems += [f"the cut-off {k} is more than the {DEPTH} ranks each run keeps; use K and KS <= {DEPTH}"
                      for k in sorted({values["K"], *(values["KS"] or [])}) if isinstance(k, int) and k > DEPTH]
     if "REPORT" in given and isinstance(values["REPORT"], str) and os.path.lexists(output_dir / values["REPORT"]):
-        problems.append(f"REPORT={given['REPORT']!r}: {output_dir / values['REPORT']} exists, and a report never replaces "
-                        "another: choose another name, or delete that folder")
+        name, mark = values["REPORT"], output_dir / values["REPORT"] / UNFINISHED
+        found = (f"an unfinished report ({' '.join(mark.read_text(encoding='utf-8', errors='replace').split())[:300]})"
+                 if mark.is_file() else "a finished report" if (output_dir / name / "report.html").is_file() else "not a report folder")
+        free = next(f"{name}-{i}" for i in range(2, 10**6) if not os.path.lexists(output_dir / f"{name}-{i}"))
+        problems.append(f"REPORT={given['REPORT']!r}: {output_dir / name} exists ({found}); a report never "
+                        f"replaces another: REPORT={free!r} is free, or delete that folder")
     problems += [_unwritable(folder, variable) for folder, variable in
                  ((output_dir, "RETRIEVAL_EVAL_OUTPUT"), (cache_dir, "RETRIEVAL_EVAL_CACHE"))]
     raise_problems(problems)
@@ -373,6 +379,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     target = argv[0]
     output_dir = Path(environ.get("RETRIEVAL_EVAL_OUTPUT") or ROOT / "output").absolute()
     cache_dir = Path(environ.get("RETRIEVAL_EVAL_CACHE") or ROOT / ".cache").absolute()
+    folder = None
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, *args, **kwargs: print(f"note: {message}", file=sys.stderr, flush=True)
@@ -383,11 +390,16 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
                 print(f"note: {n:,} × {what} (listed in the report)", file=sys.stderr)
             folder = claim(output_dir, values["REPORT"] or default_name(values, target), "REPORT" in values["given"])
             print(f"Report folder {folder}", flush=True)
+            mark_unfinished(folder, f"being written by process {os.getpid()}; if none is running, it was stopped")
             ev.folder, ev.progress = folder, True
             write_bundle(folder, ev, output_dir)
             write_report(folder, ev, output_dir)
+            (folder / UNFINISHED).unlink()
         except (ValueError, OSError) as exc:  # a ParameterError (a ValueError) exits 2, a problem with data or report 1
-            print(f"make {target}: {exc}", file=sys.stderr)
+            if folder is not None:
+                mark_unfinished(folder, f"stopped by: {exc}")
+            print(f"make {target}: {exc}" + f" ({folder} is marked unfinished in {UNFINISHED})" * (folder is not None),
+                  file=sys.stderr)
             return 2 if isinstance(exc, ParameterError) else 1
     print(f"Report: {folder / 'report.html'}\nScores: {folder / 'scores.csv'}")
     return 0
