@@ -32,7 +32,7 @@ from ..core.evaluation import (
     precision_ceiling,
 )
 from ..core.metrics import relevant_ids
-from ..core.registry import METRICS, tested_metrics
+from ..core.registry import METRICS, shown_metrics, tested_metrics
 from ..course.plots import (
     plot_first_relevant_ranks,
     plot_intervals,
@@ -123,10 +123,11 @@ class Evaluation:
     scores: pd.DataFrame | None = None
     unit: str = "chunk"  # what the runs rank: "chunk", or "document" for qrels of an engine
     progress: bool = False  # a progress bar for the slow parts (the paired tests of thousands of questions)
+    metrics: list = field(default_factory=list)  # registered metrics scored beside the shown ones (MAP, F1, ...)
 
     def __post_init__(self):
         if self.scores is None:
-            self.scores = per_question_scores(self.runs, self.qrels, self.ks)
+            self.scores = per_question_scores(self.runs, self.qrels, self.ks, list(dict.fromkeys([*shown_metrics(), *self.metrics])))
 
     def save(self, name: str, table: pd.DataFrame) -> str:
         """Write ``table`` as CSV beside the report (when there is a folder); the sentence that says where."""
@@ -378,7 +379,7 @@ def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
                               f"between two runs, and this evaluation has {n} question{'s' * (n != 1)}.</p>")
     metrics = tested_metrics()
     # Each test once with progress (a permutation test of 5,000 questions takes seconds); the table below
-    # makes the same calls, whose results paired_test's permutation test keeps (statistics._flip_p).
+    # makes the same calls, whose null distributions paired_test's permutation test keeps (statistics._null).
     wide = {m: values_at_k(ev.runs, ev.qrels, ev.k, m) for m in metrics}
     for m, (a, b) in tqdm([(m, pair) for m in metrics for pair in combinations(ev.runs, 2)], desc="paired tests",
                           unit="test", disable=not ev.progress, leave=False):
