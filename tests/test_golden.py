@@ -520,3 +520,19 @@ def test_labels_from_the_matcher_equal_every_string_tested_against_every_chunk(c
     problems = []
     assert h.label_chunks(golden, chunks, problems=problems) == reference_labels(golden, chunks)
     assert len(problems) == len(golden) - len(reference_labels(golden, chunks))
+
+
+def test_repeated_questions_under_other_ids_are_refused_each_named(tmp_path):
+    """14 rows, 4 of them the text of another question (case of spaces and quotes aside): one error naming all 4."""
+    chunks = [{"id": f"c{i}", "doc": "d", "text": f"The answer number {i} is written in this chunk of the corpus."}
+              for i in range(10)]
+    rows = [(f"q{i}", f"What does chunk {i} say?", f"The answer number {i} is written") for i in range(10)]
+    rows += [(f"r{i}", f"What  does chunk {i} say\u2019?".replace("\u2019", ""), f"The answer number {i} is written")
+             for i in (1, 3, 5, 7)]
+    path = tmp_path / "golden.csv"
+    pd.DataFrame(rows, columns=["id", "question", "evidence"]).to_csv(path, index=False)
+    with pytest.raises(GoldenSetError) as raised:
+        load_golden(path, chunks)
+    named = [line for line in str(raised.value).splitlines() if "repeats question" in line]
+    assert [line.split("'")[1:4:2] for line in named] == [[f"r{i}", f"q{i}"] for i in (1, 3, 5, 7)]
+    assert str(raised.value).startswith("golden.csv has 4 problem(s)")

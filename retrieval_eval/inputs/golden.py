@@ -209,6 +209,11 @@ def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, 
     else:
         labels = id_labels(path)
     golden = golden if labels is None else labels.golden
+    first: dict = {}  # refused, not scored twice: which copy is meant only the user knows (README, "Your own data")
+    for qid, question in zip(golden["id"], golden["question"]):
+        if first.setdefault(normalise(question), qid) != qid:
+            problems.append(f"question {qid!r} repeats question {first[normalise(question)]!r} (the same text): a repeat "
+                            "counts twice in every mean and test; keep one id (one row per evidence string), or reword")
     if n_tokens is not None:
         for qid, question in zip(golden["id"], golden["question"]):
             n = n_tokens(query_prefix + question)
