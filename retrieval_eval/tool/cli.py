@@ -24,7 +24,7 @@ from ..core.evaluation import KS, RANK_COLUMNS
 from ..core.paths import CORPUS_DIR, GOLDEN_PATH, ROOT
 from ..core.registry import METRICS
 from ..inputs.chunks import CHUNK_SIZE
-from ..inputs.formats import own_corpus
+from ..inputs.formats import beir_file, own_corpus
 from ..inputs.golden import LEVELS, document_run
 from ..inputs.models import installed_model_problem, model_problems
 from ..inputs.trec import align_run, find_line, read_qrels, read_run
@@ -134,7 +134,7 @@ def _reranker(text: str, start: str | None) -> str:
 
 def _labels_path(text: str, start: str | None) -> Path:
     path = _existing("file or folder")(text, start)
-    if path.is_dir() and not (path / "queries.jsonl").is_file():
+    if path.is_dir() and not beir_file(path, "queries.jsonl").is_file():
         raise ValueError(f"{path} is a folder and not a BEIR folder: it has no queries.jsonl (a BEIR folder holds "
                          "corpus.jsonl, queries.jsonl and qrels/<split>.tsv)")
     return path
