@@ -215,8 +215,9 @@ class RRFWidget(WidgetView):
     def static_html(self) -> str:
         settings = (f"<p><b>{escape(self.question.value)}</b>, RRF constant {self.rrf_k.value}, depth {self.depth.value}, "
                     f"cut-off k = {self.k.value}.</p>")
-        shown = rrf_table_html(self.state, self.inputs, self.rrf_k.value, self.depth.value, True, limit=True)
-        return (settings + "<p><b>Predict:</b> which chunk does fusion put first, and at which rank the first relevant one?</p>"
+        hidden, shown = (rrf_table_html(self.state, self.inputs, self.rrf_k.value, self.depth.value, s) for s in (False, True))
+        return (settings + "<p><b>Predict:</b> which chunk does fusion put first, and at which rank the first relevant one? "
+                "Read each chunk's rank in the inputs below.</p>" + hidden
                 + details(self._metrics_html(True) + f"<p>{self.state['sentence']}</p>" + shown))
 
 
