@@ -55,6 +55,7 @@ def test_the_numbers_are_the_evaluations(pdf, sheet_setup):
     assert (f"Here {single} of {len(sheet_setup.qrels)} questions have one relevant chunk: the precision@{K} ceiling is "
             f"{h.precision_ceiling(sheet_setup.qrels, K):.3f}") in flat(text)
     assert f"{len(sheet_setup.golden)} questions, {len(sheet_setup.chunk_ids)} chunks" in text
+    assert "nDCG here reads the binary labels" in flat(text)  # beside the interview's graded nDCG, said which is which
     for question, answer in interview_lines(sheet_setup, K).items():
         assert flat(question) in flat(text) and flat(answer) in flat(text), question
 
