@@ -2,7 +2,8 @@
 View ▸ Appearance ▸ Presentation Mode (lab/custom.css loaded, as ``make lab`` does), then every "Predict" prompt
 scrolled to the top of the notebook as a lecturer would show it. Before its step no line the step reveals is on the
 screen; the step (opening the fold under the prompt) reveals it. Tables and the interview lines read at 16 px or more,
-the interview lines left-aligned, and every figure's text at 16 px or more as shown. Slides are tests/test_slides.py's.
+the interview lines left-aligned, and every figure's text at 16 px or more as shown (a live widget's figure:
+tests/test_browser.py). Slides are tests/test_slides.py's.
 
 With LESSON_SHOTS set to a folder, a screenshot of each step before and after goes there
 (``LESSON_SHOTS=output/screenshots/lesson``).
@@ -27,7 +28,8 @@ PROMPTS = """() => {
   const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')];
   return cells.flatMap((c, i) => c.classList.contains('jp-MarkdownCell') && /Predict/.test(c.innerText) ? [i] : []);
 }"""
-# Lines with a digit on screen (inside the notebook's visible area), or in the reveal cells of prompt ``i``.
+# The lines with a value (a decimal, a percentage, True or False) on screen (inside the notebook's visible area), or in
+# the reveal cells of prompt ``i`` (``open``: with their folds opened).
 SCREEN = """([i, which]) => {
   const area = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer').getBoundingClientRect();
   const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')];
@@ -40,7 +42,8 @@ SCREEN = """([i, which]) => {
     parts = cells.slice(i + 1, end < 0 ? undefined : end).map(c => c.querySelector('.jp-Cell-outputWrapper')).filter(Boolean);
     if (which === 'open') parts.forEach(p => p.querySelectorAll('details:not(.rw-widget details)').forEach(d => { d.open = true; }));
   }
-  return [...new Set(parts.flatMap(e => e.innerText.split('\\n')).map(t => t.trim()).filter(t => /\\d/.test(t)))];
+  return [...new Set(parts.flatMap(e => e.innerText.split('\\n')).map(t => t.trim())
+                              .filter(t => /\\d\\.\\d|\\d%|\\bTrue\\b|\\bFalse\\b/.test(t)))];
 }"""
 TYPE = """() => {
   const shown = e => e.getBoundingClientRect().height > 0;
@@ -49,7 +52,7 @@ TYPE = """() => {
   return {
     presenting: document.querySelector('.jp-LabShell').classList.contains('jp-mod-presentationMode'),
     tables: [...document.querySelectorAll(`${nb} .jp-OutputArea-output table`)].filter(shown).map(size),
-    figures: [...document.querySelectorAll(`${nb} .jp-OutputArea-output img`)].filter(shown)
+    figures: [...document.querySelectorAll(`${nb} .jp-OutputArea-output img[src^="data:"]`)].filter(shown)
                .map(img => (FIGURE_TEXT_PX)(img)),
     lines: [...document.querySelectorAll(`${nb} .jp-OutputArea-output p`)].filter(p => /^\\S.*\\?/.test(p.innerText))
              .filter(p => p.querySelector('strong')).map(p => [size(p), getComputedStyle(p).textAlign]),
