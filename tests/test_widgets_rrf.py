@@ -103,7 +103,7 @@ def test_the_widget_starts_where_fusion_hurts_and_the_change_line_follows(setup)
         old, new = before.loc[FUSED, metric.at(3)], after.loc[FUSED, metric.at(3)]
         assert (f"{old:.3f} → {new:.3f}" in widget.change.value) == (f"{old:.3f}" != f"{new:.3f}"), name
     widget.question.value = "q13"  # another question: a new round
-    assert "this question was picked" in widget.change.value and "→" not in widget.change.value
+    assert "the question was changed" in widget.change.value and "→" not in widget.change.value
     widget.reset()
     assert (widget.question.value, widget.rrf_k.value, widget.depth.value, widget.k.value) == (qid, 60, 10, 3)
 
