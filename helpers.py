@@ -17,7 +17,7 @@ NAMES = {
     "label_chunks": "inputs.golden", "normalise": "inputs.text", "locate_evidence": "inputs.text",
     "evidence_html": "course.teaching", "course_map": "course.teaching", "BM25Retriever": "retrieval.retrievers",
     "first_relevant_rank": "core.metrics", "check_answers": "course.checker", "Answer": "course.checker",
-    "print_versions": "course.teaching", "plot_rankings": "course.plots",
+    "print_versions": "course.teaching", "plot_rankings": "course.plots", "fold": "course.teaching",
     # 01 recall@k, and the set-up call every later notebook starts from
     "recall_at_k": "core.metrics", "evaluation_setup": "retrieval.setup", "Setup": "retrieval.setup",
     "evaluate": "core.evaluation", "batch_scores": "core.evaluation", "per_question_scores": "core.evaluation",
@@ -64,11 +64,13 @@ NAMES = {
     "switchboard": "analysis.conventions", "trec_eval_means": "analysis.conventions", "capped_recall": "analysis.conventions",
     "average_precision": "core.metrics", "iprec_at_recall": "core.metrics", "plot_precision_recall": "course.plots",
     # 11 what the baselines are made of
-    "bm25_table": "analysis.baselines", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
+    "bm25_table": "analysis.baselines", "held_out_gains": "analysis.baselines", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
     "tie_effect": "retrieval.fusion",
     # 12 the golden-set audit
     "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "read_known_false_negatives": "inputs.golden",
     "with_known_false_negatives": "inputs.golden",
+    # 17 labels you can trust
+    "agreement": "analysis.agreement", "model_judge": "analysis.judges",
     # 13 a real golden set
     "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
     "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",

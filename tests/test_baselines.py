@@ -3,10 +3,13 @@ the BM25 it names, with the questions it moves and a random-order floor."""
 
 import inspect
 import math
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 import helpers as h
+from retrieval_eval.analysis.baselines import held_out_gains
 from retrieval_eval.core.registry import METRICS
 
 RANDOM = "random order (expected)"
@@ -94,3 +97,20 @@ def test_a_toy_table_by_hand():
     assert table.attrs["runs"]["Lucene's idf"] == {"q1": ["c", "a"], "q2": ["d"]}
     assert table["recall"].tolist() == [0.5, 1.0, pytest.approx(1 / 4)]
     assert table.loc["Lucene's idf", ["first rank moved", "into top k", "out of top k"]].tolist() == [1, 1, 0]
+
+
+def test_held_out_gains_keep_a_real_gain_and_lose_a_gain_picked_from_noise():
+    qrels = {f"q{i:02d}": {f"d{i}": 1} for i in range(40)}
+    found, missed = ({q: [f"d{i}" if hit else "x", "y", "z"] for i, q in enumerate(qrels)} for hit in (True, False))
+    rng = np.random.default_rng(1)
+    hits = [set(rng.permutation(list(qrels))[:20]) for _ in range(8)]  # each setting finds 20 of the 40 questions
+    noise = {f"noise {j}": {q: found[q] if q in hit else missed[q] for q in qrels} for j, hit in enumerate(hits)}
+    setup = SimpleNamespace(qrels=qrels)
+    table = held_out_gains(setup, n_splits=200, choices={"real": ("none", {"none": missed, "all": found}),
+                                                         "noise": ("noise 0", noise)})
+    real, chance = table.loc["real"], table.loc["noise"]
+    assert (real["in-sample gain"], real["held-out gain"], real["share kept"], real["best on all"]) == (1, 1, 1, "all")
+    # Equal totals: a setting's hits on one half of 20 are 20 minus those on the other, so the best pick on one half is
+    # the worst on the other: every in-sample gain comes back held out with its sign flipped.
+    assert chance["in-sample gain"] > 0.1 and chance["held-out gain"] == pytest.approx(-chance["in-sample gain"])
+    assert chance["gain on all"] == 0 and chance["picks that lost held out"] > 0.5

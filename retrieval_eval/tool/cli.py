@@ -31,6 +31,7 @@ from ..inputs.trec import align_run, find_line, read_qrels, read_run
 from ..retrieval.rerank import SentenceReranker
 from ..retrieval.setup import evaluation_setup, load_inputs
 from ..retrieval.stages import DEPTH
+from .history import append_history, history_rows, read_history
 from .report import (
     LEFT_OUT_COLUMNS,
     Evaluation,
@@ -41,8 +42,8 @@ from .report import (
     write_report,
 )
 
-TARGETS = ("evaluate", "evaluate-runs")
-EVALUATE, RUNS = TARGETS[:1], TARGETS[1:]
+TARGETS = ("evaluate", "evaluate-runs", "gate")
+EVALUATE, RUNS, GATE = TARGETS[:1], TARGETS[1:2], TARGETS[2:]
 K = 3  # the cut-off the LLM reads, unless K is given
 
 
@@ -137,6 +138,33 @@ def _labels_path(text: str, start: str | None) -> Path:
     return path
 
 
+def _metric(text: str, start=None) -> str:
+    if text.strip() not in METRICS:
+        raise ValueError(f"must be a registered metric, one of {list(METRICS)}")
+    return text.strip()
+
+
+def _margin(text: str, start=None) -> float:
+    if not re.fullmatch(r"[0-9]*\.?[0-9]+", text.strip()) or float(text) >= 1:
+        raise ValueError("must be a number from 0 up to 1 in plain digits, e.g. 0.02 (how far the mean may fall)")
+    return float(text)
+
+
+def _history(text: str, start: str | None) -> Path:
+    path = _resolve(text, start)
+    if not path.parent.is_dir() or path.is_dir():
+        raise ValueError(f"{path} is a folder, or its folder does not exist: name a history file, e.g. output/history.jsonl")
+    if path.exists():
+        read_history(path)  # a damaged row is named here, before anything runs
+    return path
+
+
+def _label(text: str, start=None) -> str:
+    if len(text) > 100 or len(text.splitlines()) > 1:
+        raise ValueError("must be one line of at most 100 characters, e.g. LABEL=\"index build 42\"")
+    return text.strip()
+
+
 def _level(text: str, start=None) -> str:
     if text.strip() not in LEVELS:
         raise ValueError(f"must be one of {list(LEVELS)} (or unset: detected from the labels)")
@@ -177,8 +205,14 @@ PARAMETERS = {
     "METRICS": Parameter(_metrics),  # metrics scored beside the four: MAP R-precision F1 context-precision
     "RERANKER": Parameter(_reranker, EVALUATE),
     "REPORT": Parameter(_report_name),
+    "BASELINE": Parameter(_existing("file"), GATE),  # the run the candidate must not fall behind
+    "CANDIDATE": Parameter(_existing("file"), GATE),
+    "METRIC": Parameter(_metric, GATE, "recall"),
+    "MARGIN": Parameter(_margin, GATE, 0.0),  # how far the candidate's mean may fall before it counts as worse
+    "HISTORY": Parameter(_history),  # a history file to append one row per run to
+    "LABEL": Parameter(_label, default=""),  # this build's name in the history
 }
-DEFAULTS = {"evaluate": {"CORPUS": CORPUS_DIR, "GOLDEN": GOLDEN_PATH}, "evaluate-runs": {}}
+DEFAULTS = {"evaluate": {"CORPUS": CORPUS_DIR, "GOLDEN": GOLDEN_PATH}, "evaluate-runs": {}, "gate": {}}
 
 
 def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, cache_dir: Path) -> dict:
@@ -213,16 +247,18 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
 
 def _trec_only(target: str, given) -> bool:
     """``make evaluate-runs QRELS=…`` alone: runs against qrels, no corpus read."""
-    return target == "evaluate-runs" and "QRELS" in given and not {"QUESTIONS", "CORPUS"} & set(given)
+    return target != "evaluate" and "QRELS" in given and not {"QUESTIONS", "CORPUS"} & set(given)
 
 
 def _label_problems(target: str, given, values: dict) -> list[str]:
     labels = [name for name in ("GOLDEN", "BEIR", "QRELS") if name in given]
     problems = [f"give the labels once: {' and '.join(labels)} were all given"] * (len(labels) > 1)
-    if target == "evaluate-runs" and not labels:
+    if target != "evaluate" and not labels:
         problems.append("the labels are missing: QRELS=qrels.txt, GOLDEN=golden.csv with CORPUS, or BEIR=folder")
     if target == "evaluate-runs" and "RUNS" not in given:
         problems.append('RUNS is missing: give one or more TREC run files, e.g. RUNS="bm25.trec dense.trec"')
+    problems += [f"{name} is missing: the TREC run file of the {name.lower()}, e.g. {name}=output/{name.lower()}.trec"
+                 for name in ("BASELINE", "CANDIDATE") if target == "gate" and name not in given]
     if _trec_only(target, given):
         return problems + [f"{name} applies to a corpus only; with QRELS alone leave it out"
                            for name in ("CHUNK_SIZE", "MODEL_NAME", "LEVEL") if name in given]
@@ -279,10 +315,11 @@ def evaluate(values: dict, cache_dir: Path):
     return from_setup(setup, values["K"], ks, _about(values))
 
 
-def evaluate_runs(values: dict, cache_dir: Path):
-    """``make evaluate-runs``: TREC runs against qrels, or against a golden set's labels of the chunks."""
+def evaluate_runs(values: dict, cache_dir: Path, names: list[str] | None = None):
+    """``make evaluate-runs``: TREC runs against qrels, or against a golden set's labels of the chunks (each run
+    named by its file name, or by ``names``)."""
     print("Runs " + ", ".join(map(str, values["RUNS"])), flush=True)
-    runs = {path.name: read_run(path) for path in values["RUNS"]}
+    runs = dict(zip(names or [path.name for path in values["RUNS"]], map(read_run, values["RUNS"])))
     if _trec_only("evaluate-runs", values["given"]):
         judged, setup, unit = read_qrels(values["QRELS"]), None, "document"
     else:
@@ -368,8 +405,8 @@ def claim(output_dir: Path, name: str, given: bool) -> Path:
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run ``make evaluate`` or ``make evaluate-runs``; the exit status (0 done, 2 parameters, 1 data or report)."""
     argv, environ = sys.argv[1:] if argv is None else argv, os.environ if environ is None else environ
-    if len(argv) != 1 or argv[0] not in TARGETS:
-        print(f"usage: python -m retrieval_eval.cli {'|'.join(TARGETS)} (parameters from the environment)", file=sys.stderr)
+    if len(argv) != 1 or argv[0] not in EVALUATE + RUNS:
+        print(f"usage: python -m retrieval_eval.cli {'|'.join(EVALUATE + RUNS)} (parameters from the environment)", file=sys.stderr)
         return 2
     target = argv[0]
     output_dir = Path(environ.get("RETRIEVAL_EVAL_OUTPUT") or ROOT / "output").absolute()
@@ -388,6 +425,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             ev.folder, ev.progress = folder, True
             write_bundle(folder, ev, output_dir)
             write_report(folder, ev, output_dir)
+            if values["HISTORY"]:
+                print(f"History {append_history(values['HISTORY'], history_rows(ev, values['LABEL']))}")
         except (ValueError, OSError) as exc:  # a ParameterError (a ValueError) exits 2, a problem with data or report 1
             print(f"make {target}: {exc}", file=sys.stderr)
             return 2 if isinstance(exc, ParameterError) else 1

@@ -1,0 +1,120 @@
+"""A history of builds: ``make evaluate``, ``make evaluate-runs`` and ``make gate`` with ``HISTORY=file.jsonl`` append one
+JSON row per run (time, ``LABEL``, the settings' fingerprint, the number of questions, each tested metric's mean at K
+with its 95% interval, and the gate's verdict); appends never rewrite a row, and a damaged row is named by file and
+line. ``make history HISTORY=file.jsonl`` draws each metric over the builds with its interval, the gate's "worse" marked."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..analysis.statistics import mean_interval
+from ..core.errors import FormatError
+from ..core.paths import ROOT
+from ..core.registry import METRICS, tested_metrics
+from ..inputs.models import fingerprint
+
+FIELDS = {"time": str, "label": str, "run": str, "settings": str, "questions": int, "k": int, "metrics": dict,
+          "gate": (str, type(None))}
+INTERVAL = ("mean", "low", "high")
+
+
+def read_history(path: str | os.PathLike) -> list[dict]:
+    """Every row of a history file, checked; a row that is not one JSON object with :data:`FIELDS` and a mean and
+    interval per metric raises :class:`~retrieval_eval.core.errors.FormatError` naming file and line."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise FormatError(path, number, "is not a JSON row of a history (damaged? appends never rewrite a row: "
+                              "delete or repair that line)", line) from None
+        bad = [name for name, kind in FIELDS.items() if not isinstance(row, dict) or not isinstance(row.get(name), kind)]
+        bad += [f"metrics.{m}" for m, v in (row.get("metrics", {}).items() if not bad else ())
+                if not isinstance(v, dict) or not all(isinstance(v.get(x), (int, float)) for x in INTERVAL)]
+        if bad:
+            raise FormatError(path, number, f"a history row without a valid {', '.join(bad)}", line)
+        rows.append(row)
+    return rows
+
+
+def history_rows(ev, label: str = "", runs: Mapping[str, str] | None = None, gate: str | None = None) -> list[dict]:
+    """One row per run of an :class:`~retrieval_eval.tool.report.Evaluation` (or per ``runs`` key, renamed to its
+    value): each tested metric's mean at ``ev.k`` with its interval (Wilson for 0/1 values, else a bootstrap)."""
+    settings = fingerprint(about={k: v for k, v in ev.about.items() if k != "runs"}, k=ev.k)
+    time = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    scores = ev.scores[ev.scores["k"] == ev.k]
+    rows = []
+    for run, shown in (runs or {name: name for name in ev.runs}).items():
+        mine = scores[scores["run"] == run]
+        metrics = {METRICS[m].at(ev.k): mean_interval(mine.loc[mine["metric"] == m, "value"].to_numpy())
+                   for m in tested_metrics()}
+        rows.append({"time": time, "label": label, "run": shown, "settings": settings, "questions": len(ev.qrels),
+                     "k": ev.k, "metrics": metrics, "gate": gate})
+    return rows
+
+
+def append_history(path: str | os.PathLike, rows: list[dict]) -> Path:
+    """Append ``rows`` to the history file (created when missing), after checking the rows already there."""
+    path = Path(path)
+    ended = not path.exists() or read_history(path) == [] or path.read_bytes().endswith(b"\n")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("\n" * (not ended) + "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    return path
+
+
+def plot_history(rows: list[dict], path: str | os.PathLike) -> Path:
+    """Each metric over the builds (one per time and label, in file order), a line per run with its interval;
+    a run the gate flagged worse is a red cross. Saved as PNG."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    builds = list(dict.fromkeys((r["time"], r["label"]) for r in rows))
+    metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False, sharey=True)
+    for ax, metric in zip(axes[0], metrics):
+        for run in dict.fromkeys(r["run"] for r in rows):
+            mine = [r for r in rows if r["run"] == run and metric in r["metrics"]]
+            x = [builds.index((r["time"], r["label"])) for r in mine]
+            mean, low, high = ([r["metrics"][metric][f] for r in mine] for f in INTERVAL)
+            ax.errorbar(x, mean, yerr=[[m - lo for m, lo in zip(mean, low)], [h - m for m, h in zip(mean, high)]],
+                        marker="o", capsize=3, label=run)
+            flagged = [(xi, m) for xi, m, r in zip(x, mean, mine) if r["gate"] == "worse"]
+            if flagged:
+                ax.scatter(*zip(*flagged), marker="X", s=140, color="red", zorder=3, label=f"{run}: gate said worse")
+        ax.set(title=metric, xticks=range(len(builds)), ylim=(0, 1.02), xlabel="build")
+        ax.set_xticklabels([label or time[:16] for time, label in builds], rotation=30, ha="right", fontsize=8)
+    axes[0][0].set_ylabel("mean with 95% interval")
+    axes[0][-1].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return Path(path)
+
+
+def main(environ: Mapping[str, str] | None = None) -> int:
+    """``make history HISTORY=file.jsonl``: the PNG ``output/history-<stem>.png``; 2 when the file is missing or damaged."""
+    environ = os.environ if environ is None else environ
+    output_dir = Path(environ.get("RETRIEVAL_EVAL_OUTPUT") or ROOT / "output").absolute()
+    try:
+        if not environ.get("HISTORY", "").strip():
+            raise ValueError("HISTORY is missing: the history file that make evaluate, evaluate-runs or gate appended to")
+        path = Path(environ["HISTORY"]).expanduser()
+        rows = read_history(path)
+        if not rows:
+            raise ValueError(f"{path} holds no row yet: run make evaluate, evaluate-runs or gate with HISTORY={path}")
+        output_dir.mkdir(parents=True, exist_ok=True)
+        png = plot_history(rows, output_dir / f"history-{path.stem}.png")
+    except (ValueError, OSError) as exc:
+        print(f"make history: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(rows)} rows, {len({(r['time'], r['label']) for r in rows})} builds: {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""retrieval_eval/tool/gate.py and make gate: a candidate clearly worse, slightly worse within the margin, equal and
+better; the exit codes, the per-question diff, the files for a CI comment, and a malformed file named by file and line.
+retrieval_eval/tool/history.py and make history: rows appended and read back, never rewritten, a damaged row named."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_eval.analysis.statistics import wilson_ci
+from retrieval_eval.inputs.text import escape
+from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
+from retrieval_eval.tool import cli
+from retrieval_eval.tool import gate as gate_module
+from retrieval_eval.tool import history as history_module
+from retrieval_eval.tool.gate import gate
+from retrieval_eval.tool.history import read_history
+
+N = 40
+QRELS = {f"q{i:02d}": {f"d{i}": 1} for i in range(N)}
+BASELINE = {q: [next(iter(g)), "x1", "x2", "x3"] for q, g in QRELS.items()}  # every evidence at rank 1
+
+
+def losing(n: int, rank: int = 5) -> dict:
+    """The baseline with the first ``n`` questions' relevant chunk moved from rank 1 to ``rank``."""
+    moved = {q: ["x1", "x2", "x3", "x4"][: rank - 1] + [r[0]] for q, r in list(BASELINE.items())[:n]}
+    return {**BASELINE, **moved}
+
+
+def test_a_clearly_worse_candidate_fails_by_mcnemars_one_sided_exact_test():
+    verdict = gate(BASELINE, losing(20), QRELS)
+    assert verdict.worse and verdict.status == 1
+    assert verdict.p == pytest.approx(0.5**20)  # 20 losses, no win: P(all 20 one way) one-sided
+    assert (verdict.baseline, verdict.candidate) == (1.0, 0.5)
+    assert verdict.sentence.startswith("Worse: recall@3 went from 1.000 to 0.500 on 40 questions (-0.500; 20 questions lost")
+
+
+def test_worse_beyond_a_margin_is_tested_on_the_shifted_drops():
+    assert gate(BASELINE, losing(20), QRELS, margin=0.1).worse  # a drop of 0.5 is far beyond 0.1
+    verdict = gate(BASELINE, losing(6), QRELS, margin=0.1)  # 0.15: beyond the margin, but 6 of 40 proves nothing
+    assert not verdict.worse and 0.05 < verdict.p < 0.5
+
+
+def test_slightly_worse_within_the_margin_passes_and_untested_says_why():
+    verdict = gate(BASELINE, losing(2), QRELS, margin=0.1)
+    assert not verdict.worse and verdict.p is None and verdict.status == 0
+    assert "not below the baseline minus the margin 0.1" in verdict.sentence
+    without = gate(BASELINE, losing(2), QRELS)  # no margin: two losses of two differing questions, p = 1/4
+    assert not without.worse and without.p == pytest.approx(0.25)
+
+
+def test_equal_and_better_candidates_pass_with_nothing_to_test():
+    equal = gate(BASELINE, BASELINE, QRELS)
+    assert not equal.worse and equal.p is None and equal.diff.empty
+    better = gate(losing(10), BASELINE, QRELS, metric="MRR", k=10)
+    assert not better.worse and better.p is None and len(better.diff) == 10
+    assert better.metric == "MRR@10" and (better.diff["candidate rank"] == 1).all()
+
+
+def test_the_diff_lists_losses_first_with_both_ranks():
+    candidate = {**losing(2, rank=4), "q39": ["x1", "x2", "x3"]}  # q39's evidence no longer retrieved at all
+    verdict = gate(BASELINE, candidate, QRELS)
+    assert verdict.diff.to_dict(orient="list") == {
+        "question": ["q00", "q01", "q39"], "baseline": [1.0] * 3, "candidate": [0.0] * 3,
+        "baseline rank": [1, 1, 1], "candidate rank": [4, 4, 0]}
+    assert gate_module.diff_lines(verdict)[2] == "lost   q39: 1.000 → 0.000 (first relevant at rank 1 → —)"
+
+
+def test_bad_arguments_are_refused_naming_them():
+    with pytest.raises(ValueError, match="margin must be a number from 0 up to 1"):
+        gate(BASELINE, BASELINE, QRELS, margin=1.5)
+    with pytest.raises(ValueError, match="metric must be a registered metric"):
+        gate(BASELINE, BASELINE, QRELS, metric="F1")
+
+
+def files(tmp_path: Path, candidate: dict) -> dict:
+    write_trec_qrels(QRELS, tmp_path / "qrels.txt")
+    (tmp_path / "new").mkdir(exist_ok=True)  # the same file name in two folders
+    write_trec_run(BASELINE, tmp_path / "run.trec", "base")
+    write_trec_run(candidate, tmp_path / "new" / "run.trec", "new")
+    return {"QRELS": str(tmp_path / "qrels.txt"), "BASELINE": str(tmp_path / "run.trec"),
+            "CANDIDATE": str(tmp_path / "new" / "run.trec"), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "output"),
+            "RETRIEVAL_EVAL_CACHE": str(tmp_path / "cache"), "PWD": str(Path.cwd())}
+
+
+@pytest.mark.parametrize("candidate, margin, status", [(losing(20), "", 1), (losing(2), "0.1", 0), (BASELINE, "", 0)])
+def test_make_gate_exits_with_the_verdict_and_writes_the_summary_and_json(tmp_path, capsys, candidate, margin, status):
+    assert gate_module.main({**files(tmp_path, candidate), "MARGIN": margin}) == status
+    out = capsys.readouterr().out
+    folder = tmp_path / "output" / "gate-run"
+    result = json.loads((folder / "gate.json").read_text())
+    assert result["exit"] == status and result["sentence"] in out and escape(result["sentence"], markdown=True) in (folder / "summary.md").read_text()
+    assert len(result["diff"]) == out.count("lost ") == sum(q in candidate and candidate[q] != BASELINE[q] for q in QRELS)
+
+
+@pytest.mark.parametrize("which, line, problem", [
+    ("CANDIDATE", "q00 Q0 d0 1 high new", "score 'high' is not a number"),
+    ("QRELS", "q00 0 d0 yes", "relevance 'yes' is not an integer"),
+])
+def test_a_malformed_run_or_qrels_file_is_exit_2_naming_file_and_line(tmp_path, capsys, which, line, problem):
+    environ = files(tmp_path, BASELINE)
+    path = Path(environ[which])
+    number = len(path.read_text().splitlines()) + 1
+    path.write_text(path.read_text() + line + "\n")
+    assert gate_module.main(environ) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:{number}:" in err and problem in err and "exit 2" in err
+    assert not (tmp_path / "output").exists()
+
+
+def test_missing_runs_are_one_line_each(tmp_path, capsys):
+    environ = files(tmp_path, BASELINE)
+    del environ["BASELINE"], environ["CANDIDATE"]
+    assert gate_module.main({**environ, "METRIC": "F1"}) == 2
+    err = capsys.readouterr().err
+    assert "BASELINE is missing" in err and "CANDIDATE is missing" in err and "METRIC='F1': must be a registered" in err
+
+
+# --- the history -----------------------------------------------------------------------------------
+
+
+def test_builds_append_rows_that_read_back_and_never_rewrite_earlier_ones(tmp_path, capsys):
+    environ = files(tmp_path, BASELINE)
+    history = tmp_path / "history.jsonl"
+    for label, candidate, status in (("build 1", BASELINE, 0), ("build 2", losing(2), 0), ("build 3", losing(20), 1)):
+        write_trec_run(candidate, tmp_path / "new" / "run.trec", "new")
+        before = history.read_bytes() if history.exists() else b""
+        assert gate_module.main({**environ, "HISTORY": str(history), "LABEL": label, "REPORT": label}) == status
+        assert history.read_bytes().startswith(before)
+    rows = read_history(history)
+    assert [(r["label"], r["run"], r["gate"], r["questions"]) for r in rows] == [
+        ("build 1", "run.trec", "not worse", N), ("build 2", "run.trec", "not worse", N), ("build 3", "run.trec", "worse", N)]
+    assert [r["metrics"]["recall@3"]["mean"] for r in rows] == [1.0, 1 - 2 / N, 0.5]
+    low, high = rows[2]["metrics"]["recall@3"]["low"], rows[2]["metrics"]["recall@3"]["high"]
+    assert (low, high) == pytest.approx(wilson_ci(20, N)[1:])  # 0/1 per question: the Wilson interval
+    assert len({r["settings"] for r in rows}) == 1  # the same labels and k: one fingerprint
+    assert history_module.main({"HISTORY": str(history), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "output")}) == 0
+    png = tmp_path / "output" / "history-history.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "3 rows, 3 builds" in capsys.readouterr().out
+
+
+def test_a_damaged_row_is_named_by_file_and_line_and_nothing_is_appended(tmp_path, capsys):
+    environ = files(tmp_path, BASELINE)
+    history = tmp_path / "history.jsonl"
+    assert gate_module.main({**environ, "HISTORY": str(history)}) == 0
+    history.write_text(history.read_text() + '{"time": "2026-01-01", "label": "cut off by a full disk"\n')
+    damaged = history.read_bytes()
+    with pytest.raises(ValueError, match=f"{history}:2: is not a JSON row of a history"):
+        read_history(history)
+    assert gate_module.main({**environ, "HISTORY": str(history), "REPORT": "again"}) == 2
+    assert f"HISTORY='{history}': {history}:2: is not a JSON row" in capsys.readouterr().err
+    assert history.read_bytes() == damaged
+    history.write_text(history.read_text().splitlines()[0].replace('"questions": 40', '"questions": "40"') + "\n")
+    assert history_module.main({"HISTORY": str(history), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "output")}) == 2
+    assert f"{history}:1: a history row without a valid questions" in capsys.readouterr().err
+
+
+def test_make_evaluate_runs_appends_one_row_per_run(tmp_path, capsys):
+    environ = files(tmp_path, losing(20))
+    runs = f"{environ.pop('BASELINE')} {environ.pop('CANDIDATE')}".replace("new/run.trec", "new/run2.trec")
+    (tmp_path / "new" / "run.trec").rename(tmp_path / "new" / "run2.trec")
+    history = tmp_path / "history.jsonl"
+    assert cli.main(["evaluate-runs"], {**environ, "RUNS": runs, "HISTORY": str(history), "LABEL": "nightly"}) == 0
+    rows = read_history(history)
+    assert [(r["run"], r["label"], r["gate"], r["metrics"]["recall@3"]["mean"]) for r in rows] == [
+        ("run.trec", "nightly", None, 1.0), ("run2.trec", "nightly", None, 0.5)]
