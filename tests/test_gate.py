@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_eval.analysis.regression import gate
 from retrieval_eval.analysis.statistics import wilson_ci
 from retrieval_eval.inputs.text import escape
 from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
 from retrieval_eval.tool import cli
 from retrieval_eval.tool import gate as gate_module
 from retrieval_eval.tool import history as history_module
-from retrieval_eval.tool.gate import gate
 from retrieval_eval.tool.history import read_history
 
 N = 40
