@@ -8,7 +8,7 @@ LITE_PY  := $(LITE)/bin/python
 LITE_STAMP := $(LITE)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab lab-lite test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs gate history bench clean
+.PHONY: lab lab-lite class test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs gate history bench clean
 
 # The Python that creates a venv: PYTHON if given (`make test PYTHON=python3.12`, or in the environment),
 # else the first of these that is Python 3.11 or newer. Looked for only when a venv is created, once per
@@ -53,12 +53,19 @@ $(LITE_STAMP): requirements.txt pyproject.toml | $(LITE_PY)
 	$(LITE_PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
+# lab/custom.css: tables at the text's size in Presentation Mode.
+LAB_CSS = --custom-css --ServerApp.static_custom_path="$(CURDIR)/lab"
+
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
+
+# Before a class: run each core notebook in place as Run All does and print its time (README, "Teach a class").
+class: $(STAMP)
+	$(PY) -c "from retrieval_eval.course.teaching import run_for_class; run_for_class()"
 
 # Every notebook that reads the committed rankings, without torch and the embedding model.
 lab-lite: $(LITE_STAMP)
-	$(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+	$(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
 
 # Every test, in three workers on two cores (pytest-xdist: the browser tests wait on the browser half the time; each
 # group of them keeps to one worker, sharing its JupyterLab).

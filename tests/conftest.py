@@ -180,12 +180,12 @@ def close_figures():
 
 
 @pytest.fixture
-def smallest_displayed_pt():
-    """A function: the smallest font size of a figure's visible text, in points as a notebook shows it.
+def smallest_displayed_px():
+    """A function: the smallest font size of a figure's visible text, in CSS px as a notebook shows it (100 dpi).
 
     A notebook shrinks a figure wider than its column (its tight bounding box, as the inline backend
     saves it, against ``column_inches``: about 9 inches at 100 dpi in JupyterLab and nbviewer,
-    ``DISPLAY_INCHES``) to that width, and its text with it: 10 pt in an 11.4-inch figure shows as 8 pt.
+    ``DISPLAY_INCHES``) to that width, and its text with it: 12 pt (16.7 px) in an 11.4-inch figure shows as 13.2 px.
     """
     from matplotlib.text import Text
 
@@ -194,7 +194,7 @@ def smallest_displayed_pt():
     def measure(fig, column_inches: float = DISPLAY_INCHES) -> float:
         width = fig.get_tightbbox(fig.canvas.get_renderer()).width  # inches
         sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-        return min(sizes) * min(1.0, column_inches / width)
+        return min(sizes) * min(1.0, column_inches / width) * 100 / 72
 
     return measure
 

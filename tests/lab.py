@@ -28,6 +28,8 @@ from pathlib import Path
 
 import psutil
 
+from retrieval_eval.course.plots import FONT_PT
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -49,6 +51,16 @@ def execute(notebook: Path, folder: Path) -> Path:
     path = folder / notebook.name
     nbformat.write(nb, path)
     return path
+
+
+# A JavaScript function: the size in CSS px at which an <img> shows a figure's smallest text, FONT_PT (every figure's,
+# tests/test_plots.py), from the dpi in its PNG's pHYs chunk and the size it is shown at; NaN without a pHYs chunk.
+FIGURE_TEXT_PX = """img => {
+  const data = img.src.startsWith('data:image/png;base64,') ? atob(img.src.slice(22, 22 + 4096)) : '';
+  const at = data.indexOf('pHYs');
+  const perMetre = at < 0 ? NaN : [0, 1, 2, 3].reduce((v, j) => v * 256 + data.charCodeAt(at + 4 + j), 0);
+  return FONT_PT / 72 * perMetre * 0.0254 * img.getBoundingClientRect().height / img.naturalHeight;
+}""".replace("FONT_PT", str(FONT_PT))
 
 
 def free_port() -> int:
@@ -103,7 +115,8 @@ def jupyterlab(tmp: Path, notebooks: Sequence[Path]) -> Iterator[tuple[str, str]
     command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--allow-root",
                f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
                "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+               "--custom-css", f"--ServerApp.static_custom_path={ROOT / 'lab'}"]  # as `make lab`
     with open(tmp / "jupyterlab.log", "w") as log:
         process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)

@@ -44,10 +44,10 @@ def test_first_relevant_rank_bars_as_mrr_add_up_to_mrr_and_mrr_at_k():
     assert labels[1:] == [f"A: MRR = {(2 + 1 / 12) / 4:.3f}", f"B: MRR = {(1 + 1 / 2 + 2 / 3) / 4:.3f}"]
 
 
-def test_first_relevant_rank_text_is_at_least_10_pt_as_a_notebook_shows_it(smallest_displayed_pt):
+def test_first_relevant_rank_text_is_at_least_16_px_as_a_notebook_shows_it(smallest_displayed_px):
     for as_mrr in (False, True):
         fig = h.plot_first_relevant_ranks(RANKS, k=3, as_mrr=as_mrr, title="What each rank adds to MRR")
-        assert smallest_displayed_pt(fig) >= 10
+        assert smallest_displayed_px(fig) >= 16
 
 
 def test_first_relevant_ranks_needs_a_retriever_column():
@@ -74,13 +74,13 @@ def test_precision_ceiling_curve_comes_from_the_labels():
         plot_precision_ceiling(qrels, ks=[1, 2], k=5)
 
 
-def test_precision_ceiling_picture_has_its_title_and_readable_text(smallest_displayed_pt):
+def test_precision_ceiling_picture_has_its_title_and_readable_text(smallest_displayed_px):
     qrels = {"q1": {"a": 1}, "q2": {"a": 1, "b": 1}}
     ks = range(1, 11)
     table = pd.DataFrame({("precision", k): [0.5 / k, 0.4 / k, 0.3 / k] for k in ks}, index=["BM25", "vector", "hybrid"])
     fig = plot_precision_ceiling(qrels, ks=ks, table=table, k=3, title="The precision@k ceiling of these labels")
     assert fig.axes[0].get_title() == "The precision@k ceiling of these labels"
-    assert smallest_displayed_pt(fig) >= 10
+    assert smallest_displayed_px(fig) >= 16
 
 
 # --- plot_metrics, plot_intervals, plot_two_stage ---------------------------------------------------
@@ -127,7 +127,7 @@ def test_plot_two_stage_draws_the_ceiling_and_the_oracle(runs, qrels):
         h.plot_two_stage(table, "BM 25")
 
 
-# --- every plot function: its text at 10 pt or more as a notebook shows it ---------------------
+# --- every plot function: its text at 16 px or more as a notebook shows it ---------------------
 
 
 # Every plot function of the package, called as a notebook calls it on the Polder set.
@@ -157,6 +157,6 @@ def test_the_list_holds_every_plot_function():
 
 
 @pytest.mark.parametrize("name", list(PLOTS))
-def test_every_plot_shows_its_text_at_10_pt_or_more(name, polder, smallest_displayed_pt):
+def test_every_plot_shows_its_text_at_16_px_or_more(name, polder, smallest_displayed_px):
     fig = PLOTS[name](polder)
-    assert smallest_displayed_pt(fig) >= 10, f"{name}: text shown below 10 pt in a 9-inch notebook column"
+    assert smallest_displayed_px(fig) >= 16, f"{name}: text shown below 16 px in a 9-inch notebook column"

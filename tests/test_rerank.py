@@ -51,6 +51,8 @@ def test_rerank_by_hand():
     texts = {c: c for c in "abcd"}
     reranker = Scores({"c": 2.0, "b": 1.0, "a": 1.0, "d": 9.0})
     assert h.rerank(run, reranker, texts, {"q1": "?", "q2": "?"}, depth=3) == {"q1": ["c", "a", "b"], "q2": []}
+    noisy = Scores({"a": 0.5 + 4e-8, "b": 0.5})  # float noise of a model's scores: a tie, first-stage order kept
+    assert h.rerank({"q": ["b", "a"]}, noisy, {"a": "a", "b": "b"}, {"q": "?"}) == {"q": ["b", "a"]}
     assert h.oracle_rerank(run, {"q1": {"c": 1, "b": 2, "z": 1}, "q2": {"a": 1}}, depth=3) == {"q1": ["b", "c", "a"], "q2": []}
 
 

@@ -1,5 +1,6 @@
 """The core notebooks as RISE slides (notebooks/rise.css loaded) at 1366×768 in headless Chromium, real scrollbars
-shown: every subslide, all its fragments shown, fits the slide without a scrollbar anywhere, its text reads at
+shown: every subslide, all its fragments shown, fits the slide without a scrollbar anywhere (and with each widget's
+static copy opened, its numbers shown, scrolling inside the copy), its text reads at
 least 16 px, no figure is taller than the visible area, and each classroom widget shows its static copy (the
 RISE page cannot load the widget manager of ipywidgets 8, so a live widget never renders in a slide).
 
@@ -12,7 +13,8 @@ import os
 from pathlib import Path
 
 import pytest
-from lab import CHROMIUM, ROOT, chromium, jupyterlab, new_page
+
+from lab import CHROMIUM, FIGURE_TEXT_PX, ROOT, chromium, jupyterlab, new_page
 
 SHOTS = Path(os.environ["SLIDE_SHOTS"]).absolute() if os.environ.get("SLIDE_SHOTS") else None
 CORE = [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -22,7 +24,7 @@ WIDTH, HEIGHT = 1366, 768
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("slides"),
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")]
 
-MEASURE = """() => {
+MEASURE = """(figureTextPx) => {
   const box = document.querySelector('.reveal .slides').getBoundingClientRect();
   const slide = document.querySelector('.reveal .slides > section.present > section.present');
   const shown = [...slide.querySelectorAll('*')].filter(e => e.offsetParent !== null);
@@ -35,9 +37,18 @@ MEASURE = """() => {
           scrollbars: scrolls.map(e => e.tagName + '.' + [...e.classList].slice(0, 2).join('.')),
           small: texts.filter(e => parseFloat(getComputedStyle(e).fontSize) < 16)
                       .map(e => getComputedStyle(e).fontSize + ' ' + e.textContent.trim().slice(0, 30)),
+          small_figures: shown.filter(e => e.tagName === 'IMG').map(e => [e.alt.slice(0, 30), figureTextPx(e)])
+                              .filter(([, px]) => !(px >= 16)).map(([alt, px]) => `${px?.toFixed(1)} px ${alt}`),
           tall_images: shown.filter(e => e.tagName === 'IMG' && e.getBoundingClientRect().height > box.height).length,
           copies: slide.querySelectorAll('.rw-fallback').length,
           shown_copies: [...slide.querySelectorAll('.rw-fallback')].filter(e => e.offsetHeight > 0).length};
+}"""
+
+
+OPEN_COPIES = """open => {
+  const shown = [...document.querySelectorAll('section.present > section.present .rw-fallback details')];
+  shown.forEach(d => { d.open = open; });
+  return shown.length;
 }"""
 
 
@@ -68,7 +79,15 @@ def slides(page, name: str) -> list[dict]:
         page.evaluate(f"() => {{ location.hash = '#/{h}/{v}/99'; }}")
         page.wait_for_function("id => document.querySelector('section.present > section.present')?.id === id", arg=sid)
         page.wait_for_timeout(250)  # a layout pass (the notebooks' slides have no transition: metadata "rise")
-        measured.append(page.evaluate(MEASURE))
+        measured.append(page.evaluate(f"({MEASURE})({FIGURE_TEXT_PX})"))
+        opened = page.evaluate(OPEN_COPIES, True)  # the static copies' numbers shown: still inside the slide?
+        if opened:
+            page.wait_for_timeout(250)
+            measured[-1]["opened height"] = page.evaluate("() => document.querySelector("
+                                                          "'section.present > section.present').scrollHeight")
+            if SHOTS:
+                page.screenshot(path=SHOTS / f"{Path(name).stem}_{sid}_opened.png")
+            page.evaluate(OPEN_COPIES, False)
         if SHOTS:
             page.screenshot(path=SHOTS / f"{Path(name).stem}_{sid}.png")
     measured.append({"all_copies": page.evaluate("() => document.querySelectorAll('.rw-fallback').length")})
@@ -93,6 +112,10 @@ def test_every_slide_fits_1366x768_and_reads_big(rise, notebook):
             problems.append((m["id"], "scrollbar or figure taller than the slide", m["scrollbars"], m["tall_images"]))
         if m["small"]:
             problems.append((m["id"], "text under 16 px", m["small"][:3]))
+        if m.get("opened height", 0) > height:
+            problems.append((m["id"], "a static copy opened does not fit", m["opened height"]))
+        if m["small_figures"]:
+            problems.append((m["id"], "figure text under 16 px", m["small_figures"][:3]))
         if m["copies"] != m["shown_copies"]:
             problems.append((m["id"], "a widget's static copy is hidden", m["copies"], m["shown_copies"]))
     assert not problems, problems

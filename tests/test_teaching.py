@@ -42,28 +42,30 @@ def test_rankings_mark_relevant_items_and_name_misses():
 def test_rankings_text_is_readable_and_the_figure_no_wider_than_its_ids_need():
     toy = {f"question {q}": ["r", "c2", "c3", "c4", "c5"] for q in "ABCD"}
     fig = h.plot_rankings(toy, {"r": 1}, k=3, max_rank=5)
-    assert min(t.get_fontsize() for t in fig.axes[0].texts) >= 10
+    assert min(t.get_fontsize() for t in fig.axes[0].texts) >= 12
     assert fig.get_figwidth() <= 9  # four short columns: not a 13-inch figure shrunk to fit the page
     long_id = "09_privacy_and_data_retention#00"  # the longest chunk id of the Polder corpus
     wide = h.plot_rankings({"BM25": [long_id, "a"], "vector": ["a", long_id]}, {"x": 1}, k=1, max_rank=2)
     renderer = wide.canvas.get_renderer()
     box = wide.axes[0].patches[0].get_window_extent(renderer)
-    text = next(t for t in wide.axes[0].texts if t.get_text() == long_id).get_window_extent(renderer)
+    text = next(t for t in wide.axes[0].texts if t.get_text().replace("\n", "") == long_id).get_window_extent(renderer)
     assert box.x0 <= text.x0 and text.x1 <= box.x1  # the longest id fits inside its box
     missed = h.plot_rankings({"BM25": ["a"]}, {long_id: 1}, max_rank=1)
-    assert ["not retrieved:", "  " + long_id] == texts(missed)[-2:]  # a long note takes two lines
+    assert ["not retrieved: " + long_id] == texts(missed)[-1:]  # a note that fits its column takes one line
+    missed = h.plot_rankings({"BM25": ["a"], "vector": ["a"]}, {long_id: 1}, max_rank=1)
+    assert texts(missed)[-3:] == ["not retrieved:", "  09_privacy_and_", "  data_retention#00"]  # else two or more
 
 
-def test_rankings_text_is_at_least_10_pt_as_a_notebook_shows_it(chunks, smallest_displayed_pt):
+def test_rankings_text_is_at_least_16_px_as_a_notebook_shows_it(chunks, smallest_displayed_px):
     """Three columns of the longest Polder ids, with notes: long ids go on two lines, so the figure
     needs no shrinking; a four-column toy likewise."""
     ids = sorted((c["id"] for c in chunks), key=len, reverse=True)
     fig = h.plot_rankings({"BM25": ids[1:11], "vector": ids[11:21], "hybrid": ids[21:31]}, {ids[0]: 1}, k=3,
                           show=("recall", "MRR"), title="q06: My partner and I both want a bike at our place.")
-    assert smallest_displayed_pt(fig) >= 10
+    assert smallest_displayed_px(fig) >= 16
     assert any("\n" in t for t in texts(fig)) and fig.axes[0].get_title().startswith("q06")
     toy = {f"question {q}": ["r", "c2", "c3", "c4", "c5"] for q in "ABCD"}
-    assert smallest_displayed_pt(h.plot_rankings(toy, {"r": 1}, k=3, max_rank=5, title="Four toy questions")) >= 10
+    assert smallest_displayed_px(h.plot_rankings(toy, {"r": 1}, k=3, max_rank=5, title="Four toy questions")) >= 16
 
 
 def test_a_long_id_splits_after_the_underscore_nearest_its_middle():
@@ -126,10 +128,10 @@ def test_discount_curves_are_the_definitions():
         h.plot_discount(max_rank=0)
 
 
-def test_discount_picture_has_its_title_and_readable_text(smallest_displayed_pt):
+def test_discount_picture_has_its_title_and_readable_text(smallest_displayed_px):
     fig = h.plot_discount(max_rank=10, k=3, title="How much a relevant chunk counts at each rank")
     assert fig.axes[0].get_title() == "How much a relevant chunk counts at each rank"
-    assert smallest_displayed_pt(fig) >= 10
+    assert smallest_displayed_px(fig) >= 16
 
 
 # --- random_cases -----------------------------------------------------------------------------
@@ -426,3 +428,24 @@ def test_the_teachers_key_agrees_with_the_metric_functions(setup):
     shares = {name: h.share_of_ceiling(run, setup.qrels, 3) for name, run in setup.runs.items()}
     best = h.evaluate(setup.runs, setup.qrels, ks=[3])[("precision", 3)].idxmax()
     assert key[("02", 5)] == f"{best}: {shares[best]:.0%}"
+
+
+# --- make class ---------------------------------------------------------------------------------
+
+
+@pytest.mark.notebook
+def test_make_class_runs_each_core_notebook_in_place_and_prints_its_time(tmp_path, capsys):
+    import nbformat
+
+    from retrieval_eval.course.teaching import machine, run_for_class
+
+    for name, path in (("00_a.ipynb", "core"), ("08_b.ipynb", "deep dive")):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")],
+                                      metadata={"course": {"path": path, "minutes": 1, "answers": "?"}})
+        nbformat.write(nb, tmp_path / name)
+    seconds = run_for_class(tmp_path)
+    assert list(seconds) == ["00_a.ipynb"] and seconds["00_a.ipynb"] > 0
+    assert nbformat.read(tmp_path / "00_a.ipynb", as_version=4).cells[0].outputs[0]["text"] == "42\n"  # saved run
+    assert nbformat.read(tmp_path / "08_b.ipynb", as_version=4).cells[0].outputs == []  # a deep dive is left alone
+    printed = capsys.readouterr().out
+    assert machine() in printed and f"00_a.ipynb: {seconds['00_a.ipynb']:.0f} s" in printed

@@ -1,11 +1,13 @@
 """Every picture of the series besides the widgets' own: toy rankings and the discount, and evaluation results. Figures
-are at most 9 inches wide (a notebook shows them at full size, text at least 10 pt) and 5.6 tall, so a whole figure
-fits a 1366 × 768 screen."""
+are at most 9 inches wide (a notebook shows them at full size) and 5.6 tall, so a whole figure fits a 1366 × 768
+screen; one style (``STYLE``) draws all their text, the widgets' too, at ``FONT_PT`` or more: 16.7 px at the 100 dpi
+a notebook shows them at, as a projector needs."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
+from functools import wraps
 from itertools import cycle
 
 import matplotlib.pyplot as plt
@@ -19,9 +21,24 @@ from ..core.registry import METRICS
 
 WIDTH, MAX_HEIGHT = 9, 5.6  # inches
 MARKERS = "osd^vP*X"
-
-
 DISPLAY_INCHES = 9  # a notebook shows a figure at most about 900 px (9 inches at 100 dpi) wide, else shrinks it
+FONT_PT = 12  # the smallest text of every figure: 16.7 px at 100 dpi
+STYLE = {"font.size": FONT_PT, "figure.dpi": 100}  # ticks, labels, legends "medium" (= FONT_PT), titles "large"
+CHAR_IN = 0.08 * FONT_PT / 10  # inches an id's character takes
+
+
+def styled(draw):
+    """``draw`` inside ``STYLE``; its ticks laid out before it returns, so they keep the style."""
+    @wraps(draw)
+    def styled_draw(*args, **kwargs):
+        with plt.rc_context(STYLE):
+            fig = draw(*args, **kwargs)
+            fig.draw_without_rendering()
+            interactive = plt.isinteractive()
+        plt.interactive(interactive)  # IPython's backend, chosen at a kernel's first figure, turns it on: kept on
+        return fig
+
+    return styled_draw
 
 
 def _split_id(doc_id: str, room: int) -> str:
@@ -42,6 +59,7 @@ def _gain_colour(gain: float, graded: bool) -> str:
     return "#a6dba0" if graded and gain < 2 else "#1b7837"
 
 
+@styled
 def plot_rankings(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, float], k: int | None = None,
                   max_rank: int = 10, show: Sequence[str] = (), title: str | None = None):
     """Rankings as result lists side by side (rank 1 on top), relevant chunks coloured, the cut-off k marked. ``gains``:
@@ -67,35 +85,33 @@ def plot_rankings(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, flo
     graded = any(g > 1 for each in judged.values() for g in each.values())
 
     width, gap = 1.0, 0.12
-    # Ids too long for a figure DISPLAY_INCHES wide at 10 pt go on two lines, split after a "_".
-    room = max(16, int(((DISPLAY_INCHES - 0.9) / (len(columns) * (width + gap) + 0.45) - 0.3) / 0.08))
+    # Ids too long for a figure DISPLAY_INCHES wide go on two lines, split after a "_".
+    room = max(16, int(((DISPLAY_INCHES - 0.9) / (len(columns) * (width + gap) + 0.45) - 0.3) / CHAR_IN))
     shown = {str(d): _split_id(str(d), room) for ranked in columns.values() for d in ranked[:max_rank]}
-    longest = max([len(line) for text in shown.values() for line in text.split("\n")]
-                  + [len(str(d)) + 2 for ids in relevant.values() for d in ids if str(d) not in shown] + [0])  # a note indents 2
-    column_inches = max(1.6, 0.3 + 0.08 * min(longest, room))  # room for the longest line at 10 pt
-    row = 0.62 if any("\n" in text for text in shown.values()) else 0.4  # inches per rank
+    pairs = {label: [("not retrieved:", d) if d not in ranked else (f"rank {ranked.index(d) + 1}:", d)
+                     for d in relevant[label] if d not in ranked[:max_rank]] for label, ranked in columns.items()}
+    longest = max([len(line) for text in shown.values() for line in text.split("\n")]  # a note on one line if it fits
+                  + [len(f"{a} {b}") if len(f"{a} {b}") <= room else len(b) + 2 for each in pairs.values() for a, b in each]
+                  + [0])
+    column_inches = max(1.6, 0.3 + CHAR_IN * min(longest, room))  # room for the longest line
+    row = 0.47 if any("\n" in text for text in shown.values()) else 0.4  # inches per rank: two lines of FONT_PT fit
     notes = {}
     for label, ranked in columns.items():
-        lines = []
-        for doc_id in relevant[label]:
-            if doc_id not in ranked:
-                lines.append(("not retrieved:", doc_id))
-            elif ranked.index(doc_id) >= max_rank:
-                lines.append((f"rank {ranked.index(doc_id) + 1}:", doc_id))
+        lines = pairs[label]
         # a note too long for its column goes on two lines
-        fits = (column_inches - 0.2) / 0.08  # characters at 10 pt
+        fits = (column_inches - 0.2) / CHAR_IN  # characters
         lines = [[f"{a} {b}"] if len(a) + 1 + len(b) <= fits else [a] + [f"  {part}" for part in _split_id(b, int(fits) - 2).split("\n")]
                  for a, b in lines]
         notes[label] = sum(lines, []) + [f"{'RR' if m == 'MRR' else m}@{k} = {METRICS[m].score(ranked, judged[label], k):.3f}"
                                          for m in show]
     n_notes = max(len(lines) for lines in notes.values())
-    note_step = 0.5 * 0.4 / row  # one note line is 0.2 inches, whatever the row height
+    note_step = 2 * CHAR_IN / row  # one note line is 2 characters' width high, whatever the row height
 
     fig_width = max(5.5, 0.9 + column_inches * (len(columns) * (width + gap) + 0.45))
-    fig, ax = plt.subplots(figsize=(fig_width, 1.0 + row * max_rank + 0.2 * n_notes))
+    fig, ax = plt.subplots(figsize=(fig_width, 1.0 + row * max_rank + 2 * CHAR_IN * n_notes))
     for j, (label, ranked) in enumerate(columns.items()):
         x0 = j * (width + gap)
-        ax.text(x0 + width / 2, 0.25, label, ha="center", va="bottom", fontsize=11, weight="bold")
+        ax.text(x0 + width / 2, 0.25, label, ha="center", va="bottom", weight="bold")
         for rank in range(1, max_rank + 1):
             y = -rank
             doc_id = ranked[rank - 1] if rank <= len(ranked) else None
@@ -104,13 +120,13 @@ def plot_rankings(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, flo
             ax.add_patch(Rectangle((x0, y + 0.08), width, 0.84, facecolor=face, edgecolor="#999999", lw=0.8))
             dark = gain > 0 and (not graded or gain >= 2)
             ax.text(x0 + 0.03, y + 0.5, shown[str(doc_id)] if doc_id is not None else "(empty)", va="center",
-                    fontsize=10, linespacing=1.1, color="white" if dark else ("#999999" if doc_id is None else "black"))
+                    linespacing=1.0, color="white" if dark else ("#999999" if doc_id is None else "black"))
         for i, line in enumerate(notes[label]):
-            ax.text(x0 + 0.03, -max_rank - 0.55 * 0.4 / row - note_step * i, line, va="center", fontsize=10)
+            ax.text(x0 + 0.03, -max_rank - 0.55 * 0.4 / row - note_step * i, line, va="center")
     right = len(columns) * (width + gap) - gap
     if k is not None and k <= max_rank:
         ax.plot([-0.02, right + 0.02], [-k + 0.04, -k + 0.04], color="#d6604d", lw=2.2)
-        ax.text(right + 0.04, -k + 0.04, f"cut-off\nk = {k}", color="#d6604d", va="center", fontsize=10)
+        ax.text(right + 0.04, -k + 0.04, f"cut-off\nk = {k}", color="#d6604d", va="center")
     ax.set_yticks([-r + 0.5 for r in range(1, max_rank + 1)], labels=[str(r) for r in range(1, max_rank + 1)])
     ax.set(ylabel="rank", xticks=[], xlim=(-0.05, right + 0.4),
            ylim=(-max_rank - 0.3 * 0.4 / row - note_step * n_notes, 0.8))
@@ -121,14 +137,14 @@ def plot_rankings(rankings: Mapping[str, Sequence[str]], gains: Mapping[str, flo
         Patch(facecolor=_gain_colour(1, True), label="gain 1 (answers partly)"),
     ]
     handles.append(Patch(facecolor=_gain_colour(0, graded), edgecolor="#999999", label="not relevant"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=len(handles),
-              fontsize=10, frameon=False)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=len(handles), frameon=False)
     if title:
-        ax.set_title(textwrap.fill(title, int(fig_width * 10)), pad=24, fontsize=11.5)
+        ax.set_title(textwrap.fill(title, int(fig_width / (1.2 * CHAR_IN))), pad=24)
     fig.tight_layout()
     return fig
 
 
+@styled
 def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = None):
     """nDCG's discount 1/log2(rank + 1) beside reciprocal rank's 1/rank; ranks below ``k`` shaded.
 
@@ -142,18 +158,19 @@ def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = 
     ax.plot(ranks, discount, "o-", color="#1b7837", label="nDCG discount 1/log2(rank + 1)")
     ax.plot(ranks, 1 / ranks, "s--", color="#762a83", label="reciprocal rank 1/rank")
     for r, d in zip(ranks[:5], discount[:5]):
-        ax.annotate(f"{d:.2f}", (r, d), textcoords="offset points", xytext=(4, 6), fontsize=10, color="#1b7837")
+        ax.annotate(f"{d:.2f}", (r, d), textcoords="offset points", xytext=(4, 6), color="#1b7837")
     if k is not None and k < max_rank:
         ax.axvspan(k + 0.5, max_rank + 0.5, color="grey", alpha=0.15, lw=0, label=f"below cut-off k = {k}: counts 0 in nDCG@{k}")
     ax.set(xticks=ranks, xlim=(0.5, max_rank + 0.5), ylim=(0, 1.08), xlabel="rank", ylabel="weight of a relevant item")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=10)
+    ax.legend()
     if title:
-        ax.set_title(title, fontsize=11.5)
+        ax.set_title(title)
     fig.tight_layout()
     return fig
 
 
+@styled
 def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_llm: int | None = None):
     """One panel per metric of the table (any number, three a row), each against k, one line per run;
     the precision panel shows the ceiling when ``qrels`` are given, and ``k_llm`` is marked."""
@@ -174,15 +191,16 @@ def plot_metrics(table: pd.DataFrame, qrels: Mapping | None = None, k_llm: int |
             ax.plot(ks, [precision_ceiling(qrels, k) for k in ks], "k--", lw=1, label="ceiling")
         if k_llm is not None:
             ax.axvline(k_llm, color="grey", lw=4, alpha=0.25, label=f"k the LLM reads ({k_llm})")
-        ax.set_title(METRICS[metric].at("k") if metric in METRICS else metric, fontsize=11)
+        ax.set_title(METRICS[metric].at("k") if metric in METRICS else metric)
         ax.set(xticks=ks, ylim=(0, 1.05))
         ax.grid(alpha=0.3)
-        ax.set_xlabel("cut-off k", fontsize=10)
+        ax.set_xlabel("cut-off k")
     handles, labels = max((ax.get_legend_handles_labels() for ax in axes.flat), key=lambda h: len(h[1]))
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)), fontsize=10, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)), frameon=False)
     return fig
 
 
+@styled
 def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_rank: int = 10, as_mrr: bool = False,
                               title: str | None = None):
     """Per run, how many questions have their first relevant chunk at each rank (ranks past ``max_rank`` share a
@@ -209,13 +227,14 @@ def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_ran
     ax.set(xlim=(0.5, max_rank + 2.5), xlabel="rank of the first relevant chunk",
            ylabel=f"adds to MRR\n(questions × 1/rank ÷ {n})" if as_mrr else f"questions (of {n})")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=10)
+    ax.legend()
     if title:
-        ax.set_title(title, fontsize=11.5)
+        ax.set_title(title)
     fig.tight_layout()
     return fig
 
 
+@styled
 def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), table: pd.DataFrame | None = None,
                            k: int | None = None, title: str | None = None):
     """Precision@k against k: the ceiling a perfect ranking reaches on these labels, 1/k, and the runs of ``table``."""
@@ -233,16 +252,17 @@ def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), tab
     if k is not None:
         value = precision_ceiling(qrels, check_k(k))
         ax.annotate(f"ceiling at k = {k}: {value:.3f}", (k, value), xytext=(k + 1, value + 0.3),
-                    arrowprops={"arrowstyle": "->"}, fontsize=10)
+                    arrowprops={"arrowstyle": "->"})
     ax.set(xticks=ks, ylim=(0, 1.05), xlabel="cut-off k", ylabel="precision@k (mean over questions)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     if title:
-        ax.set_title(title, fontsize=11.5)
+        ax.set_title(title)
     fig.tight_layout()
     return fig
 
 
+@styled
 def plot_intervals(intervals: pd.DataFrame, title: str | None = None):
     """Each run's mean and 95% interval, one panel per metric (an :func:`~retrieval_eval.comparisons.interval_table`)."""
     if not isinstance(intervals, pd.DataFrame) or intervals.index.names != ["run", "metric"]:
@@ -257,13 +277,14 @@ def plot_intervals(intervals: pd.DataFrame, title: str | None = None):
         ax.errorbar(part["mean"], y, xerr=[part["mean"] - part["low"], part["high"] - part["mean"]], fmt="o", capsize=4)
         ax.set_yticks(y, runs)
         ax.set(ylim=(len(runs) - 0.5, -0.5), xlim=(0, 1))
-        ax.set_title(metric, fontsize=11)
+        ax.set_title(metric)
         ax.grid(axis="x", alpha=0.3)
     if title:
-        fig.suptitle(title, fontsize=11.5)
+        fig.suptitle(title)
     return fig
 
 
+@styled
 def plot_two_stage(table: pd.DataFrame, first_stage: str, k: int = 3, n: int | None = None):
     """Recall@k against the pool N for one first stage of a ``two_stage_table``: the ceiling recall@N (above it
     shaded), the first stage alone, the oracle and a real reranker; ``n`` marks one N."""
@@ -271,21 +292,20 @@ def plot_two_stage(table: pd.DataFrame, first_stage: str, k: int = 3, n: int | N
         raise ValueError(f"the table holds no first stage {first_stage!r}; it holds {list(dict.fromkeys(table.index.get_level_values(0)))}")
     part = table.xs(first_stage, level="first stage")
     ns = list(part.index)
-    with plt.rc_context({"font.size": 12, "axes.titlesize": 12, "legend.fontsize": 12}):
-        fig, ax = plt.subplots(figsize=(6.4, 3.9), layout="constrained")
-        if n is not None:
-            ax.axvspan(n - 0.6, n + 0.6, color="0.55", alpha=0.3, lw=0, gid="chosen N")
-        ceiling = part["recall@N (ceiling)"]
-        ax.fill_between(ns, ceiling, 1.05, color="0.92", lw=0)
-        ax.plot(ns, ceiling, "-", color="#444444", lw=6, alpha=0.45, label="ceiling: recall@N of the first stage")
-        for column, style, colour, label in ((f"recall@{k}, oracle", "o--", "k", "oracle reranker (reads the labels)"),
-                                             (f"recall@{k}, reranker", "D-", "tab:green", "reranker"),
-                                             (f"recall@{k}, first stage", "s:", "tab:orange", "first stage alone")):
-            if column in part:
-                ax.plot(ns, part[column], style, color=colour, lw=2, ms=7, label=label)
-        ax.set(xticks=ns, ylim=(0, 1.05), xlim=(min(ns) - 1, max(ns) + 1), xlabel="candidates the reranker reads (N)",
-               ylabel=f"recall@{k}")
-        ax.set_title(f"{first_stage}: top N reranked, top {k} to the LLM")
-        ax.grid(alpha=0.3)
-        fig.legend(loc="outside lower center", ncols=2, frameon=False)
+    fig, ax = plt.subplots(figsize=(6.4, 3.9), layout="constrained")
+    if n is not None:
+        ax.axvspan(n - 0.6, n + 0.6, color="0.55", alpha=0.3, lw=0, gid="chosen N")
+    ceiling = part["recall@N (ceiling)"]
+    ax.fill_between(ns, ceiling, 1.05, color="0.92", lw=0)
+    ax.plot(ns, ceiling, "-", color="#444444", lw=6, alpha=0.45, label="ceiling: recall@N of the first stage")
+    for column, style, colour, label in ((f"recall@{k}, oracle", "o--", "k", "oracle reranker (reads the labels)"),
+                                         (f"recall@{k}, reranker", "D-", "tab:green", "reranker"),
+                                         (f"recall@{k}, first stage", "s:", "tab:orange", "first stage alone")):
+        if column in part:
+            ax.plot(ns, part[column], style, color=colour, lw=2, ms=7, label=label)
+    ax.set(xticks=ns, ylim=(0, 1.05), xlim=(min(ns) - 1, max(ns) + 1), xlabel="candidates the reranker reads (N)",
+           ylabel=f"recall@{k}")
+    ax.set_title(f"{first_stage}: top N reranked, top {k} to the LLM")
+    ax.grid(alpha=0.3)
+    fig.legend(loc="outside lower center", ncols=2, frameon=False)
     return fig

@@ -9,6 +9,7 @@ import json
 import os
 import platform
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,28 @@ def course_map(folder=None, markdown: bool = False, link: str = ""):
                      "answers": course["answers"]})
     table = pd.DataFrame(rows).sort_values("path", key=lambda p: p != "core", kind="stable").reset_index(drop=True)
     return markdown_table(table) if markdown else table
+
+
+def run_for_class(folder=None, timeout: int = 1800) -> dict[str, float]:
+    """``make class``: every core notebook run in place as *Run All* runs it (nbclient, in its folder), saved with its
+    outputs; each one's time printed as it ends, with the machine. Returns ``{notebook: seconds}``."""
+    import nbclient
+    import nbformat
+
+    folder = Path(folder or ROOT / "notebooks")
+    print(f"Run All of each core notebook on this machine, {machine()}:", flush=True)
+    seconds = {}
+    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+        nb, start = nbformat.read(path, as_version=4), time.perf_counter()
+        if nb.metadata.get("course", {}).get("path") == "core":
+            nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                    resources={"metadata": {"path": str(folder)}}).execute()
+            nbformat.write(nb, path)
+            seconds[path.name] = time.perf_counter() - start
+            print(f"  {path.name}: {seconds[path.name]:.0f} s", flush=True)
+    print(f"In all {sum(seconds.values()) / 60:.1f} minutes. The notebooks are saved run; in class open each one and "
+          "Run All again (its widgets need the running kernel).")
+    return seconds
 
 
 def markdown_table(table) -> str:

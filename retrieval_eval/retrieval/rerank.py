@@ -23,7 +23,7 @@ from ..inputs.models import (
     model_path,
     needs_model_libraries,
 )
-from .stages import Context, Stage
+from .stages import SCORE_DECIMALS, Context, Stage
 
 DEPTHS = (3, 5, 10, 20)  # the candidate pools N of the two-stage lesson
 
@@ -116,7 +116,7 @@ def load_reranker(spec):
 
 def rerank(run: Run, reranker, texts: Mapping[str, str], questions: Mapping[str, str], depth: int = 10) -> Run:
     """Each question's top ``depth`` chunks reordered by the reranker's score, highest first (equal
-    scores keep the first stage's order); what lies below ``depth`` is never read."""
+    scores, to :data:`~.stages.SCORE_DECIMALS` places, keep the first stage's order); what lies below ``depth`` is never read."""
     depth = check_k(depth, "depth")
     out = {}
     for q, ranked in run.items():
@@ -125,7 +125,7 @@ def rerank(run: Run, reranker, texts: Mapping[str, str], questions: Mapping[str,
         if len(scores) != len(top) or not all(finite_number(s) for s in scores):
             raise ValueError(f"question {q!r}: the reranker must give one finite score per chunk, {len(top)} in all; "
                              f"it gave {scores!r:.80}")
-        out[q] = [c for _, _, c in sorted(zip((-s for s in scores), range(len(top)), top))]
+        out[q] = [c for _, _, c in sorted(zip((-round(s, SCORE_DECIMALS) for s in scores), range(len(top)), top))]
     return out
 
 

@@ -30,11 +30,11 @@ from ..inputs.models import (
     scoring_versions,
 )
 from ..inputs.text import normalise
-from .stages import DEPTH, Context, Stage, progress_bar
+from .stages import DEPTH, SCORE_DECIMALS, Context, Stage, progress_bar
 
 
 class IdOrder:
-    """The tie rule, explicit: equal scores go by chunk id, ascending, so that a scorer giving every chunk one score
+    """The tie rule, explicit: equal scores (to :data:`SCORE_DECIMALS` places) go by chunk id, ascending, so that a scorer giving every chunk one score
     returns id order, never a perfect-looking accident of input order. (trec_eval breaks ties by id descending; our
     TREC files give every rank its own score.)"""
 
@@ -45,7 +45,7 @@ class IdOrder:
     def top(self, scores: np.ndarray, depth: int | None = None, matched: bool = False) -> Ranking:
         """The ids by score, highest first, the top ``depth``; with ``matched``, only those scoring above 0."""
         scores = np.asarray(scores, dtype=float)
-        order = np.lexsort((self.place, -scores))[:depth]
+        order = np.lexsort((self.place, -np.round(scores, SCORE_DECIMALS)))[:depth]
         return list(self.ids[order[scores[order] > 0] if matched else order])
 
 

@@ -24,6 +24,9 @@ from ..inputs.models import fingerprint, scoring_versions
 from ..inputs.trec import read_run
 
 DEPTH = 100  # a run keeps the top 100 chunks of each ranking: more than any cut-off, depth or audit reads
+# Scores are compared to 5 decimal places: a model's float32 scores move by about 1e-7 with the number of threads and
+# the CPU's kernels, which would otherwise swap near-equal chunks between machines; what rounds equal is a tie.
+SCORE_DECIMALS = 5
 
 
 class Context(NamedTuple):

@@ -19,9 +19,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
 from ...inputs.text import escape
+from ..plots import FONT_PT
 
 MASK = "?"  # what a hidden number shows
-FONT_PT, PX_PER_INCH, FIGURE_DPI = 12, 100, 150  # 12 pt at 100 px per inch reads 16.7 px; drawn 1.5 × for big screens
+PX_PER_INCH, FIGURE_DPI = 100, 150  # FONT_PT at 100 px per inch reads 16.7 px; drawn 1.5 × for big screens
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 STYLE = """
@@ -178,7 +179,8 @@ class FastFigure:
             if artist.get_visible():
                 self.fig.draw_artist(artist)
         buffer = io.BytesIO()
-        Image.fromarray(np.asarray(self.canvas.buffer_rgba())[..., :3]).save(buffer, format="png", compress_level=1)
+        Image.fromarray(np.asarray(self.canvas.buffer_rgba())[..., :3]).save(buffer, format="png", compress_level=1,
+                                                                     dpi=(FIGURE_DPI, FIGURE_DPI))
         return buffer.getvalue()
 
     @property
