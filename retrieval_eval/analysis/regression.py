@@ -43,12 +43,13 @@ class Verdict:
         lost = int((self.diff["candidate"] < self.diff["baseline"]).sum())
         change = (f"{self.metric} went from {self.baseline:.3f} to {self.candidate:.3f} on {self.n} questions "
                   f"({self.candidate - self.baseline:+.3f}; {lost} questions lost, {len(self.diff) - lost} gained)")
+        beyond = f" by more than the margin {self.margin:g}" if self.margin else ""
         if self.worse:
-            return (f"Worse: {change}, more than the margin {self.margin:g} by a one-sided paired test "
+            return (f"Worse: {change}; a one-sided paired test shows it worse{beyond} "
                     f"({self.test['test']}, {self.test['method']}: p = {self.p:.2g} < {ALPHA}).")
         why = (f"p = {self.p:.2g} ≥ {ALPHA}" if self.p is not None
-               else f"the candidate is not below the baseline minus the margin {self.margin:g}")
-        return f"Not worse: {change}; a one-sided paired test does not show it worse by more than {self.margin:g} ({why})."
+               else f"the candidate is not below the baseline{' minus the margin' * bool(self.margin)}")
+        return f"Not worse: {change}; a one-sided paired test does not show it worse{beyond} ({why})."
 
     def as_dict(self) -> dict:
         return {"verdict": "worse" if self.worse else "not worse", "exit": self.status, "sentence": self.sentence,
