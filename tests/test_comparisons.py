@@ -103,6 +103,8 @@ def test_plain_words_state_the_counts_and_never_name_the_tests(runs, qrels):
     close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=[SUCCESS])
     assert h.plain_summary(close, SUCCESS) == ("On found in the top 1, no gap between them passed the test on these 12 "
                                                  "questions: every one is too close to call")
+    assert h.plain_summary(close) == "No gap between them passed the test on these 12 questions: every one is too close to call"
+    assert h.plain_summary(toy).startswith("Clearly ahead: A over B on found in the top 1 (10–0)")  # a sentence of its own
     table = h.paired_comparisons(runs, qrels, k=3, metrics=[SUCCESS, "MRR"])
     chance = h.against_chance(runs, qrels, 34, k=3)
     texts = [h.plain_verdict(table, a, b, m) for (pair, m), (a, b) in zip(table.index, table[["A", "B"]].values)]

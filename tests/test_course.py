@@ -2,39 +2,17 @@
 budget (at most 12,000 words as rendered, none above 2,000, at most 180 minutes), and the core's prose and
 outputs carry no statistics jargon (the tests are named in the statistics deep dive only)."""
 
-import html
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from retrieval_eval.course.teaching import READING, reading_minutes, rendered_text, words
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 JARGON = ["Holm", "McNemar", "permutation test", "Monte Carlo", "p =", "α", "family of tests", "trec_eval 9", "trec_eval 10"]
-
-
-def rendered_text(nb: dict) -> str:
-    """What a reader reads: Markdown cells, and outputs as shown (HTML without tags; a live widget's
-    output is its view, not text)."""
-    parts = []
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "markdown":
-            parts.append("".join(cell["source"]))
-        for out in cell.get("outputs", []):
-            data = out.get("data", {})
-            text = "".join(out.get("text", "")) + "".join(data.get("text/markdown", ""))
-            if "text/html" in data and "application/vnd.jupyter.widget-view+json" not in data:
-                text += html.unescape(re.sub(r"<style.*?</style>|<script.*?</script>|<[^>]+>", " ",
-                                             "".join(data["text/html"]), flags=re.S))
-            elif "text/plain" in data and not text:
-                text += "".join(data["text/plain"])
-            parts.append(text)
-    return "\n".join(parts)
-
-
-def words(text: str) -> int:
-    return len(re.findall(r"[A-Za-z0-9][\w.@/%-]*", text))
 
 
 def course(path: Path) -> dict:
@@ -59,6 +37,14 @@ def test_the_core_fits_three_hours_and_twelve_thousand_words():
     assert sum(counts.values()) <= 12_000, counts
     assert max(counts.values()) <= 2_000, counts
     assert sum(course(p)["minutes"] for p in core()) <= 180
+    assert sum(reading_minutes(json.loads(p.read_text(encoding="utf-8"))) for p in core()) <= 180, READING
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_the_minutes_in_the_metadata_follow_the_reading_model(path):
+    """The metadata's minutes (what the before-stop check reads) stay within 2 of the reading model's."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert abs(nb["metadata"]["course"]["minutes"] - reading_minutes(nb)) <= 2, (path.name, reading_minutes(nb))
 
 
 @pytest.mark.parametrize("path", core(), ids=[p.name for p in core()])
@@ -72,3 +58,23 @@ def test_every_deep_dive_is_marked_optional():
         if course(path).get("path") == "deep dive":
             first = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
             assert "Deep dive" in first and "Optional" in first, path.name
+
+
+def answers_shown_unfolded(nb: dict) -> list[int]:
+    """The markdown cells that ask the reader to predict and whose answer, the first code output below them that
+    is more than a picture of the toy, is shown unfolded: neither inside a ``<details>`` block nor a live widget."""
+    cells, unfolded = nb["cells"], []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown" or not re.search(r"\bpredict\b", "".join(cell["source"]), re.I):
+            continue
+        answer = next((c for c in cells[i + 1:] if c["cell_type"] == "code" and any(
+            set(o.get("data", {})) - {"image/png", "text/plain"} or o.get("output_type") == "stream" for o in c.get("outputs", []))),
+            None)
+        if answer is not None and not any(marker in json.dumps(answer["outputs"]) for marker in ("<details", "widget-view+json")):
+            unfolded.append(i)
+    return unfolded
+
+
+@pytest.mark.parametrize("path", core(), ids=[p.name for p in core()])
+def test_every_predictions_answer_is_folded_in_the_committed_notebook(path):
+    assert answers_shown_unfolded(json.loads(path.read_text(encoding="utf-8"))) == [], path.name

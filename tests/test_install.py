@@ -271,3 +271,23 @@ print("torch" in sys.modules)
     lines = done.stdout.splitlines()
     assert lines[0].startswith("['BM25', 'vector', 'hybrid'] [0.798, 0.27, 0.684, 0.712]"), lines
     assert lines[1:3] == ["refused: " + NOT_INSTALLED] * 2 and lines[3] == "False"
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_notebook_06_without_the_model_says_so_in_one_line_and_runs_every_other_cell(tmp_path, monkeypatch):
+    """06 under `make lab-lite` (the model's packages hidden in its kernel): no error, the cost cell prints the
+    one line, and every other cell runs (the toy, the committed reranked runs, the widget, the check)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = ROOT / "notebooks" / "06_two_stage.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(LITE))
+    monkeypatch.setenv("RETRIEVAL_EVAL_CACHE", str(tmp_path / "cache"))
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    code = [c for c in nb.cells[1:] if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code)
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    said = [o["text"] for c in code for o in c.outputs if o.output_type == "stream" and "ModelNotInstalled" in o["text"]]
+    assert said == [f"ModelNotInstalled: {NOT_INSTALLED}\n"]

@@ -1,6 +1,7 @@
 """retrieval_eval/analysis/statistics.py: paired tests, Holm, intervals, exact power and chance, each against a hand
 computation, a brute-force enumeration, statsmodels or SciPy, or a seeded simulation; and bad input."""
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -138,11 +139,13 @@ def test_exact_permutation_p_equals_brute_force_on_random_cases(pairs):
 
 
 def test_monte_carlo_p_is_b_plus_one_over_n_plus_one_and_never_zero():
-    # 25 questions, A wins all: 2^25 flips exceed the limit; no random flip of 10,000 reaches |mean| = 1, so p = 1 / 10,001
-    result = h.permutation_test([1] * 25, [0] * 25)
+    # 25 questions, A wins all, the exact limit set below the 26 sums: no random flip of 10,000 reaches |mean| = 1,
+    # so p = 1 / 10,001
+    result = h.permutation_test([1] * 25, [0] * 25, exact_limit=10)
     assert result["p"] == 1 / 10_001
     assert result["method"] == "Monte Carlo, 10,000 flips, ± 0.0001" and result["se"] > 0
-    assert h.permutation_test([1] * 25, [0] * 25, n_resamples=99)["p"] == 1 / 100
+    assert h.permutation_test([1] * 25, [0] * 25, n_resamples=99, exact_limit=10)["p"] == 1 / 100
+    assert h.permutation_test([1] * 25, [0] * 25)["p"] == pytest.approx(2 / 2**25)  # exact by default
 
 
 def test_monte_carlo_p_agrees_with_the_exact_p_within_its_error():
@@ -150,30 +153,55 @@ def test_monte_carlo_p_agrees_with_the_exact_p_within_its_error():
     a, b = [1] * 18 + [0] * 7, [0] * 18 + [1] * 7
     exact = 2 * stats.binom.sf(17, 25, 0.5)
     for n_resamples, seed in [(10_000, SEED), (2_000, 7)]:
-        result = h.permutation_test(a, b, n_resamples=n_resamples, seed=seed)
+        result = h.permutation_test(a, b, n_resamples=n_resamples, seed=seed, exact_limit=10)
         extreme = result["p"] * (n_resamples + 1) - 1
         assert extreme == pytest.approx(round(extreme)) and 0 <= round(extreme) <= n_resamples
         assert result["se"] == pytest.approx(math.sqrt(result["p"] * (1 - result["p"]) / n_resamples), rel=0.01)
         assert abs(result["p"] - exact) < 4 * result["se"]
-    assert h.permutation_test(a, b) == h.permutation_test(a, b)  # fixed seed, same p
+    assert h.permutation_test(a, b) == h.permutation_test(a, b, seed=7)  # exact: no seed matters
+    assert h.permutation_test(a, b)["p"] == pytest.approx(exact)
 
 
-def test_exact_limit_decides_between_enumeration_and_sampling():
-    a, b = [1] * 6, [0] * 6
-    assert h.permutation_test(a, b, exact_limit=64)["method"] == "exact, 2^6 flips"
-    sampled = h.permutation_test(a, b, exact_limit=32, n_resamples=50)
+def test_exact_limit_decides_between_the_exact_distribution_and_sampling():
+    a, b = [1] * 6, [0] * 6  # six gaps of one size: 7 distinct sums
+    assert h.permutation_test(a, b, exact_limit=7)["method"] == "exact, 2^6 flips"
+    sampled = h.permutation_test(a, b, exact_limit=6, n_resamples=50)
     assert sampled["method"].startswith("Monte Carlo, 50 flips")
     assert sampled["p"] * 51 == pytest.approx(round(sampled["p"] * 51))
 
 
 def test_a_repeated_permutation_test_is_remembered_and_gives_the_same_result():
-    from retrieval_eval.analysis.statistics import _flip_p
+    from retrieval_eval.analysis.statistics import _null
 
     a, b = [1, 0.5, 0, 1, 0.25, 1, 0, 0.5], [0, 0.5, 1, 0, 0, 0.5, 0.25, 1]
     first = h.permutation_test(a, b)
-    hits = _flip_p.cache_info().hits
-    assert h.permutation_test(a, b) == first and _flip_p.cache_info().hits == hits + 1
+    hits = _null.cache_info().hits
+    assert h.permutation_test(a, b) == first and _null.cache_info().hits == hits + 1
+    # another pair with the same gaps (sizes and counts) shares the null distribution
+    assert h.permutation_test(b, a)["p"] == first["p"] and _null.cache_info().hits == hits + 2
     assert first["p"] == pytest.approx(brute_force_p(a, b))
+
+
+def test_exact_p_on_repeated_gap_sizes_equals_brute_force():
+    # 16 differing questions whose reciprocal-rank gaps take four sizes: the grouped distribution, 2^16 flips by hand
+    a = [1, 1 / 2, 1 / 3, 0, 1, 1, 1 / 2, 0, 1 / 3, 1, 0, 1 / 2, 1, 1 / 3, 1, 1 / 2]
+    b = [0, 1, 0, 1 / 3, 1 / 2, 0, 0, 1, 1, 1 / 3, 1 / 2, 1 / 3, 0, 0, 1 / 2, 0]
+    result = h.permutation_test(a, b)
+    assert result["method"] == "exact, 2^16 flips" and result["p"] == pytest.approx(brute_force_p(a, b))
+
+
+def test_the_golden_sets_verdicts_do_not_depend_on_the_seed(tmp_path):
+    """Every permutation test on notebook 05's runs (Lucene English BM25 beside ours) is exact: two seeds, one table."""
+    from retrieval_eval.analysis import comparisons, statistics
+
+    polder = h.evaluation_setup(retrievers={"BM25, Lucene English": h.BM25(**h.LUCENE_ENGLISH)}, cache_dir=tmp_path)
+    tables = []
+    for seed in (1, 2):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(statistics, "permutation_test", functools.partial(statistics.permutation_test, seed=seed))
+            tables.append(comparisons.paired_comparisons(polder.runs, polder.qrels, k=3))
+    pd.testing.assert_frame_equal(*tables)
+    assert len(tables[0]) == 18 and tables[0]["method"].str.startswith("exact").all()
 
 
 def test_paired_series_are_matched_by_question():

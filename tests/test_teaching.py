@@ -449,3 +449,17 @@ def test_make_class_runs_each_core_notebook_in_place_and_prints_its_time(tmp_pat
     assert nbformat.read(tmp_path / "08_b.ipynb", as_version=4).cells[0].outputs == []  # a deep dive is left alone
     printed = capsys.readouterr().out
     assert machine() in printed and f"00_a.ipynb: {seconds['00_a.ipynb']:.0f} s" in printed
+
+
+def test_fold_shows_tables_markdown_text_and_figures_in_one_closed_details_block():
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from IPython.display import Markdown
+
+    fig = plt.figure()
+    folded = h.fold(pd.DataFrame({"recall@3": [0.5]}), Markdown("**47** questions"), "a < b", fig, summary="Show it")
+    body = folded.data
+    assert body.startswith("<details><summary>Show it</summary>") and body.endswith("</details>")
+    assert body.count("<details") == 1 and "<details open" not in body
+    assert "<table" in body and "<strong>47</strong> questions" in body and "<pre>a &lt; b</pre>" in body
+    assert "data:image/png;base64," in body and not plt.fignum_exists(fig.number)  # shown once, inside the fold

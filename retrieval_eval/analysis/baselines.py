@@ -29,7 +29,9 @@ BM25_VARIANTS = {
     "ours, Lucene's idf": {"idf": "lucene"},
     "ours, Lucene's idf, k1 1.2, b 0.75 (Lucene's)": {"idf": "lucene", "k1": 1.2},
     "ours, Lucene's idf, k1 0.9, b 0.4 (Anserini's)": {"idf": "lucene", "k1": 0.9, "b": 0.4},
-    "Lucene's English analyzer untouched: its 33 stop words, Porter, Lucene's idf, k1 1.2": LUCENE_ENGLISH,
+    "Lucene's English analyzer, Lucene's idf, k1 0.9, b 0.4 (Anserini's)": {**LUCENE_ENGLISH, "k1": 0.9, "b": 0.4},
+    "Lucene's English analyzer untouched: its 33 stop words, Porter, Lucene's idf, k1 1.2, b 0.75 (Elasticsearch's)":
+        LUCENE_ENGLISH,
 }
 
 

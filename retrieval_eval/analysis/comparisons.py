@@ -109,9 +109,9 @@ def plain_summary(table: pd.DataFrame, metric: str | None = None) -> str:
              f"{_metric_label(m, k)} ({max(r.wins, r.losses)}–{min(r.wins, r.losses)})"
              for (_, m), r in rows.iterrows() if r.verdict != TOO_CLOSE]
     where = f"On {_metric_label(metric, k)}, " if metric else ""
-    if not ahead:
-        return f"{where}no gap between them passed the test on these {n} questions: every one is too close to call"
-    return f"{where or 'C'}{'c' if where else ''}learly ahead: " + "; ".join(ahead) + ". Every other gap is too close to call"
+    text = where + (f"no gap between them passed the test on these {n} questions: every one is too close to call" if not ahead
+                    else "clearly ahead: " + "; ".join(ahead) + ". Every other gap is too close to call")
+    return text[0].upper() + text[1:]  # a sentence of its own, with or without the metric in front
 
 
 def plain_table(table: pd.DataFrame) -> pd.DataFrame:

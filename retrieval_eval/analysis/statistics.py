@@ -13,10 +13,10 @@ import pandas as pd
 
 from ..core.checks import check_k, check_list, check_probability, finite_number
 
-N_RESAMPLES = 10_000  # bootstrap resamples, and random sign flips when a permutation test cannot enumerate
+N_RESAMPLES = 10_000  # bootstrap resamples, and random sign flips when a permutation test cannot be exact
 SEED = 20091  # fixed: two runs print identical intervals and p-values
 BATCH = 1000  # resamples SciPy draws at once: the same values, in bounded memory (5,000 questions: not GBs)
-EXACT_LIMIT = 10**6  # a permutation test enumerates every sign flip when 2^m is at most this
+EXACT_LIMIT = 10**6  # a permutation test is exact when its null distribution holds at most this many sums
 ALPHA = 0.05  # the family-wise error rate of the verdicts
 POWER = 0.8  # the chance of detecting a real difference planners usually aim for
 WILSON, BOOTSTRAP = "Wilson score", "percentile bootstrap"
@@ -108,20 +108,40 @@ def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
 
 
 @lru_cache(maxsize=1024)
-def _flip_p(nonzero: bytes, exact: bool, n_resamples: int, seed: int) -> float:
-    """SciPy's sign-flip p-value (remembered: notebooks test the same pair in several tables)."""
+def _null(gaps: tuple[tuple[float, int], ...], limit: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact null distribution of |Σ ± d| when each gap d (``(size, how many)``) takes either sign with chance
+    1/2: its values and their chances, built one size at a time (a binomial each), equal sums merged; ``None`` when
+    it would hold more than ``limit`` values. Remembered: pairs with the same gaps share one distribution."""
+    from scipy import stats
+    sums, chances = np.zeros(1), np.ones(1)
+    for size, count in gaps:
+        plus = np.arange(count + 1)
+        if len(sums) * (count + 1) > limit:
+            return None
+        sums = (sums[:, None] + size * (2 * plus - count)).ravel()
+        chances = (chances[:, None] * stats.binom.pmf(plus, count, 0.5)).ravel()
+        sums, where = np.unique(np.round(sums, 9), return_inverse=True)
+        chances = np.bincount(where, chances)
+    return np.abs(sums), chances
+
+
+@lru_cache(maxsize=1024)
+def _flip_p(nonzero: bytes, n_resamples: int, seed: int) -> float:
+    """SciPy's random sign-flip p-value (remembered: notebooks test the same pair in several tables)."""
     from scipy import stats
     return float(stats.permutation_test(
         (np.frombuffer(nonzero),), lambda x, axis: np.abs(np.mean(x, axis=axis)), permutation_type="samples",
-        vectorized=True, n_resamples=np.inf if exact else n_resamples, alternative="greater",
-        rng=np.random.default_rng(seed), batch=BATCH).pvalue)
+        vectorized=True, n_resamples=n_resamples, alternative="greater", rng=np.random.default_rng(seed),
+        batch=BATCH).pvalue)
 
 
 def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED,
                      exact_limit: int = EXACT_LIMIT) -> dict:
     """Two-sided paired permutation test of the mean difference (sign flips; Smucker, Allan & Carterette 2007).
-    Only the m non-zero differences are flipped: all 2^m when 2^m ≤ ``exact_limit``, else ``n_resamples`` random
-    flips, p = (b + 1) / (N + 1) with its Monte Carlo error ``se``. A mean difference of exactly 0 has p = 1."""
+    Only the m non-zero differences are flipped. Exact over all 2^m flips when the distinct sums they can reach
+    number at most ``exact_limit`` (always on a golden set's metrics at k, whose gaps take few sizes: no seed
+    matters), else ``n_resamples`` random flips, p = (b + 1) / (N + 1) with its Monte Carlo error ``se``. A mean
+    difference of exactly 0 has p = 1."""
     a, b = _pairs(a, b)
     exact_limit, n_resamples = check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples")
     differences = a - b
@@ -133,10 +153,12 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     if m < 2 or zero_mean:
         why = "no question differs" if m == 0 else "the mean difference is 0" if zero_mean else "exact, 2^1 flips"
         return {**result, "method": why, "p": 1.0, "se": 0.0}
-    exact = 2**m <= max(exact_limit, n_resamples)
-    p = _flip_p(nonzero.tobytes(), exact, n_resamples, seed)
-    if exact:
+    null = _null(tuple(zip(*np.unique(np.round(np.abs(nonzero), 12), return_counts=True))), max(exact_limit, 2))
+    if null is not None:
+        sums, chances = null
+        p = float(min(1.0, chances[sums >= abs(nonzero.sum()) - 1e-7].sum()))
         return {**result, "method": f"exact, 2^{m} flips", "p": p, "se": 0.0}
+    p = _flip_p(nonzero.tobytes(), n_resamples, seed)
     extreme = round(p * (n_resamples + 1)) - 1
     se = math.sqrt((extreme + 1) / (n_resamples + 2) * (1 - (extreme + 1) / (n_resamples + 2)) / n_resamples)
     return {**result, "method": f"Monte Carlo, {n_resamples:,} flips, ± {math.ceil(se * 1e4 - 1e-9) / 1e4:.4f}", "p": p, "se": se}

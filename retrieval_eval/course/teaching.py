@@ -1,23 +1,28 @@
-"""Teaching aids for the notebooks: the versions line, the course map, the interview lines, the evidence highlight and
-random cases for a reader's own metric code. The checker is :mod:`.checker`, the pictures :mod:`.plots`, the teacher's
-key :mod:`.widgets.key`."""
+"""Teaching aids for the notebooks: the versions line, the course map, the interview lines, the evidence highlight,
+the fold that hides a prediction's answer and random cases for a reader's own metric code. The checker is
+:mod:`.checker`, the pictures :mod:`.plots`, the teacher's key :mod:`.widgets.key`."""
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import json
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
 
+import mistune
 import numpy as np
 import pandas as pd
+from IPython.display import HTML, Markdown
 
 from ..analysis.comparisons import against_chance, paired_comparisons
 from ..core.checks import check_k
-from ..core.evaluation import evaluate, first_relevant_ranks, precision_ceiling
+from ..core.evaluation import evaluate, first_relevant_ranks, per_question_scores, precision_ceiling
 from ..core.metrics import relevant_ids
 from ..core.paths import ROOT
 from ..inputs.golden import graded_labels
@@ -43,9 +48,50 @@ def print_versions() -> None:
     print(f"Python {platform.python_version()}; " + ", ".join(f"{p} {v}" for p, v in versions.items()))
 
 
+# The reading model behind the course map's minutes, for a reader who does what a notebook asks: the words as
+# rendered (prose, computed sentences, tables) at 200 a minute, and minutes for each thing to do.
+READING = {"words a minute": 200, "prediction": 1, "widget": 3, "question": 2, "figure": 0.5}
+
+
+def rendered_text(nb: dict) -> str:
+    """What a reader reads of a notebook (its JSON): Markdown cells, and outputs as shown (HTML without tags; a live
+    widget's output is its view, not text)."""
+    parts = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            parts.append("".join(cell["source"]))
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            text = "".join(out.get("text", "")) + "".join(data.get("text/markdown", ""))
+            if "text/html" in data and "application/vnd.jupyter.widget-view+json" not in data:
+                text += html.unescape(re.sub(r"<style.*?</style>|<script.*?</script>|<[^>]+>", " ",
+                                             "".join(data["text/html"]), flags=re.S))
+            elif "text/plain" in data and not text:
+                text += "".join(data["text/plain"])
+            parts.append(text)
+    return "\n".join(parts)
+
+
+def words(text: str) -> int:
+    return len(re.findall(r"[A-Za-z0-9][\w.@/%-]*", text))
+
+
+def reading_minutes(nb: dict) -> int:
+    """A notebook's minutes by :data:`READING`: its words as rendered, the Markdown cells that ask to predict, the
+    widgets, the check-yourself questions and the figures."""
+    markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    outputs = [json.dumps(c.get("outputs", [])) for c in nb["cells"]]
+    check = "".join(markdown).partition("## Check yourself")[2].partition("## Solutions")[0]
+    counts = {"prediction": sum(bool(re.search(r"\bpredict\b", m, re.I)) for m in markdown),
+              "widget": sum("widget-view+json" in o for o in outputs), "question": len(re.findall(r"^\d+\. ", check, re.M)),
+              "figure": sum('"image/png"' in o for o in outputs)}
+    return round(words(rendered_text(nb)) / READING["words a minute"] + sum(READING[k] * n for k, n in counts.items()))
+
+
 def course_map(folder=None, markdown: bool = False, link: str = ""):
-    """One row per notebook from its ``"course"`` metadata (path, minutes, answers), core first; the
-    notebook as a Markdown link with ``link`` before its file name. ``markdown``: the text of a Markdown table."""
+    """One row per notebook from its ``"course"`` metadata (path, minutes, answers), core first; the notebook as a
+    Markdown link with ``link`` before its file name. ``markdown``: the text of a Markdown table, with the reading model
+    the minutes follow (a test keeps each within 2 of :func:`reading_minutes`)."""
     rows = []
     for path in sorted(Path(folder or ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         course = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("course")
@@ -54,7 +100,10 @@ def course_map(folder=None, markdown: bool = False, link: str = ""):
         rows.append({"notebook": f"[{path.stem}]({link}{path.name})", "path": course["path"], "minutes": course["minutes"],
                      "answers": course["answers"]})
     table = pd.DataFrame(rows).sort_values("path", key=lambda p: p != "core", kind="stable").reset_index(drop=True)
-    return markdown_table(table) if markdown else table
+    model = (f"Minutes for a reader who does what each notebook asks: its words as rendered at {READING['words a minute']}"
+             f" a minute, and {READING['prediction']} per prediction, {READING['widget']} per widget, {READING['question']}"
+             f" per check-yourself question, {READING['figure']} per figure.")
+    return markdown_table(table) + "\n\n" + model if markdown else table
 
 
 def run_for_class(folder=None, timeout: int = 1800) -> dict[str, float]:
@@ -103,13 +152,16 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
     table = evaluate(three, qrels, ks=[1, k, 10]).loc["hybrid"]
     after = evaluate({"hybrid + rerank": reranked}, qrels, ks=[1, k]).iloc[0]
     found = int((first_relevant_ranks({"hybrid": runs["hybrid"]}, qrels)["hybrid"].fillna(k + 1) <= k).sum())
+    recall = per_question_scores({"hybrid": runs["hybrid"]}, qrels, ks=[k], metrics=["recall"])["value"]
+    part = int(((recall > 0) & (recall < 1)).sum())  # questions with several relevant chunks, some in the top k
     graded = evaluate({"hybrid": runs["hybrid"]}, graded_labels(golden, chunks), ks=[k]).iloc[0]
     single, n = sum(len(relevant_ids(g)) == 1 for g in qrels.values()), len(qrels)
     pair = paired_comparisons(three, qrels, k=k).loc[("BM25 − hybrid", "recall")]
     chance = against_chance(three, qrels, len(setup.chunk_ids), k)
     lines = {
         "Which metric do you read first?": f"Recall at the k my LLM reads: hybrid's recall@{k} is "
-            f"{table[('recall', k)]:.2f}, a relevant chunk in the top {k} for {found} of {n} questions.",
+            f"{table[('recall', k)]:.2f}; {found} of {n} questions get a relevant chunk in the top {k}"
+            + (f", {part} of them only part of theirs." if part else "."),
         "Why is your precision so low?": f"{single} of {n} questions have one relevant chunk, so precision@{k} "
             f"cannot pass {precision_ceiling(qrels, k):.2f}. Ours is {table[('precision', k)]:.2f}.",
         "MRR or recall?": f"Recall says the evidence arrived; MRR says how high. Hybrid's MRR@{k} is "
@@ -147,6 +199,24 @@ def evidence_html(text: str, evidence: str, max_chars: int | None = None) -> str
             after = after[:room] + "…"
     marked = f"{html.escape(before)}<mark>{html.escape(text[start:end])}</mark>{html.escape(after)}"
     return f"<pre style='white-space:pre-wrap'>{marked}</pre>"
+
+
+def fold(*shown, summary: str = "Show the answer") -> HTML:
+    """``shown`` (tables, Markdown, text, figures) in one click-to-open ``<details>`` block: the answer to a "Predict"
+    prompt stays folded until the reader opens it, live in JupyterLab, on GitHub and in nbconvert's HTML."""
+    def part(item) -> str:
+        if isinstance(item, Markdown):
+            return mistune.html(item.data)
+        if isinstance(item, str):
+            return f"<pre>{html.escape(item)}</pre>"
+        if hasattr(item, "savefig"):  # a matplotlib figure: shown here as a PNG, not again below the cell
+            png = io.BytesIO()
+            item.savefig(png, format="png", bbox_inches="tight")
+            sys.modules["matplotlib.pyplot"].close(item)
+            return f"<img src='data:image/png;base64,{base64.b64encode(png.getvalue()).decode()}' alt='the figure'>"
+        return item._repr_html_()
+
+    return HTML(f"<details><summary>{html.escape(summary)}</summary>{''.join(map(part, shown))}</details>")
 
 
 def random_cases(n: int = 1000, seed: int = 0, n_ids: int = 12, max_gain: int = 1) -> list[tuple[list[str], dict, int]]:

@@ -34,10 +34,18 @@ def model_path(model_name: str | None) -> str:
     return model_name
 
 
-def needs_the_embedding_model() -> None:
-    """Stop with one line when the embedding model is not installed (the notebooks that rank or re-chunk call it first)."""
-    model_path(None)
-    needs_model_libraries()
+def needs_the_embedding_model(stop: bool = True) -> bool:
+    """True when the embedding model is installed; else one line: ModelNotInstalled raised (the notebooks that rank or
+    re-chunk call it first), or with ``stop=False`` printed, and False (a cell that skips, so the next cells run)."""
+    try:
+        model_path(None)
+        needs_model_libraries()
+    except ModelNotInstalled as exc:
+        if stop:
+            raise
+        print(f"{type(exc).__name__}: {exc}")
+        return False
+    return True
 
 
 def needs_model_libraries() -> None:

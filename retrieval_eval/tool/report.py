@@ -358,7 +358,7 @@ def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
                               f"between two runs, and this evaluation has {n} question{'s' * (n != 1)}.</p>")
     metrics = tested_metrics()
     # Each test once with progress (a permutation test of 5,000 questions takes seconds); the table below
-    # makes the same calls, whose results paired_test's permutation test keeps (statistics._flip_p).
+    # makes the same calls, whose null distributions paired_test's permutation test keeps (statistics._null).
     wide = {m: values_at_k(ev.runs, ev.qrels, ev.k, m) for m in metrics}
     for m, (a, b) in tqdm([(m, pair) for m in metrics for pair in combinations(ev.runs, 2)], desc="paired tests",
                           unit="test", disable=not ev.progress, leave=False):
