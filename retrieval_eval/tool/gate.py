@@ -49,7 +49,7 @@ def main(environ: Mapping[str, str] | None = None) -> int:
     try:
         values = read_parameters("gate", environ, output_dir, cache_dir)
         paths = [values["BASELINE"], values["CANDIDATE"]]
-        ev = evaluate_runs({**values, "RUNS": paths}, cache_dir, names=["baseline", "candidate"])
+        ev = evaluate_runs({**values, "RUNS": paths, "KS": [values["K"]]}, cache_dir, names=["baseline", "candidate"])  # K only
         for what, n in ev.left_out["what"].value_counts(sort=False).items():
             print(f"note: {n:,} × {what}", file=sys.stderr)
         verdict = gate(ev.runs["baseline"], ev.runs["candidate"], ev.qrels, values["METRIC"], values["K"], values["MARGIN"])
