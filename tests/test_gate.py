@@ -71,7 +71,7 @@ def test_bad_arguments_are_refused_naming_them():
     with pytest.raises(ValueError, match="margin must be a number from 0 up to 1"):
         gate(BASELINE, BASELINE, QRELS, margin=1.5)
     with pytest.raises(ValueError, match="metric must be a registered metric"):
-        gate(BASELINE, BASELINE, QRELS, metric="F1")
+        gate(BASELINE, BASELINE, QRELS, metric="ERR")
 
 
 def files(tmp_path: Path, candidate: dict) -> dict:
@@ -112,9 +112,9 @@ def test_a_malformed_run_or_qrels_file_is_exit_2_naming_file_and_line(tmp_path, 
 def test_missing_runs_are_one_line_each(tmp_path, capsys):
     environ = files(tmp_path, BASELINE)
     del environ["BASELINE"], environ["CANDIDATE"]
-    assert gate_module.main({**environ, "METRIC": "F1"}) == 2
+    assert gate_module.main({**environ, "METRIC": "ERR"}) == 2
     err = capsys.readouterr().err
-    assert "BASELINE is missing" in err and "CANDIDATE is missing" in err and "METRIC='F1': must be a registered" in err
+    assert "BASELINE is missing" in err and "CANDIDATE is missing" in err and "METRIC='ERR': must be a registered" in err
 
 
 # --- the history -----------------------------------------------------------------------------------
