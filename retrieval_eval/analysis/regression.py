@@ -75,7 +75,7 @@ def gate(baseline: Mapping[str, Sequence[str]], candidate: Mapping[str, Sequence
     test = paired_test(base, cand) if margin == 0 else permutation_test(base - margin, cand)
     drop = float((base - cand).mean()) - margin
     p = test["p"] / 2 if drop > 1e-12 else None
-    ranks = {name: [first_relevant_rank(run[q], relevant_ids(qrels[q])) or 0 for q in table.index]
+    ranks = {name: [first_relevant_rank(run.get(q, []), relevant_ids(qrels[q])) or 0 for q in table.index]
              for name, run in (("baseline rank", baseline), ("candidate rank", candidate))}
     diff = table.rename_axis(columns=None).reset_index().assign(**ranks)[list(DIFF_COLUMNS)]
     diff = diff[diff["baseline"] != diff["candidate"]]
