@@ -59,7 +59,8 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
               metric: str = SUCCESS, names: tuple[str, str] = ("A", "B"), depth: int = DEPTH,
               resamples: int = RESAMPLES) -> Agreement:
     """Agreement between labellings ``a`` and ``b`` (qrels ``{question: {chunk: grade}}``, the same questions) over
-    ``pool`` ``{question: chunk ids}``: by default every chunk either labels, with every run's top ``depth``. With
+    ``pool`` ``{question: chunk ids}``: by default every chunk either labels, with every run's top ``depth`` (without
+    ``runs`` or a pool, only labelled chunks are compared: give one). With
     ``runs``, also the runs' means of ``metric`` at ``k`` under each labelling (on the questions it gives a relevant
     chunk), Kendall's tau between them, and the paired verdicts (:func:`.paired_comparisons`) under each. Grades are
     whole numbers; negative ones count as 0."""
