@@ -124,7 +124,7 @@ sheet: $(STAMP)
 # expansion, no path function splitting it at spaces); the runner checks them all at once. START_DIR is
 # PWD as make received it: a relative path is refused when it names another folder than the one make runs in.
 # Adding a parameter: its name here and one line in cli.PARAMETERS.
-PARAMETERS := CORPUS GOLDEN BEIR SPLIT QRELS QUESTIONS LEVEL RUNS MODEL_NAME CHUNK_SIZE K KS RERANKER REPORT \
+PARAMETERS := CORPUS GOLDEN BEIR SPLIT QRELS QUESTIONS LEVEL RUNS MODEL_NAME CHUNK_SIZE K KS METRICS RERANKER REPORT \
               BASELINE CANDIDATE METRIC MARGIN HISTORY LABEL
 $(foreach name,$(PARAMETERS),$(eval override $(name) := $$(value $(name))))
 export $(PARAMETERS)

@@ -50,7 +50,8 @@ NAMES = {
     "needs_the_embedding_model": "inputs.models", "plot_two_stage": "course.plots", "depth_widget": "course.widgets.depth",
     # 07 mistakes and the interview
     "precision_of_returned": "analysis.conventions", "macro_mean": "analysis.conventions",
-    "interview_lines": "course.teaching", "export_trec": "inputs.trec",
+    "interview_lines": "course.teaching", "export_trec": "inputs.trec", "recap": "course.sheet",
+    "mock_interview": "course.drill",
     # 08 is a difference real?
     "interval_table": "analysis.comparisons", "permutation_test": "analysis.statistics", "holm": "analysis.statistics",
     "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics",
@@ -61,13 +62,15 @@ NAMES = {
     "split_into_chunks": "inputs.chunks", "load_tokenizer": "inputs.models", "chunking_experiment": "analysis.chunking",
     # 10 conventions
     "switchboard": "analysis.conventions", "trec_eval_means": "analysis.conventions", "capped_recall": "analysis.conventions",
-    "average_precision": "analysis.conventions",
+    "average_precision": "core.metrics", "iprec_at_recall": "core.metrics", "plot_precision_recall": "course.plots",
     # 11 what the baselines are made of
     "bm25_table": "analysis.baselines", "held_out_gains": "analysis.baselines", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
     "tie_effect": "retrieval.fusion",
     # 12 the golden-set audit
     "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "read_known_false_negatives": "inputs.golden",
     "with_known_false_negatives": "inputs.golden",
+    # 17 labels you can trust
+    "agreement": "analysis.agreement", "model_judge": "analysis.judges",
     # 13 a real golden set
     "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
     "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",

@@ -98,6 +98,7 @@ def test_numbers_are_whole_and_in_plain_digits(tmp_path, text):
     ({"RERANKER": "no/such-cross-encoder"}, "RERANKER='no/such-cross-encoder': not installed here: no such folder, and "
                                             "not in the local Hugging Face cache (nothing is downloaded); or "
                                             "RERANKER=sentence, the built-in re-scorer"),
+    ({"METRICS": "recall AP"}, "METRICS='recall AP': names each metric once, of recall precision MRR nDCG MAP"),
     ({"REPORT": ".hidden"}, "REPORT='.hidden': must be a plain folder name"),
     ({"REPORT": "a/b"}, "REPORT='a/b': must be a plain folder name"),
     ({"GOLDEN": str(EXAMPLE), "CORPUS": str(EXAMPLE)}, f"GOLDEN={str(EXAMPLE)!r}: {EXAMPLE} is a folder and not a BEIR folder"),
@@ -498,6 +499,22 @@ def test_make_evaluate_runs_with_one_judged_question_leaves_out_what_it_cannot_c
     page = next((tmp_path / "output").glob("*/report.html")).read_text()
     assert "Left out: an interval needs at least 2 questions, and this evaluation has 1." in page
     assert "Left out: no paired test can reach p &lt; 0.05 unless at least 6 questions differ" in page
+
+
+def test_metrics_beyond_the_four_appear_in_scores_csv_and_the_report_when_named(tmp_path, capsys):
+    named = ["recall", "MAP", "R-precision", "F1", "context-precision"]
+    status, _, err = main("evaluate-runs", tmp_path, capsys, QRELS=str(TREC / "qrels.test"), RUNS=str(TREC / "results.test"),
+                          METRICS=" ".join(named), KS="5 10")
+    assert status == 0, err
+    folder = tmp_path / "output" / "runs-trec_eval-qrels"
+    scores = pd.read_csv(folder / "scores.csv", dtype={"question": str})
+    assert list(scores["metric"].unique()) == ["recall", "precision", "MRR", "nDCG", *named[1:]]  # the four and those named
+    expected = trec_eval_output("out.test.aq")
+    for k in (5, 10):
+        rows = scores[(scores["metric"] == "MAP") & (scores["k"] == k)]
+        assert all(expected[f"map_cut_{k}", r.question] == f"{r.value:.4f}" for r in rows.itertuples())
+    page = (folder / "report.html").read_text()
+    assert all(label in page for label in ("MAP@10", "R-precision@10", "F1@10", "context precision@10"))
 
 
 def test_a_failing_section_is_one_line_and_the_bundle_is_kept(tmp_path, capsys, monkeypatch):

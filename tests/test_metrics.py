@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers as h
-from retrieval_eval.analysis.conventions import average_precision
 from retrieval_eval.core.evaluation import judge
-from retrieval_eval.core.registry import METRICS, Judged, Metric
+from retrieval_eval.core.metrics import RECALL_LEVELS, context_precision, f1_at_k, r_precision
+from retrieval_eval.core.registry import METRICS, Judged, Metric, shown_metrics
 
 matplotlib.use("Agg")
 
@@ -80,6 +80,18 @@ def test_the_registry_holds_the_four_metrics_of_the_series():
               "nDCG": ("nDCG@3", "ndcg_cut.{k}")}
     assert {name: (METRICS[name].at(3), METRICS[name].trec) for name in series} == series
     assert all(METRICS[name].random is not None and METRICS[name].shown for name in series)
+    assert shown_metrics() == list(series)  # the others (MAP, R-precision, F1, context precision) only when named
+
+
+def test_beyond_the_four_by_hand():
+    gains = {"b": 1, "d": 2, "z": 1}  # RANKED = a b c d e: relevant at ranks 2 and 4, z never retrieved
+    assert h.average_precision(RANKED, gains, 5) == pytest.approx((1 / 2 + 2 / 4) / 3)
+    assert h.average_precision(RANKED, gains, 3) == pytest.approx((1 / 2) / 3)
+    assert r_precision(RANKED, gains) == pytest.approx(1 / 3) and r_precision(RANKED, gains, 1) == 0
+    assert f1_at_k(RANKED, gains, 5) == pytest.approx(2 * (2 / 5) * (2 / 3) / (2 / 5 + 2 / 3)) == pytest.approx(4 / 8)
+    assert context_precision(RANKED, gains, 5) == pytest.approx((1 / 2 + 2 / 4) / 2)
+    # recall 2/3 reaches 0.7 too: trec_eval's rounding needs ⌊0.7·3 + 0.9⌋ = 2 hits (0.7·3 is 2.0999…)
+    assert h.iprec_at_recall(RANKED, gains) == {level: (0.5 if level <= 0.7 else 0.0) for level in RECALL_LEVELS}
 
 
 @pytest.mark.parametrize(
@@ -137,8 +149,16 @@ def trec_eval(run, qrels, measure):
     return {q: out[q][measure.replace(".", "_")] for q in qrels}
 
 
+# metrics trec_eval has no measure for, built from the measures it has
+DERIVED = {"F1": lambda p, r, ap: 2 * p * r / (p + r) if p + r else 0.0, "context-precision": lambda p, r, ap: ap / r if r else 0.0}
+
+
 def trec_values(metric: Metric, run, qrels, k):
-    """What trec_eval gives for ``metric`` at k: ``trec`` with k filled in, or without ``{k}`` on the run cut at k."""
+    """What trec_eval gives for ``metric`` at k: ``trec`` with k filled in, or without ``{k}`` on the run cut at k;
+    without ``trec``, :data:`DERIVED` from P, recall and map_cut at k."""
+    if not metric.trec:
+        p, r, ap = (trec_eval(run, qrels, f"{m}.{k}") for m in ("P", "recall", "map_cut"))
+        return {q: DERIVED[metric.name](p[q], r[q], ap[q]) for q in qrels}
     if "{k}" in metric.trec:
         return trec_eval(run, qrels, metric.trec.format(k=k))
     return trec_eval({q: r[:k] for q, r in run.items()}, qrels, metric.trec)
@@ -164,7 +184,7 @@ def batches(draw):
     return run, qrels, ks
 
 
-@settings(max_examples=examples(150), deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(batches())
 def test_every_metric_batch_equals_its_score_and_trec_eval(case):
     run, qrels, ks = case
@@ -235,7 +255,7 @@ def test_metric_random_equals_the_mean_over_every_permutation(n, k):
         positive = sorted((g for g in gains.values() if g > 0), reverse=True)
         if not positive:
             continue
-        for metric in METRICS.values():
+        for metric in (m for m in METRICS.values() if m.random):
             brute = sum(metric.score(list(order), gains, k) for order in orders) / len(orders)
             assert metric.random(positive, n, k) == pytest.approx(brute, abs=1e-12), (metric.name, gains, n, k)
 
@@ -250,7 +270,7 @@ def ap_batch(judged: Judged, k: int) -> np.ndarray:
     return (precision * relevant).sum(axis=1) / judged.n_relevant
 
 
-AP = Metric("AP", "AP@{k}", "map_cut.{k}", average_precision, ap_batch)
+AP = Metric("AP", "AP@{k}", "map_cut.{k}", h.average_precision, ap_batch)
 
 
 @settings(max_examples=examples(60), deadline=None)
@@ -271,7 +291,7 @@ def test_a_fifth_metric_appears_in_every_table_and_plot(restore_metrics, runs, q
     h.register_metric(AP)
     assert list(METRICS) == [*before, "AP"]
     table = h.evaluate(runs, qrels, ks)
-    assert list(dict.fromkeys(table.columns.get_level_values("metric"))) == list(METRICS)
+    assert list(dict.fromkeys(table.columns.get_level_values("metric"))) == shown_metrics()
     long = h.per_question_scores(runs, qrels, ks)
     for name, run in runs.items():
         batch = h.batch_scores(run, qrels, ks)
@@ -297,3 +317,17 @@ def test_the_registry_is_back_to_four_after_the_fifth(restore_metrics):
 
 def test_no_test_leaves_a_fifth_metric_behind(built_in_metrics):
     assert METRICS == built_in_metrics
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(batches())
+def test_iprec_at_recall_equals_trec_eval(case):
+    run, qrels, _ = case
+    out = pytrec_eval.RelevanceEvaluator({q: {d: int(g) for d, g in j.items()} for q, j in qrels.items()},
+                                         {"iprec_at_recall"}).evaluate({q: {d: float(len(r) - i) for i, d in enumerate(r)}
+                                                                        for q, r in run.items()})
+    for q in qrels:
+        ours = h.iprec_at_recall(run[q], qrels[q])
+        # an empty ranking: pytrec_eval gives NaN at level 0; ours is 0 (trec_eval -c)
+        theirs = [out[q][f"iprec_at_recall_{level:.2f}"] if run[q] else 0.0 for level in RECALL_LEVELS]
+        assert list(ours.values()) == pytest.approx(theirs, abs=1e-4), q

@@ -106,7 +106,7 @@ def test_plot_metrics_draws_one_panel_per_metric_and_the_ceiling(runs, qrels):
 def test_plot_intervals_draws_each_runs_interval(runs, qrels):
     intervals = h.interval_table(runs, qrels, k=3)
     fig = h.plot_intervals(intervals, title="95% intervals")
-    assert [ax.get_title() for ax in fig.axes] == ["success", *(m for m, metric in h.METRICS.items() if metric.tested)] and fig._suptitle.get_text() == "95% intervals"
+    assert [ax.get_title() for ax in fig.axes] == ["success", *(m for m, metric in h.METRICS.items() if metric.shown and metric.tested)] and fig._suptitle.get_text() == "95% intervals"
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(runs)
     means = fig.axes[0].lines[0].get_xdata()
     assert list(means) == intervals.xs("success", level="metric")["mean"].tolist()
@@ -142,6 +142,7 @@ PLOTS = {
     "plot_rankings": lambda p: h.plot_rankings({name: run["q01"] for name, run in p.runs.items()}, p.qrels["q01"], k=3,
                                                show=("recall",), title="q01: the three rankings"),
     "plot_discount": lambda p: h.plot_discount(max_rank=10, k=3, title="The discount"),
+    "plot_precision_recall": lambda p: h.plot_precision_recall(p.runs, p.qrels, title="Precision and recall"),
 }
 
 
@@ -160,3 +161,15 @@ def test_the_list_holds_every_plot_function():
 def test_every_plot_shows_its_text_at_16_px_or_more(name, polder, smallest_displayed_px):
     fig = PLOTS[name](polder)
     assert smallest_displayed_px(fig) >= 16, f"{name}: text shown below 16 px in a 9-inch notebook column"
+
+
+def test_plot_precision_recall_draws_the_trade_off_and_the_interpolated_curve(runs, qrels):
+    fig = h.plot_precision_recall(runs, qrels, max_k=5)
+    left, right = fig.axes
+    table = h.evaluate(runs, qrels, ks=range(1, 6))
+    for line, name in zip(left.get_lines(), runs):
+        assert list(line.get_xdata()) == pytest.approx(table.loc[name, "recall"].tolist())
+        assert list(line.get_ydata()) == pytest.approx(table.loc[name, "precision"].tolist())
+    for line, run in zip(right.get_lines(), runs.values()):
+        mean = pd.DataFrame([h.iprec_at_recall(run[q], g) for q, g in qrels.items()]).mean()
+        assert list(line.get_ydata()) == pytest.approx(mean.tolist()) and len(line.get_xdata()) == 11

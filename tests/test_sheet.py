@@ -1,14 +1,15 @@
 """retrieval_eval/course/sheet.py: ``make sheet`` writes one A4 page whose numbers, read back from the PDF, are the evaluation's."""
 
+import json
 import re
 
 import pytest
 from pypdf import PdfReader
 
 import helpers as h
-from retrieval_eval.core.paths import RUNS_DIR
-from retrieval_eval.core.registry import METRICS
-from retrieval_eval.course.sheet import Page, write_sheet
+from retrieval_eval.core.paths import ROOT, RUNS_DIR
+from retrieval_eval.core.registry import shown_metrics
+from retrieval_eval.course.sheet import CODE, DEFINITIONS, Page, recap_lines, write_sheet
 from retrieval_eval.course.teaching import interview_lines
 from retrieval_eval.inputs.trec import read_run
 from retrieval_eval.retrieval.setup import RETRIEVERS
@@ -47,17 +48,46 @@ def test_the_numbers_are_the_evaluations(pdf, sheet_setup):
     table = h.evaluate(runs, sheet_setup.qrels, ks=[K, 10])
     found = h.first_relevant_ranks(runs, sheet_setup.qrels)[list(runs)].fillna(K + 1).le(K).sum()
     for name in runs:
-        expected = [table.loc[name, (m, K)] for m in METRICS] + [table.loc[name, ("recall", 10)]]
+        expected = [table.loc[name, (m, K)] for m in shown_metrics()] + [table.loc[name, ("recall", 10)]]
         assert lines[name] == f"{name} " + " ".join(f"{v:.3f}" for v in expected) + f" {found[name]}"
     chance = h.random_baseline(sheet_setup.qrels, len(sheet_setup.chunk_ids), K)
-    assert "random order " + " ".join(f"{chance[m]:.3f}" for m in METRICS) in text
+    assert "random order " + " ".join(f"{chance[m]:.3f}" for m in shown_metrics()) in text
     single = sum(len(g) == 1 for g in sheet_setup.qrels.values())
     assert (f"Here {single} of {len(sheet_setup.qrels)} questions have one relevant chunk: the precision@{K} ceiling is "
             f"{h.precision_ceiling(sheet_setup.qrels, K):.3f}") in flat(text)
     assert f"{len(sheet_setup.golden)} questions, {len(sheet_setup.chunk_ids)} chunks" in text
     assert "nDCG here reads the binary labels" in flat(text)  # beside the interview's graded nDCG, said which is which
-    for question, answer in interview_lines(sheet_setup, K).items():
-        assert flat(question) in flat(text) and flat(answer) in flat(text), question
+    assert all(flat(line) in flat(text) for line in recap_lines(sheet_setup, K))
+    assert all(line in text for line in CODE.splitlines())
+
+
+def test_the_recap_holds_the_four_definitions_ten_lines_of_code_and_five_short_lines(sheet_setup):
+    text = h.recap(sheet_setup, k=K).data
+    assert all(f"| {name} |" in text for name, _, _ in DEFINITIONS)
+    lines = recap_lines(sheet_setup, K)
+    assert len(lines) == 5 and all(len(line.split()) <= 20 for line in lines) and all(line in text for line in lines)
+    found = h.first_relevant_ranks(sheet_setup.runs, sheet_setup.qrels)["hybrid"].fillna(K + 1).le(K).sum()
+    assert f"for {found} of {len(sheet_setup.qrels)} questions" in lines[0]
+    assert f"{h.precision_ceiling(sheet_setup.qrels, K):.3f}" in text
+
+
+def test_the_ten_lines_of_code_give_the_librarys_values(sheet_setup):
+    code = {}
+    exec(CODE, code)
+    assert len(CODE.splitlines()) == 10
+    run, qrels = sheet_setup.runs["hybrid"], sheet_setup.qrels
+    for k in (1, 3, 10):
+        table = h.batch_scores(run, qrels, ks=[k])
+        for name, metric in (("recall", "recall_at_k"), ("precision", "precision_at_k"), ("MRR", "rr_at_k")):
+            assert [code[metric](run[q], h.relevant_ids(qrels[q]), k) for q in qrels] == pytest.approx(table[(name, k)].tolist())
+        assert [code["ndcg_at_k"](run[q], qrels[q], k) for q in qrels] == pytest.approx(table[("nDCG", k)].tolist())
+
+
+def test_notebook_07_ends_with_the_recap():
+    cells = json.loads((ROOT / "notebooks" / "07_mistakes_and_interview.ipynb").read_text())["cells"]
+    assert "".join(cells[-2]["source"]).startswith("## The one-screen recap")
+    assert "".join(cells[-1]["source"]) == "h.recap(polder, k=K)"
+    assert all(cell["metadata"].get("slideshow", {}).get("slide_type") == "skip" for cell in cells[-2:])
 
 
 def test_a_sheet_that_would_not_fit_is_refused():

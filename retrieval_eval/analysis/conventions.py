@@ -20,8 +20,11 @@ from ..core.checks import (
     naming_question,
 )
 from ..core.metrics import (
+    average_precision,
+    context_precision,
+    f1_at_k,
     ndcg_at_k,
-    precision_at_k,
+    r_precision,
     recall_at_k,
     reciprocal_rank,
     relevant_ids,
@@ -50,40 +53,6 @@ def precision_of_returned(ranked: Sequence[str], gains: Mapping[str, float], k: 
     ranked, relevant, k = _question(ranked, gains, k)
     top = ranked[:k]
     return len(relevant.intersection(top)) / len(top) if top else 0.0
-
-
-def f1_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
-    """The harmonic mean of precision@k and recall@k (0 when both are 0)."""
-    ranked, relevant, k = _question(ranked, gains, k)
-    p, r = precision_at_k(ranked, relevant, k), recall_at_k(ranked, relevant, k)
-    return 2 * p * r / (p + r) if p + r else 0.0
-
-
-def r_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int | None = None) -> float:
-    """Precision at rank |R|: a cut-off that adapts to each question (trec_eval ``Rprec``; ``k`` is unused)."""
-    ranked, relevant = check_ranking(ranked), check_relevant(relevant_ids(gains))
-    return len(relevant.intersection(ranked[: len(relevant)])) / len(relevant)
-
-
-def average_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int | None = None) -> float:
-    """AP = Σ precision@r over the ranks r (≤ k) that hold a relevant chunk, / |R| (trec_eval ``map``,
-    ``map_cut.k``; its mean is MAP). Unlike reciprocal rank it rewards finding every relevant chunk."""
-    ranked, relevant = check_ranking(ranked), check_relevant(relevant_ids(gains))
-    ranked = ranked if k is None else ranked[: check_k(k)]
-    hits, total = 0, 0.0
-    for rank, doc_id in enumerate(ranked, start=1):
-        if doc_id in relevant:
-            hits += 1
-            total += hits / rank
-    return total / len(relevant)
-
-
-def context_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
-    """RAG tools' "context precision": Σ precision@r over relevant ranks r ≤ k / hits@k (0 without a hit).
-    Rank-weighted like AP, but divided by what was found: it is not precision@k."""
-    ranked, relevant, k = _question(ranked, gains, k)
-    hits = len(relevant.intersection(ranked[:k]))
-    return average_precision(ranked, gains, k) * len(relevant) / hits if hits else 0.0
 
 
 def exponential_gains(gains: Mapping[str, float]) -> dict:
@@ -181,11 +150,11 @@ class Variant:
 
 
 def variants() -> list[Variant]:
-    """The registry's metrics at k, then every other convention that is not one of them (the same trec_eval measure)."""
+    """The registry's shown metrics at k, then every other convention that is not one of them (the same trec_eval measure)."""
     formulas = {"recall": "hits@k / |R|", "precision": "hits@k / k", "MRR": "1 / first relevant rank if ≤ k, else 0",
                 "nDCG": "DCG@k / IDCG@k from all judged"}
     registered = [Variant(m.label.format(k="k"), formulas.get(m.name, ""), m.score, m.trec, cut_run="{k}" not in m.trec)
-                  for m in METRICS.values()]
+                  for m in METRICS.values() if m.shown]
     known = {_same(v) for v in registered}
     return registered + [v for v in _CONVENTIONS if _same(v) not in known]
 
@@ -200,7 +169,7 @@ _CONVENTIONS = [
     Variant("capped recall@k", "hits@k / min(|R|, k)", capped_recall, "relative_P.{k}"),
     Variant("precision of returned", "hits@k / min(k, returned)", precision_of_returned, "set_P", cut_run=True),
     Variant("F1@k", "2·P@k·R@k / (P@k + R@k)", f1_at_k),
-    Variant("R-precision", "hits@|R| / |R|", r_precision, "Rprec"),
+    Variant("R-precision", "hits@|R| / |R|", lambda r, g, k: r_precision(r, g), "Rprec"),
     Variant("RR (no cut-off)", "1 / first relevant rank", lambda r, g, k: reciprocal_rank(r, relevant_ids(g)), "recip_rank"),
     Variant("AP (no cut-off)", "Σ P@r over relevant r / |R|", lambda r, g, k: average_precision(r, g), "map"),
     Variant("AP@k", "Σ P@r over relevant r ≤ k / |R|", average_precision, "map_cut.{k}"),

@@ -90,3 +90,52 @@ def success_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> fl
 def relevant_ids(gains: Mapping[str, float]) -> set:
     """The ids with gain > 0 (what trec_eval counts as relevant)."""
     return {doc_id for doc_id, gain in check_gains(gains).items() if gain > 0}
+
+
+# --- beyond the four (deep dive 14; registered shown=False: a table shows them when they are named) ---
+
+
+def average_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int | None = None) -> float:
+    """AP@k = Σ precision@r over the ranks r ≤ k that hold a relevant chunk, / |R| (trec_eval ``map_cut.k``; without
+    k ``map``). MAP is its mean over questions: unlike MRR it rewards finding every relevant chunk, early."""
+    ranked, relevant = check_ranking(ranked), check_relevant(relevant_ids(gains))
+    ranked = ranked if k is None else ranked[: check_k(k)]
+    ranks = [rank for rank, doc_id in enumerate(ranked, start=1) if doc_id in relevant]
+    return sum(hits / rank for hits, rank in enumerate(ranks, start=1)) / len(relevant)
+
+
+def r_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int | None = None) -> float:
+    """R-precision = precision@|R|: a cut-off that adapts to each question, where precision and recall are equal
+    (trec_eval ``Rprec``). With k, on the ranking cut at k (``-M k``)."""
+    ranked, relevant = check_ranking(ranked), check_relevant(relevant_ids(gains))
+    top = ranked[: len(relevant) if k is None else min(len(relevant), check_k(k))]
+    return len(relevant.intersection(top)) / len(relevant)
+
+
+def f1_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
+    """F1@k = 2·P@k·R@k / (P@k + R@k) = 2·hits@k / (k + |R|), 0 without a hit (trec_eval has no F at k)."""
+    ranked, relevant, k = check_ranking(ranked), check_relevant(relevant_ids(gains)), check_k(k)
+    return 2 * len(relevant.intersection(ranked[:k])) / (k + len(relevant))
+
+
+def context_precision(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
+    """Context precision@k as RAG tools (Ragas) define it, from our labels instead of an LLM judge: Σ precision@r
+    over the relevant ranks r ≤ k / hits@k, 0 without a hit. Rank-weighted like AP, but divided by what was found
+    (= AP@k / recall@k): it is not precision@k."""
+    ranked, relevant, k = check_ranking(ranked), check_relevant(relevant_ids(gains)), check_k(k)
+    hits = len(relevant.intersection(ranked[:k]))
+    return average_precision(ranked, gains, k) * len(relevant) / hits if hits else 0.0
+
+
+RECALL_LEVELS = tuple(i / 10 for i in range(11))  # trec_eval's 11 standard recall levels
+
+
+def iprec_at_recall(ranked: Sequence[str], gains: Mapping[str, float]) -> dict[float, float]:
+    """Interpolated precision at the 11 standard recall levels (trec_eval ``iprec_at_recall``): at level ρ, the
+    highest precision at any rank whose recall is at least ρ (0 when the ranking never reaches ρ). As trec_eval, ρ is
+    reached at ⌊ρ·|R| + 0.9⌋ hits (its historical rounding, floating point included)."""
+    ranked, relevant = check_ranking(ranked), check_relevant(relevant_ids(gains))
+    ranks = [rank for rank, doc_id in enumerate(ranked, start=1) if doc_id in relevant]
+    points = [(hits, hits / rank) for hits, rank in enumerate(ranks, start=1)]
+    return {level: max((p for hits, p in points if hits >= int(level * len(relevant) + 0.9)), default=0.0)
+            for level in RECALL_LEVELS}

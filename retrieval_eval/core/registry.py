@@ -12,8 +12,12 @@ from typing import NamedTuple
 import numpy as np
 
 from .metrics import (
+    average_precision,
+    context_precision,
+    f1_at_k,
     ndcg_at_k,
     precision_at_k,
+    r_precision,
     recall_at_k,
     reciprocal_rank,
     relevant_ids,
@@ -115,6 +119,28 @@ register_metric(Metric(
     lambda judged, k: (judged.gains[:, :k] @ _discount(k)) / (judged.ideal[:, :k] @ _discount(k)),
     _random_ndcg,
 ))
+
+
+def _precision_at_relevant(judged: Judged, k: int) -> np.ndarray:
+    """precision@r at each rank r ≤ k that holds a relevant chunk, 0 elsewhere (questions × k)."""
+    relevant = judged.gains[:, :k] > 0
+    return relevant * np.cumsum(relevant, axis=1) / np.arange(1, k + 1)
+
+
+# Beyond the four (deep dive 14): only in a table that names them, e.g. make evaluate METRICS="recall MAP F1".
+# trec "": trec_eval has no such measure (the tests build it from P, recall and map_cut).
+for _metric in (
+    Metric("MAP", "MAP@{k}", "map_cut.{k}", average_precision,
+           lambda judged, k: _precision_at_relevant(judged, k).sum(axis=1) / judged.n_relevant, shown=False),
+    Metric("R-precision", "R-precision@{k}", "Rprec", r_precision, lambda judged, k: np.take_along_axis(
+        np.cumsum(judged.gains[:, :k] > 0, axis=1), np.minimum(judged.n_relevant, k).astype(int)[:, None] - 1,
+        axis=1)[:, 0] / judged.n_relevant, shown=False),
+    Metric("F1", "F1@{k}", "", f1_at_k, lambda judged, k: 2 * judged.hits(k) / (k + judged.n_relevant), shown=False),
+    Metric("context-precision", "context precision@{k}", "", context_precision, lambda judged, k: np.divide(
+        _precision_at_relevant(judged, k).sum(axis=1), judged.hits(k), out=np.zeros(len(judged.gains)),
+        where=judged.hits(k) > 0), shown=False),
+):
+    register_metric(_metric)
 
 
 def shown_metrics() -> list[str]:

@@ -16,7 +16,8 @@ import pandas as pd
 from matplotlib.patches import Patch, Rectangle
 
 from ..core.checks import check_gains, check_k, check_ks, check_list, check_ranking
-from ..core.evaluation import precision_ceiling, run_columns
+from ..core.evaluation import evaluate, precision_ceiling, run_columns
+from ..core.metrics import RECALL_LEVELS, iprec_at_recall
 from ..core.registry import METRICS
 
 WIDTH, MAX_HEIGHT = 9, 5.6  # inches
@@ -259,6 +260,32 @@ def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), tab
     if title:
         ax.set_title(title)
     fig.tight_layout()
+    return fig
+
+
+@styled
+def plot_precision_recall(runs: Mapping, qrels: Mapping, max_k: int = 10, title: str | None = None):
+    """Left, the trade-off as k grows: mean precision@k against mean recall@k for k = 1 … ``max_k``, per run.
+    Right, the precision–recall curve: mean interpolated precision at the 11 standard recall levels (trec_eval's
+    ``iprec_at_recall``; each ranking read to its end)."""
+    ks = list(range(1, check_k(max_k) + 1))
+    table = evaluate(runs, qrels, ks=ks, metrics=["recall", "precision"])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(WIDTH, 4.2), sharey=True, layout="constrained")
+    for i, (name, marker) in enumerate(zip(table.index, cycle(MARKERS))):
+        recall, precision = table.loc[name, "recall"].values, table.loc[name, "precision"].values
+        left.plot(recall, precision, marker=marker, label=name)
+        for k in (1, max_k) if i == 0 else (1,):
+            left.annotate(f"k={k}", (recall[k - 1], precision[k - 1]), textcoords="offset points", xytext=(4, 4))
+        curve = pd.DataFrame([iprec_at_recall(runs[name][q], gains) for q, gains in qrels.items()]).mean()
+        right.plot(curve.index, curve.values, marker=marker, label=name)
+    left.set(xlabel="recall@k (mean)", ylabel="precision (mean)", title="precision@k against recall@k as k grows")
+    right.set(xlabel="recall level", title="interpolated precision (P–R curve)", xticks=RECALL_LEVELS[::2])
+    for ax in (left, right):
+        ax.set(xlim=(0, 1.05), ylim=(0, 1.05))
+        ax.grid(alpha=0.3)
+    right.legend(frameon=False)
+    if title:
+        fig.suptitle(title)
     return fig
 
 

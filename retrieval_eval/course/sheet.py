@@ -1,6 +1,7 @@
-"""The one-page sheet (``make sheet`` → ``output/sheet.pdf``): the definitions, the precision ceiling, the
-five rules, the interview lines and the golden set's numbers, computed from the run. A4, one page, no type
-under 8 pt: a sheet that would not fit is refused."""
+"""The one-page sheet (``make sheet`` → ``output/sheet.pdf``) and the one-screen recap (:func:`recap`, the end of
+notebook 07): the definitions, the precision ceiling, the five rules, ten lines of code, five interview lines and the
+golden set's numbers, computed from the run. A4, one page, no type under 8 pt: a sheet that would not fit is
+refused."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import matplotlib as mpl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..analysis.comparisons import paired_comparisons
+from ..core.checks import check_k
 from ..core.evaluation import (
     evaluate,
     first_relevant_ranks,
@@ -21,7 +24,6 @@ from ..core.metrics import relevant_ids
 from ..core.paths import OUTPUT_DIR
 from ..core.registry import shown_metrics
 from ..retrieval.setup import RETRIEVERS, evaluation_setup
-from .teaching import interview_lines
 
 A4_INCHES, MARGIN = (8.27, 11.69), 0.55
 BODY_PT, SMALL_PT = 9, 8.5
@@ -41,6 +43,56 @@ DEFINITIONS = (
     ("nDCG@k", r"$\dfrac{\mathrm{DCG@}k}{\mathrm{IDCG@}k}$",
      "DCG@k adds gain / log2(rank + 1) over the top k; the ideal DCG ranks every judged chunk, retrieved or not."),
 )
+
+CODE = """from math import log2
+def hits(ranked, relevant, k): return len(relevant & set(ranked[:k]))
+def recall_at_k(ranked, relevant, k): return hits(ranked, relevant, k) / len(relevant)
+def precision_at_k(ranked, relevant, k): return hits(ranked, relevant, k) / k  # k, always
+def rr_at_k(ranked, relevant, k):
+    return next((1 / r for r, d in enumerate(ranked[:k], 1) if d in relevant), 0.0)
+def dcg(gains_in_order, k): return sum(g / log2(r + 1) for r, g in enumerate(gains_in_order[:k], 1))
+def ndcg_at_k(ranked, gains, k):
+    ideal = dcg(sorted(gains.values(), reverse=True), k)  # every judged chunk, retrieved or not
+    return dcg([gains.get(d, 0) for d in ranked], k) / ideal"""  # the four, in ten lines (a test checks them)
+
+
+def recap_lines(setup, k: int = 3) -> list[str]:
+    """Five interview lines of at most 20 words each, every figure from ``setup`` (runs BM25 and hybrid)."""
+    runs, qrels, n = setup.runs, setup.qrels, len(setup.qrels)
+    table = evaluate({"hybrid": runs["hybrid"]}, qrels, ks=[k]).loc["hybrid"]
+    found = int((first_relevant_ranks({"hybrid": runs["hybrid"]}, qrels)["hybrid"].fillna(k + 1) <= k).sum())
+    single = sum(len(relevant_ids(g)) == 1 for g in qrels.values())
+    pair = paired_comparisons({"BM25": runs["BM25"], "hybrid": runs["hybrid"]}, qrels, k=k).loc[("BM25 − hybrid", "recall")]
+    lines = [f"Recall@{k} first: hybrid puts the evidence in the LLM's top {k} for {found} of {n} questions.",
+             f"Precision@{k} is {table[('precision', k)]:.2f} of a ceiling {precision_ceiling(qrels, k):.2f}: "
+             f"{single} of {n} questions have one relevant chunk.",
+             f"MRR@{k}, {table[('MRR', k)]:.2f}, says how high the first hit sits; recall says whether it arrived.",
+             f"nDCG@{k}, {table[('nDCG', k)]:.2f}, when some chunks answer better; its ideal ranks every judged chunk.",
+             f"Hybrid against BM25, question by question: {pair['losses']} wins, {pair['wins']} losses on recall@{k}: "
+             f"{pair['verdict']}."]
+    too_long = [line for line in lines if len(line.split()) > 20]
+    if too_long:
+        raise ValueError(f"recap lines over 20 words: {too_long}")
+    return lines
+
+
+VERT = r" \vert "  # a "|" would end a Markdown table's cell
+
+
+def recap(setup, k: int = 3):
+    """The one-screen recap (the end of notebook 07, the sheet): the four definitions with formulas, ten lines of
+    code, the precision ceiling and five interview lines, every figure from ``setup``."""
+    from IPython.display import Markdown
+
+    k, qrels = check_k(k), setup.qrels
+    rows = "\n".join(f"| {name} | {formula.replace('|', VERT)} | {meaning} |" for name, formula, meaning in DEFINITIONS)
+    single = sum(len(relevant_ids(g)) == 1 for g in qrels.values())
+    return Markdown(
+        f"**The four definitions** (one question; a golden set's metric is the mean over its questions)\n\n"
+        f"| metric | formula | asks |\n|---|---|---|\n{rows}\n\n**Ten lines of code**\n\n```python\n{CODE}\n```\n\n"
+        f"**The precision ceiling**: {single} of {len(qrels)} questions have one relevant chunk, so no ranking passes "
+        f"precision@{k} = {precision_ceiling(qrels, k):.3f}.\n\n**Five interview lines**\n\n"
+        + "\n".join(f"{i}. {line}" for i, line in enumerate(recap_lines(setup, k), start=1)))
 
 
 class Page:
@@ -125,9 +177,11 @@ def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
         page.text(f"Found in top {k}: questions whose evidence reaches the LLM. Random order: the exact expected value "
                   "of a random ranking of the chunks (the control every retriever must beat). nDCG here reads the binary labels "
                   "(relevant or not); the interview's reads the graded ones, where a partial answer has gain 1.", SMALL_PT, gap=0.02)
-        page.heading("The interview, in a sentence each")
-        for question, answer in interview_lines(setup, k).items():
-            page.row((question, {"weight": "bold", "width": 1.8}), (answer, {"x": 2.15, "gap": 0.05}))
+        page.heading("Ten lines of code")
+        page.text(CODE, SMALL_PT, wrap=False, family="DejaVu Sans Mono")
+        page.heading("Five interview lines")
+        for i, line in enumerate(recap_lines(setup, k), start=1):
+            page.text(f"{i}. {line}", x=0.1)
         path.parent.mkdir(parents=True, exist_ok=True)
         page.fig.savefig(path, format="pdf")
     return path

@@ -14,7 +14,7 @@ import tempfile
 import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -87,6 +87,13 @@ def _cutoffs(text: str, start=None) -> list[int]:
     if len(set(ks)) < len(ks):
         raise ValueError("holds a cut-off twice; give each once, e.g. KS=\"1 3 5 10\"")
     return ks
+
+
+def _metrics(text: str, start=None) -> list[str]:
+    names = text.replace(",", " ").split()
+    if any(name not in METRICS for name in names) or len(set(names)) < len(names):
+        raise ValueError(f"names each metric once, of {' '.join(METRICS)} (e.g. METRICS=\"recall MAP F1\")")
+    return names
 
 
 def _run_files(text: str, start: str | None) -> list[Path]:
@@ -195,6 +202,7 @@ PARAMETERS = {
     "CHUNK_SIZE": Parameter(_whole, default=CHUNK_SIZE),
     "K": Parameter(_whole, default=K),
     "KS": Parameter(_cutoffs),
+    "METRICS": Parameter(_metrics),  # metrics scored beside the four: MAP R-precision F1 context-precision
     "RERANKER": Parameter(_reranker, EVALUATE),
     "REPORT": Parameter(_report_name),
     "BASELINE": Parameter(_existing("file"), GATE),  # the run the candidate must not fall behind
@@ -409,6 +417,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         try:
             values = read_parameters(target, environ, output_dir, cache_dir)
             ev = (evaluate if target == "evaluate" else evaluate_runs)(values, cache_dir)
+            ev = replace(ev, metrics=values["METRICS"], scores=None) if values["METRICS"] else ev
             for what, n in ev.left_out["what"].value_counts(sort=False).items():
                 print(f"note: {n:,} × {what} (listed in the report)", file=sys.stderr)
             folder = claim(output_dir, values["REPORT"] or default_name(values, target), "REPORT" in values["given"])

@@ -32,7 +32,7 @@ from ..core.evaluation import (
     precision_ceiling,
 )
 from ..core.metrics import relevant_ids
-from ..core.registry import METRICS, tested_metrics
+from ..core.registry import METRICS, shown_metrics, tested_metrics
 from ..course.plots import (
     plot_first_relevant_ranks,
     plot_intervals,
@@ -103,10 +103,11 @@ class Evaluation:
     scores: pd.DataFrame | None = None
     unit: str = "chunk"  # what the runs rank: "chunk", or "document" for qrels of an engine
     progress: bool = False  # a progress bar for the slow parts (the paired tests of thousands of questions)
+    metrics: list = field(default_factory=list)  # registered metrics scored beside the shown ones (MAP, F1, ...)
 
     def __post_init__(self):
         if self.scores is None:
-            self.scores = per_question_scores(self.runs, self.qrels, self.ks)
+            self.scores = per_question_scores(self.runs, self.qrels, self.ks, list(dict.fromkeys([*shown_metrics(), *self.metrics])))
 
     def save(self, name: str, table: pd.DataFrame) -> str:
         """Write ``table`` as CSV beside the report (when there is a folder); the sentence that says where."""
