@@ -118,7 +118,7 @@ sheet: $(STAMP)
 	$(PY) -m retrieval_eval.course.sheet
 
 # `make evaluate [CORPUS=folder GOLDEN=file.csv] [K=3] [KS="1 3 5 10"] [CHUNK_SIZE=512] [MODEL_NAME=...]
-#  [RERANKER=sentence|folder] [REPORT=name]`, and `make evaluate-runs (QRELS=file | GOLDEN=file.csv CORPUS=folder)
+#  [METRICS="MAP F1"] [RERANKER=sentence|folder] [REPORT=name]`, and `make evaluate-runs (QRELS=file | GOLDEN=file.csv CORPUS=folder)
 #  RUNS="a.trec b.trec" [...]`: a report in a new folder output/REPORT/ (see the README's "Your own data").
 # Every variable reaches retrieval_eval/tool/cli.py through the environment as typed ($(value ...): no make
 # expansion, no path function splitting it at spaces); the runner checks them all at once. START_DIR is
