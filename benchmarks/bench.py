@@ -73,9 +73,12 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
 10. The second stage (``rerank``): the sentence reranker on hybrid's top 10 of each golden-set question, every
    sentence encoded anew and with its vectors stored; written with the date, the machine and the load to
    ``benchmarks/rerank.json``, which notebook 06 reads (it times nothing slow itself).
+11. ``make gate`` (``gate``): section 1's run of 10,000 questions × 100 ranks against a candidate with every tenth
+   ranking reversed, as TREC files with their qrels; the whole target timed, from reading the files to the verdict,
+   the summary and the JSON (target under 5 s).
 
 ``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
-``vector-search``, ``engine``, ``beir``, ``report``, ``rerank``, ``widgets``) runs one section only.
+``vector-search``, ``engine``, ``beir``, ``report``, ``rerank``, ``gate``, ``widgets``) runs one section only.
 """
 
 from __future__ import annotations
@@ -773,7 +776,35 @@ def bench_rerank():
     (ROOT / "benchmarks" / "rerank.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
-SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir", "report", "rerank")
+# --- 11. make gate at scale ----------------------------------------------------------------------------
+
+GATE_TARGET_S = 5  # `make gate` on N_QUESTIONS × DEPTH, the whole target (issue 31)
+
+
+def bench_gate():
+    """`make gate` as CI runs it (its own process, from the TREC files to the verdict and its files): section 1's
+    synthetic run against a candidate with every tenth question's ranking reversed."""
+    run, qrels = synthetic_evaluation(np.random.default_rng(SEED))
+    candidate = {q: ranked[::-1] if i % 10 == 0 else ranked for i, (q, ranked) in enumerate(run.items())}
+    with tempfile.TemporaryDirectory() as tmp:
+        qrels_file, base, new = h.export_trec({"base": run, "new": candidate}, qrels, tmp)
+        start = time.perf_counter()
+        try:
+            done = make("gate", f"QRELS={qrels_file}", f"BASELINE={base}", f"CANDIDATE={new}", output=Path(tmp) / "out")
+        except subprocess.CalledProcessError as exc:  # exit 1 (worse) is a verdict too; 2 is not
+            if exc.returncode != 1:
+                raise SystemExit(f"make gate failed: {exc.stderr}") from None
+            done = exc
+        seconds = time.perf_counter() - start
+    verdict = next(line for line in done.stdout.splitlines() if line.startswith(("Worse", "Not worse")))
+    print(f"11. make gate: {N_QUESTIONS:,} questions x {DEPTH} ranks, two TREC runs against their qrels (load "
+          f"{os.getloadavg()[0]:.1f})")
+    print(f"   {seconds:.1f} s, exit status {done.returncode} (target < {GATE_TARGET_S} s: "
+          f"{'met' if seconds < GATE_TARGET_S else 'MISSED'})\n   {verdict}")
+    return seconds
+
+
+SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir", "report", "rerank", "gate")
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 
 
@@ -802,7 +833,7 @@ def main():
         print(f"   exact vector search: about {search_limit:,.0f} vectors (plus {query_ms:.0f} ms to embed the question)")
         print(f"   embedding a corpus once at {throughput:.0f} chunks/s: 100,000 chunks take {100_000 / throughput / 3600:.1f} h")
     for name, bench in (("notebooks", bench_notebooks), ("widgets", bench_widgets), ("engine", bench_engine),
-                        ("beir", bench_beir), ("report", bench_report), ("rerank", bench_rerank)):
+                        ("beir", bench_beir), ("report", bench_report), ("rerank", bench_rerank), ("gate", bench_gate)):
         if name in chosen:
             bench()
     print(f"Total bench time {time.perf_counter() - start:.0f} s")

@@ -75,10 +75,9 @@ def gate(baseline: Mapping[str, Sequence[str]], candidate: Mapping[str, Sequence
     test = paired_test(base, cand) if margin == 0 else permutation_test(base - margin, cand)
     drop = float((base - cand).mean()) - margin
     p = test["p"] / 2 if drop > 1e-12 else None
-    ranks = {name: [first_relevant_rank(run.get(q, []), relevant_ids(qrels[q])) or 0 for q in table.index]
-             for name, run in (("baseline rank", baseline), ("candidate rank", candidate))}
-    diff = table.rename_axis(columns=None).reset_index().assign(**ranks)[list(DIFF_COLUMNS)]
-    diff = diff[diff["baseline"] != diff["candidate"]]
+    diff = table[base != cand].rename_axis(columns=None).reset_index()
+    diff = diff.assign(**{name: [first_relevant_rank(run.get(q, []), relevant_ids(qrels[q])) or 0 for q in diff["question"]]
+                          for name, run in (("baseline rank", baseline), ("candidate rank", candidate))})[list(DIFF_COLUMNS)]
     diff = diff.assign(order=diff["candidate"] - diff["baseline"]).sort_values(["order", "question"], kind="stable")
     return Verdict(METRICS[metric].at(k), float(margin), len(table), float(base.mean()), float(cand.mean()), test, p,
                    p is not None and p < ALPHA, diff.drop(columns="order").reset_index(drop=True))
