@@ -146,7 +146,7 @@ history: $(STAMP)
 
 # Batch evaluator against pytrec_eval, and retrieval at 100,000 chunks (prints the figures; a few minutes).
 bench: $(TEST_STAMP)
-	$(PY) benchmarks/bench.py
+	$(PY) benchmarks/bench.py $(ONLY)
 
 # Deletes both venvs and the cache of rankings and embeddings; output/ (your reports) stays.
 clean:

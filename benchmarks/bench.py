@@ -70,8 +70,9 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    report), the peak memory of its largest process, the cache's size, and the report's slowest cell.
    Targets: at most 5 minutes and a cache of at most 50 MB.
 
-``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
-``vector-search``, ``engine``, ``beir``, ``report``, ``rerank``, ``widgets``) runs one section only.
+``make bench ONLY="evaluation bm25"`` (or ``python benchmarks/bench.py evaluation bm25``) runs the sections named
+(``SECTIONS`` at the end lists them). The run ends with one table, the README's Speed table: a row per figure,
+with the machine and the 1-minute load average at the section's start and end.
 """
 
 from __future__ import annotations
@@ -98,14 +99,15 @@ from retrieval_eval.retrieval.retrievers import STEMMER, STOP_WORDS, VectorRetri
 
 SEED = 0
 N_QUESTIONS, DEPTH = 10_000, 100
+BM25_SIZES, EMBED_CHUNKS, VECTORS = (10_000, 100_000), 1_000, 100_000
 REPEATS = 5
 BUDGET_MS = 100  # a per-query latency budget for interactive search
 
 
-def best_of(fn, repeat=REPEATS):
-    """Fastest wall-clock time of ``repeat`` calls, and the last result."""
+def best_of(fn, repeat=None):
+    """Fastest wall-clock time of ``repeat`` (default REPEATS) calls, and the last result."""
     times = []
-    for _ in range(repeat):
+    for _ in range(repeat or REPEATS):
         start = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - start)
@@ -140,7 +142,8 @@ def synthetic_evaluation(rng):
     return run, qrels
 
 
-def bench_evaluation(rng):
+def bench_evaluation():
+    rng = np.random.default_rng(SEED)
     run, qrels = synthetic_evaluation(rng)
     scored = {q: {d: float(DEPTH - r) for r, d in enumerate(ranked)} for q, ranked in run.items()}
     scored_10 = {q: {d: float(DEPTH - r) for r, d in enumerate(ranked[:10])} for q, ranked in run.items()}
@@ -168,7 +171,9 @@ def bench_evaluation(rng):
     print(f"   batch evaluator  {t_ours * 1000:7.0f} ms (best of {REPEATS})")
     print(f"   pytrec_eval      {t_trec * 1000:7.0f} ms (best of {REPEATS})")
     print(f"   ratio batch / pytrec_eval = {ratio:.2f} (target <= 0.5: {'met' if ratio <= 0.5 else 'MISSED'})")
-    return ratio
+    return [(f"{N_QUESTIONS:,} questions × {DEPTH} ranked ids, four metrics at two cut-offs",
+             f"batch evaluator {t_ours * 1000:,.0f} ms, pytrec_eval {t_trec * 1000:,.0f} ms (ratio {ratio:.2f}); values "
+             f"equal (largest difference {difference:.1e})")]
 
 
 # --- 2. BM25 ------------------------------------------------------------------------------------
@@ -193,54 +198,60 @@ def synthetic_vocabulary(rng):
     return [vocabulary[i] for i in rng.permutation(len(vocabulary))]
 
 
-def bench_bm25(rng):
+def bench_bm25():
+    rng = np.random.default_rng(SEED)
     vocabulary = synthetic_vocabulary(rng)
-    chunks = synthetic_chunks(rng, 100_000, vocabulary)
+    chunks = synthetic_chunks(rng, BM25_SIZES[-1], vocabulary)
     queries = [" ".join(rng.choice(vocabulary[100:5_000], 4)) for _ in range(20)]
     print("2. BM25 (rank-bm25 BM25Okapi through h.BM25Retriever), synthetic chunks of 60-140 words")
-    results = {}
-    for n in (10_000, 100_000):
+    rows = []
+    for n in BM25_SIZES:
         t_build, bm25 = best_of(lambda n=n: h.BM25Retriever(chunks[:n]), repeat=1)
         score_ms = median_ms(bm25.scores, queries)
         rank_ms = median_ms(bm25.rank, queries)
-        results[n] = rank_ms
+        MEASURED[f"bm25 {n}"] = rank_ms
+        rows.append((f"BM25 (rank-bm25), {n:,} synthetic chunks", f"index build {t_build:.1f} s; ranking every chunk "
+                     f"{rank_ms:.1f} ms per query (median of {len(queries)})"))
         print(f"   {n:>7,} chunks: index build {t_build:5.1f} s; per query: score all {score_ms:6.1f} ms, "
               f"rank all {rank_ms:6.1f} ms (median of {len(queries)})")
         del bm25
-    return results
+    return rows
 
 
 # --- 3. Embeddings ------------------------------------------------------------------------------
 
 
 def bench_embeddings():
+    n = EMBED_CHUNKS
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no "Loading weights" bar each time the model loads
     words = " ".join(h.load_corpus().values()).split()
-    stride = max(1, (len(words) - 100) // 1000)
-    texts = [" ".join(words[i : i + 100]) for i in range(0, stride * 1000, stride)][:1000]
-    assert len(set(texts)) == 1000
+    stride = max(1, (len(words) - 100) // n)
+    texts = [" ".join(words[i : i + 100]) for i in range(0, stride * n, stride)][:n]
+    assert len(set(texts)) == n
     chunks = [{"id": f"e{i:04d}", "text": t} for i, t in enumerate(texts)]
     questions = list(h.read_golden_csv()["question"][:20])
-    print("3. Embeddings, bundled all-MiniLM-L6-v2, 1,000 chunks of 100 words of Polder text")
+    print(f"3. Embeddings, bundled all-MiniLM-L6-v2, {n:,} chunks of 100 words of Polder text")
     with tempfile.TemporaryDirectory() as cache:
         t_empty, vector = best_of(lambda: VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
         t_filled, _ = best_of(lambda: VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
     query_ms = median_ms(vector.scores, questions)
-    throughput = 1000 / (t_empty - t_filled)
+    throughput = n / (t_empty - t_filled)
     print(f"   VectorRetriever with an empty cache {t_empty:5.1f} s, with the cache filled {t_filled:4.1f} s "
           "(model loading included in both)")
-    print(f"   throughput {throughput:5.1f} chunks/s (1,000 / the difference: embedding and writing the cache)")
-    print(f"   one question embedded and scored against the 1,000 chunks: {query_ms:.1f} ms (median of 20)")
-    return throughput, query_ms
+    print(f"   throughput {throughput:5.1f} chunks/s ({n:,} / the difference: embedding and writing the cache)")
+    print(f"   one question embedded and scored against the {n:,} chunks: {query_ms:.1f} ms (median of 20)")
+    MEASURED.update(throughput=throughput, query_ms=query_ms)
+    return [(f"embedding {n:,} chunks of 100 words (bundled all-MiniLM-L6-v2)", f"{throughput:.0f} chunks/s; one "
+             f"question embedded and scored {query_ms:.0f} ms")]
 
 
 # --- 4. Exact vector search ---------------------------------------------------------------------
 
 
-def bench_vector_search(rng):
-    n, dim = 100_000, 384
+def bench_vector_search():
+    rng, n, dim = np.random.default_rng(SEED), VECTORS, 384
     embeddings = rng.standard_normal((n, dim), dtype=np.float32)
     embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
     queries = rng.standard_normal((100, dim), dtype=np.float32)
@@ -254,7 +265,8 @@ def bench_vector_search(rng):
     search_ms = median_ms(search, queries)
     print(f"4. Exact vector search, {n:,} normalised {dim}-d float32 vectors ({embeddings.nbytes / 2**20:.0f} MiB)")
     print(f"   one query, cosine with every vector and its top 10: {search_ms:.1f} ms (median of {len(queries)})")
-    return search_ms
+    MEASURED["search_ms"] = search_ms
+    return [(f"exact vector search, {n:,} vectors of 384 dimensions", f"{search_ms:.1f} ms per query with its top 10")]
 
 
 # --- 7. A real engine: bm25s at 100,000 chunks, scored with `make evaluate-runs` -----------------
@@ -356,6 +368,9 @@ def bench_engine():
     print(f"   rank-bm25 BM25Okapi on the same tokens: index {t_okapi_index:.1f} s; per question (score every chunk, "
           f"top {ENGINE_DEPTH}, {len(sample)} questions) {per_okapi:.0f} ms against bm25s {per_engine:.1f} ms: "
           f"bm25s is {per_okapi / per_engine:.0f}x faster; load average {os.getloadavg()[0]:.1f} at the end")
+    return [(f"bm25s, {ENGINE_CHUNKS:,} chunks, top {ENGINE_DEPTH} of {len(qids):,} questions, then `make evaluate-runs`",
+             f"index {t_tokens + t_index:.1f} s, {len(qids) / t_retrieve:,.0f} questions/s (1 thread); make evaluate-runs "
+             f"{t_make:.1f} s; bm25s {per_okapi / per_engine:.0f}× rank-bm25 per question")]
 
 
 def _loaded(run_path, qrels_path):
@@ -455,11 +470,16 @@ def bench_report():
           f"{SCALE_TARGET_MB} MB: {'met' if cache_mib * 2**20 <= SCALE_TARGET_MB * 1e6 else 'MISSED'}); the report's "
           f"{len(cells)} cells {sum(times.values()):.0f} s, the slowest '{slowest}' {times[slowest]:.1f} s; report folder "
           f"{report_mib:.0f} MiB")
+    return [(f"`make evaluate`, {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, empty cache",
+             f"{seconds:.0f} s in all (target 5 minutes): {terminal:.0f} s until the report, {seconds - terminal:.0f} s "
+             f"the report; peak {peak_kib / 1024:.0f} MiB; cache {cache_mib:.1f} MiB")]
 
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-IMPORT_TARGET_S, TOTAL_CPU_TARGET_S, WIDGETS_TARGET_S = 1.5, 40.0, 8.0
+NOTEBOOK_COUNT = len(NOTEBOOKS)
+IMPORT_TARGET_S, TOTAL_CPU_TARGET_S = 1.0, 40.0
 
+IMPORT_REPEATS = 5
 IMPORT = """
 import sys, time
 start = time.perf_counter()
@@ -487,7 +507,7 @@ def run_notebooks(cache: Path) -> dict:
     """``{notebook name: (wall s, kernel CPU s)}``, each executed in a fresh kernel with ``cache`` as the cache."""
     env = {**os.environ, "RETRIEVAL_EVAL_CACHE": str(cache)}
     times = {}
-    for path in NOTEBOOKS:
+    for path in NOTEBOOKS[:NOTEBOOK_COUNT]:
         out = subprocess.run([sys.executable, "-c", RUN_NOTEBOOK, str(path), str(path.parent)], env=env,
                              capture_output=True, text=True, check=True).stdout
         result = json.loads(out.strip().splitlines()[-1])
@@ -497,10 +517,10 @@ def run_notebooks(cache: Path) -> dict:
 
 def bench_notebooks():
     imports = [subprocess.run([sys.executable, "-c", IMPORT], capture_output=True, text=True, check=True).stdout.split()
-               for _ in range(5)]
+               for _ in range(IMPORT_REPEATS)]
     import_s = statistics.median(float(seconds) for seconds, _ in imports)
     torch = any(flag == "True" for _, flag in imports)
-    print(f"5. Notebooks. `import helpers`: {import_s:.2f} s (median of 5 fresh processes; target <= "
+    print(f"5. Notebooks. `import helpers`: {import_s:.2f} s (median of {IMPORT_REPEATS} fresh processes; target <= "
           f"{IMPORT_TARGET_S} s: {'met' if import_s <= IMPORT_TARGET_S else 'MISSED'}); torch imported: {torch}")
     with tempfile.TemporaryDirectory() as cache:
         cold = run_notebooks(Path(cache))
@@ -516,10 +536,12 @@ def bench_notebooks():
     for label, total in totals.items():
         print(f"   {label:<28} {total[0]:9.1f} {total[1]:9.1f} {total[2]:9.1f} {total[3]:9.1f}")
     nine = totals["00-08 (target's nine)"][3]
-    widgets = warm["07_widgets"][0]
     print(f"   warm cache: kernel CPU {nine:.1f} s for 00-08 (target <= {TOTAL_CPU_TARGET_S:.0f} s: "
-          f"{'met' if nine <= TOTAL_CPU_TARGET_S else 'MISSED'}); 07_widgets from kernel start to the last "
-          f"cell {widgets:.1f} s (target <= {WIDGETS_TARGET_S:.0f} s: {'met' if widgets <= WIDGETS_TARGET_S else 'MISSED'})")
+          f"{'met' if nine <= TOTAL_CPU_TARGET_S else 'MISSED'})")
+    slowest = max(cold, key=lambda name: cold[name][1])
+    return [(f"`import helpers`; {len(cold)} notebooks executed headless, empty cache then warm",
+             f"import {import_s:.2f} s; kernel CPU {totals[f'all {len(cold)}'][1]:.0f} s cold, "
+             f"{totals[f'all {len(cold)}'][3]:.0f} s warm; slowest cold {slowest} {cold[slowest][1]:.0f} s")]
 
 
 # --- 6. Widgets in the browser -------------------------------------------------------------------
@@ -690,6 +712,9 @@ def bench_widgets():
     first = next(m for wd, what, m, _ in rows if wd == "ceiling" and "first time" in what)
     print(f"   ceiling, first draw of a setting: {first:.0f} ms (target <= {CEILING_FIRST_DRAW_MS} ms on an idle machine: "
           f"{'met' if first <= CEILING_FIRST_DRAW_MS else 'MISSED'})")
+    return [("the widgets in JupyterLab in headless Chromium, 1366×768", f"median per interaction "
+             f"{min(m for *_, m, _ in rows):.0f}–{max(m for wd, what, m, _ in rows if 'search' not in what):.0f} ms; the "
+             f"ceiling widget's first draw of a setting {first:.0f} ms (target {CEILING_FIRST_DRAW_MS} ms)")]
 
 
 # --- 8. A BEIR folder through make evaluate ------------------------------------------------------
@@ -739,6 +764,9 @@ def bench_beir():
           f"{seconds - terminal:.0f} s; peak memory {peak_kib / 1024:.0f} MiB")
     print("   means at k = 3: " + "; ".join(f"{run} " + ", ".join(f"{m} {v:.3f}" for m, v in row.items())
                                            for run, row in means.iterrows()))
+    return [(f"`make evaluate BEIR=...`, {len(inputs.chunks):,} chunks, {len(inputs.golden)} questions (up to "
+             f"{sizes.max()} relevant chunks each), empty cache", f"{seconds:.0f} s in all (target 3 minutes): "
+             f"{terminal:.0f} s until the report, {seconds - terminal:.0f} s the report; peak {peak_kib / 1024:.0f} MiB")]
 
 
 # --- 10. The built-in second stage ----------------------------------------------------------------------
@@ -754,45 +782,68 @@ def bench_rerank():
     reranker = SentenceReranker()
     print(f"10. second stage (load average {os.getloadavg()[0]:.1f}): the sentence reranker on hybrid's top 10, "
           f"{len(questions)} questions")
+    medians = []
     for fresh in (True, False):
         seconds = seconds_per_question(reranker, setup.runs["hybrid"], texts, questions, depth=10, fresh=fresh)
+        medians.append(seconds.median() * 1000)
         print(f"   {'every sentence encoded anew' if fresh else 'sentence vectors stored'}: median "
               f"{seconds.median() * 1000:.0f} ms per question (from {seconds.min() * 1000:.0f} to {seconds.max() * 1000:.0f} ms)")
+    return [("the built-in reranker on hybrid's top 10, per question", f"median {medians[0]:,.0f} ms, every sentence "
+             f"encoded anew (as a cross-encoder reads every pair); {medians[1]:,.0f} ms with the sentence vectors stored")]
 
 
-SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir", "report", "rerank")
+# A section: a function that prints its figures and returns the table's rows [(what, measured)]. To add one, write
+# it and name it here; tests/test_bench.py runs every section on TINY inputs.
+SECTIONS = {"evaluation": bench_evaluation, "bm25": bench_bm25, "embeddings": bench_embeddings,
+            "vector-search": bench_vector_search, "notebooks": bench_notebooks, "engine": bench_engine,
+            "beir": bench_beir, "report": bench_report, "rerank": bench_rerank, "widgets": bench_widgets}
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
+MEASURED = {}  # figures one section leaves for the summary of others
+TINY = {"N_QUESTIONS": 50, "BM25_SIZES": (200, 400), "EMBED_CHUNKS": 20, "VECTORS": 1_000, "NOTEBOOK_COUNT": 1,
+        "IMPORT_REPEATS": 1, "ENGINE_CHUNKS": 500, "ENGINE_QUESTIONS": 20, "RANK_BM25_QUESTIONS": 5, "SCALE_DOCS": 40,
+        "SCALE_QUESTIONS": 20, "BEIR_CHUNKS": 40, "BEIR_QUESTIONS": 10, "WIDGET_REPEATS": 1, "REPEATS": 1}
+
+
+def machine() -> str:
+    """The CPU's model name (its first two words), as the README's Speed table names the machine."""
+    names = [line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+             if line.startswith("model name")] if Path("/proc/cpuinfo").exists() else []
+    return " ".join(w.replace("(R)", "").replace("(TM)", "") for w in names[0][:2]) if names else "unknown CPU"
+
+
+def run(names, tiny=False) -> list[tuple[str, str, str]]:
+    """Run the named sections (all but the optional ones if none); one row (what, measured, load) per figure."""
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"unknown section(s) {unknown}; choose from {list(SECTIONS)}")
+    if tiny:
+        globals().update(TINY)
+    rows, cpu = [], machine()
+    for name in names or [name for name in SECTIONS if name not in OPTIONAL_SECTIONS]:
+        before = os.getloadavg()[0]
+        measured = SECTIONS[name]()
+        load = f"{before:.1f} → {os.getloadavg()[0]:.1f}"
+        rows += [(f"{what} ({name}; {cpu})", figure, load) for what, figure in measured]
+    if {"bm25 " + str(BM25_SIZES[0]), "bm25 " + str(BM25_SIZES[1]), "throughput", "search_ms"} <= set(MEASURED):
+        # Latency grows linearly with the corpus: extrapolate from the measured points.
+        small, large = (MEASURED[f"bm25 {n}"] for n in BM25_SIZES)
+        bm25_limit = BM25_SIZES[0] + (BUDGET_MS - small) / ((large - small) / (BM25_SIZES[1] - BM25_SIZES[0]))
+        print(f"Where a {BUDGET_MS} ms query budget runs out (linear extrapolation from the figures above):")
+        print(f"   BM25 with rank-bm25, ranking every chunk: about {bm25_limit:,.0f} chunks")
+        print(f"   exact vector search: about {VECTORS * BUDGET_MS / MEASURED['search_ms']:,.0f} vectors (plus "
+              f"{MEASURED['query_ms']:.0f} ms to embed the question)")
+        print(f"   embedding a corpus once at {MEASURED['throughput']:.0f} chunks/s: 100,000 chunks take "
+              f"{100_000 / MEASURED['throughput'] / 3600:.1f} h")
+    return rows
 
 
 def main():
-    chosen = sys.argv[1:] or list(SECTIONS)
-    unknown = [name for name in chosen if name not in SECTIONS + OPTIONAL_SECTIONS]
-    if unknown:
-        raise SystemExit(f"unknown section(s) {unknown}; choose from {list(SECTIONS + OPTIONAL_SECTIONS)}")
-    rng = np.random.default_rng(SEED)
     start = time.perf_counter()
-    if "evaluation" in chosen:
-        bench_evaluation(rng)
-    if "bm25" in chosen:
-        bm25_ms = bench_bm25(rng)
-    if "embeddings" in chosen:
-        throughput, query_ms = bench_embeddings()
-    if "vector-search" in chosen:
-        search_ms = bench_vector_search(rng)
-    if {"bm25", "embeddings", "vector-search"} <= set(chosen):
-        # Latency grows linearly with the corpus: extrapolate from the measured points.
-        per_chunk = (bm25_ms[100_000] - bm25_ms[10_000]) / 90_000
-        bm25_limit = 10_000 + (BUDGET_MS - bm25_ms[10_000]) / per_chunk
-        search_limit = 100_000 * BUDGET_MS / search_ms
-        print(f"Where a {BUDGET_MS} ms query budget runs out (linear extrapolation from the figures above):")
-        print(f"   BM25 with rank-bm25, ranking every chunk: about {bm25_limit:,.0f} chunks")
-        print(f"   exact vector search: about {search_limit:,.0f} vectors (plus {query_ms:.0f} ms to embed the question)")
-        print(f"   embedding a corpus once at {throughput:.0f} chunks/s: 100,000 chunks take {100_000 / throughput / 3600:.1f} h")
-    for name, bench in (("notebooks", bench_notebooks), ("widgets", bench_widgets), ("engine", bench_engine),
-                        ("beir", bench_beir), ("report", bench_report), ("rerank", bench_rerank)):
-        if name in chosen:
-            bench()
-    print(f"Total bench time {time.perf_counter() - start:.0f} s")
+    rows = run(sys.argv[1:])
+    print(f"\n{os.cpu_count()} cores; load average = the 1-minute load at a section's start → its end\n")
+    print("| what (`make bench` section) | measured | load average |\n|---|---|---|")
+    print("\n".join(f"| {what} | {figure} | {load} |" for what, figure, load in rows))
+    print(f"\nTotal bench time {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":
