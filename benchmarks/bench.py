@@ -73,6 +73,10 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    report), the peak memory of its largest process, the cache's size, and the report's slowest cell.
    Targets: at most 5 minutes and a cache of at most 50 MB.
 
+10. The second stage (``rerank``): the sentence reranker on hybrid's top 10 of each golden-set question, every
+   sentence encoded anew and with its vectors stored; written with the date, the machine and the load to
+   ``benchmarks/rerank.json``, which notebook 06 reads (it times nothing slow itself).
+
 ``make bench ONLY="evaluation bm25"`` (or ``python benchmarks/bench.py evaluation bm25``) runs the sections named
 (``SECTIONS`` at the end lists them). The run ends with one table, the README's Speed table: a row per figure,
 with the machine and the 1-minute load average at the section's start and end.
@@ -839,22 +843,31 @@ def bench_beir():
 
 def bench_rerank():
     """The median time the sentence reranker adds per question at N = 10 on the teaching set (hybrid's top 10):
-    every sentence encoded anew (as a cross-encoder reads every pair), and with its sentence vectors stored."""
+    every sentence encoded anew (as a cross-encoder reads every pair; each question once, after a warm-up), and with
+    its sentence vectors stored. Written, dated and with the machine, to benchmarks/rerank.json: notebook 06 reads it."""
+    from retrieval_eval.course.teaching import machine
     from retrieval_eval.retrieval.rerank import SentenceReranker, seconds_per_question
 
     setup = h.evaluation_setup()
     texts, questions = {c["id"]: c["text"] for c in setup.chunks}, dict(zip(setup.golden["id"], setup.golden["question"]))
     reranker = SentenceReranker()
-    print(f"10. second stage (load average {os.getloadavg()[0]:.1f}): the sentence reranker on hybrid's top 10, "
-          f"{len(questions)} questions")
-    medians = []
-    for fresh in (True, False):
-        seconds = seconds_per_question(reranker, setup.runs["hybrid"], texts, questions, depth=10, fresh=fresh)
-        medians.append(seconds.median() * 1000)
-        print(f"   {'every sentence encoded anew' if fresh else 'sentence vectors stored'}: median "
-              f"{seconds.median() * 1000:.0f} ms per question (from {seconds.min() * 1000:.0f} to {seconds.max() * 1000:.0f} ms)")
-    return [("the built-in reranker on hybrid's top 10, per question", f"median {medians[0]:,.0f} ms, every sentence "
-             f"encoded anew (as a cross-encoder reads every pair); {medians[1]:,.0f} ms with the sentence vectors stored")]
+    load = os.getloadavg()[0]
+    print(f"10. second stage (load average {load:.1f}): the sentence reranker on hybrid's top 10, {len(questions)} questions")
+    medians = {}
+    for fresh, name in ((True, "every sentence encoded anew"), (False, "sentence vectors stored")):
+        seconds = seconds_per_question(reranker, setup.runs["hybrid"], texts, questions, depth=10, fresh=fresh,
+                                       repeat=1 if fresh else 3)
+        medians[name] = round(seconds.median() * 1000, 1)
+        print(f"   {name}: median {seconds.median() * 1000:.0f} ms per question (from {seconds.min() * 1000:.0f} to "
+              f"{seconds.max() * 1000:.0f} ms)")
+    record = {"measured": time.strftime("%Y-%m-%d", time.gmtime()), "machine": machine(),
+              "load average": round(max(load, os.getloadavg()[0]), 1), "questions": len(questions), "depth": 10,
+              "ms per question": medians}
+    if WRITE_RECORDS:
+        (ROOT / "benchmarks" / "rerank.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    encoded, stored = medians.values()
+    return [("the built-in reranker on hybrid's top 10, per question", f"median {encoded:,.0f} ms, every sentence "
+             f"encoded anew (as a cross-encoder reads every pair); {stored:,.0f} ms with the sentence vectors stored")]
 
 
 # A section: a function that prints its figures and returns the table's rows [(what, measured)]. To add one, write
@@ -864,16 +877,11 @@ SECTIONS = {"evaluation": bench_evaluation, "bm25": bench_bm25, "embeddings": be
             "beir": bench_beir, "report": bench_report, "rerank": bench_rerank, "widgets": bench_widgets}
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 MEASURED = {}  # figures one section leaves for the summary of others
+WRITE_RECORDS = True  # benchmarks/rerank.json (notebook 06 reads it); not on tiny inputs
 TINY = {"EVAL_SIZES": ((50, 20),), "BM25_SIZES": (200, 400), "EMBED_CHUNKS": 20, "VECTORS": 1_000, "NOTEBOOK_COUNT": 1,
         "IMPORT_REPEATS": 1, "ENGINE_CHUNKS": 500, "ENGINE_QUESTIONS": 20, "RANK_BM25_QUESTIONS": 5, "SCALE_DOCS": 40,
-        "SCALE_QUESTIONS": 20, "BEIR_CHUNKS": 40, "BEIR_QUESTIONS": 10, "WIDGET_REPEATS": 1, "REPEATS": 1}
-
-
-def machine() -> str:
-    """The CPU's model name (its first two words), as the README's Speed table names the machine."""
-    names = [line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
-             if line.startswith("model name")] if Path("/proc/cpuinfo").exists() else []
-    return " ".join(w.replace("(R)", "").replace("(TM)", "") for w in names[0][:2]) if names else "unknown CPU"
+        "SCALE_QUESTIONS": 20, "BEIR_CHUNKS": 40, "BEIR_QUESTIONS": 10, "WIDGET_REPEATS": 1, "REPEATS": 1,
+        "WRITE_RECORDS": False}
 
 
 def run(names, tiny=False) -> list[tuple[str, str, str]]:
@@ -883,6 +891,8 @@ def run(names, tiny=False) -> list[tuple[str, str, str]]:
         raise SystemExit(f"unknown section(s) {unknown}; choose from {list(SECTIONS)}")
     if tiny:
         globals().update(TINY)
+    from retrieval_eval.course.teaching import machine
+
     rows, cpu = [], machine()
     for name in names or [name for name in SECTIONS if name not in OPTIONAL_SECTIONS]:
         before = os.getloadavg()[0]
