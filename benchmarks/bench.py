@@ -101,7 +101,7 @@ import pytrec_eval
 import helpers as h
 from retrieval_eval.core.evaluation import per_question_scores
 from retrieval_eval.core.paths import CORPUS_DIR, OUTPUT_DIR, ROOT
-from retrieval_eval.inputs.trec import align_run, read_run, write_trec_qrels
+from retrieval_eval.inputs.trec import align_run, read_qrels, read_run, write_trec_qrels
 from retrieval_eval.retrieval.retrievers import STEMMER, STOP_WORDS, VectorRetriever, stop_word_list
 
 SEED = 0
@@ -303,8 +303,8 @@ def bench_embeddings():
     questions = list(h.read_golden_csv()["question"][:20])
     print(f"3. Embeddings, bundled all-MiniLM-L6-v2, {n:,} chunks of 100 words of Polder text")
     with tempfile.TemporaryDirectory() as cache:
-        t_empty, vector = best_of(lambda: VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
-        t_filled, _ = best_of(lambda: VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
+        t_empty, vector = best_of(lambda: VectorRetriever(chunks, cache_dir=cache), repeat=1)
+        t_filled, _ = best_of(lambda: VectorRetriever(chunks, cache_dir=cache), repeat=1)
     query_ms = median_ms(vector.scores, questions)
     throughput = n / (t_empty - t_filled)
     print(f"   VectorRetriever with an empty cache {t_empty:5.1f} s, with the cache filled {t_filled:4.1f} s "
@@ -444,7 +444,7 @@ def bench_engine():
 
 def _loaded(run_path, qrels_path):
     """The run read and matched to the qrels, as ``make evaluate-runs`` does: ({name: rankings}, qrels)."""
-    qrels = h.read_qrels(qrels_path)
+    qrels = read_qrels(qrels_path)
     rankings, coverage = align_run(read_run(run_path), qrels)
     return {"bm25s": rankings}, {q: qrels[q] for q in coverage.scored}
 
