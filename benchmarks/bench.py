@@ -4,8 +4,11 @@ Run with ``make bench`` (a few minutes on 2 cores). Every figure is printed; the
 the batch evaluator and pytrec_eval give the same values. Wall-clock times (``time.perf_counter``);
 "best of N" is the fastest of N repeats, as ``timeit`` reports. Synthetic data from a fixed seed.
 
-1. Evaluation: 10,000 questions × 100 ranked chunk ids, precision@3, recall@3, MRR@10, nDCG@10.
-   Both start from their own input format, already in memory, which is not timed:
+1. Evaluation: 10,000 and 100,000 questions × 100 ranked chunk ids and 1,000,000 × 10, precision@3, recall@3,
+   MRR@10, nDCG@10, each evaluator in a forked process (its peak memory above the inputs is its own), with the
+   same means checked: the floor (one dict.get per rank, then numpy), ranx (its Run and Qrels built inside the
+   clock) and ir_measures (requirements-bench.txt) besides the two below. Each starts from its own input format,
+   already in memory, which is not timed:
    - batch evaluator: the run ``{question: [chunk ids, best first]}`` and the qrels
      ``{question: {chunk id: gain}}``. Timed: ``h.batch_scores(run, qrels, ks=(3, 10))`` (all four
      metrics at both cut-offs) and the mean of the four columns.
@@ -77,8 +80,10 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    ranking reversed, as TREC files with their qrels; the whole target timed, from reading the files to the verdict,
    the summary and the JSON (target under 5 s).
 
-``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
-``vector-search``, ``engine``, ``beir``, ``report``, ``rerank``, ``gate``, ``widgets``) runs one section only.
+``make bench ONLY="evaluation bm25"`` (or ``python benchmarks/bench.py evaluation bm25``) runs the sections named
+(``SECTIONS`` at the end lists them: evaluation, bm25, embeddings, vector-search, notebooks,
+engine, beir, report, rerank, widgets, gate). The run ends with one table, the README's Speed table: a row per figure,
+with the machine and the 1-minute load average at the section's start and end.
 """
 
 from __future__ import annotations
@@ -100,19 +105,20 @@ import pytrec_eval
 import helpers as h
 from retrieval_eval.core.evaluation import per_question_scores
 from retrieval_eval.core.paths import CORPUS_DIR, OUTPUT_DIR, ROOT
-from retrieval_eval.inputs.trec import align_run, read_run, write_trec_qrels
+from retrieval_eval.inputs.trec import align_run, read_qrels, read_run, write_trec_qrels
 from retrieval_eval.retrieval.retrievers import STEMMER, STOP_WORDS, VectorRetriever, stop_word_list
 
 SEED = 0
-N_QUESTIONS, DEPTH = 10_000, 100
+EVAL_SIZES = ((10_000, 100), (100_000, 100), (1_000_000, 10))  # (questions, ranks); 1M x 100 ids would not fit
+BM25_SIZES, EMBED_CHUNKS, VECTORS = (10_000, 100_000), 1_000, 100_000
 REPEATS = 5
 BUDGET_MS = 100  # a per-query latency budget for interactive search
 
 
-def best_of(fn, repeat=REPEATS):
-    """Fastest wall-clock time of ``repeat`` calls, and the last result."""
+def best_of(fn, repeat=None):
+    """Fastest wall-clock time of ``repeat`` (default REPEATS) calls, and the last result."""
     times = []
-    for _ in range(repeat):
+    for _ in range(repeat or REPEATS):
         start = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - start)
@@ -131,51 +137,116 @@ def median_ms(fn, inputs):
 # --- 1. Evaluation -------------------------------------------------------------------------------
 
 
-def synthetic_evaluation(rng):
-    """A run of DEPTH distinct ids per question from a pool of 1,000,000, and qrels with 1–5
-    relevant ids (gain 1–3, about half of them never retrieved) and one judged non-relevant id."""
+def synthetic_evaluation(rng, n_questions, depth):
+    """A run of ``depth`` distinct ids per question from a pool of 1,000,000, and qrels with 1–5 relevant ids
+    (gain 1–3, about half of them never retrieved) and one judged non-relevant id."""
     run, qrels = {}, {}
-    for i in range(N_QUESTIONS):
-        ids = [f"c{d}" for d in rng.choice(1_000_000, DEPTH + 5, replace=False)]
-        ranked, unretrieved = ids[:DEPTH], ids[DEPTH:]
+    for i in range(n_questions):
+        ids = [f"c{d}" for d in rng.choice(1_000_000, depth + 5, replace=False)]
+        ranked, unretrieved = ids[:depth], ids[depth:]
         n_relevant = int(rng.integers(1, 6))
-        pool = [ranked[j] for j in rng.choice(DEPTH, n_relevant, replace=False)] + unretrieved
+        pool = [ranked[j] for j in rng.choice(depth, n_relevant, replace=False)] + unretrieved
         chosen = rng.choice(len(pool), n_relevant, replace=False)
         gains = {pool[j]: int(rng.integers(1, 4)) for j in chosen}
-        gains.setdefault(ranked[int(rng.integers(DEPTH))], 0)
-        run[f"q{i:05d}"], qrels[f"q{i:05d}"] = ranked, gains
+        gains.setdefault(ranked[int(rng.integers(depth))], 0)
+        run[f"q{i:07d}"], qrels[f"q{i:07d}"] = ranked, gains
     return run, qrels
 
 
-def bench_evaluation(rng):
-    run, qrels = synthetic_evaluation(rng)
-    scored = {q: {d: float(DEPTH - r) for r, d in enumerate(ranked)} for q, ranked in run.items()}
-    scored_10 = {q: {d: float(DEPTH - r) for r, d in enumerate(ranked[:10])} for q, ranked in run.items()}
-    columns = [("precision", 3), ("recall", 3), ("MRR", 10), ("nDCG", 10)]
+def in_a_child(fn):
+    """``fn`` timed (best of REPEATS) in a forked process, whose peak resident memory above what it inherited (the
+    inputs) is the evaluator's own: (seconds, result, MiB)."""
+    import multiprocessing
+    import resource
 
-    def ours():
-        table = h.batch_scores(run, qrels, ks=(3, 10))[columns]
-        return table, table.mean().to_numpy()
+    import psutil
+
+    def child(conn):
+        base = psutil.Process().memory_info().rss
+        seconds, result = best_of(fn)
+        conn.send((seconds, result, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base) / 2**20))
+
+    ends = multiprocessing.get_context("fork").Pipe(duplex=False)
+    process = multiprocessing.get_context("fork").Process(target=child, args=(ends[1],))
+    process.start()
+    answer = ends[0].recv()
+    process.join()
+    return answer
+
+
+COLUMNS = [("precision", 3), ("recall", 3), ("MRR", 10), ("nDCG", 10)]
+
+
+def evaluators(run, qrels, depth):
+    """{name: function returning the four means}: ours, its floor, and the peers, each from its own input format
+    (built before the clock starts, except ranx's Run and Qrels: building them is part of using ranx)."""
+    import ir_measures
+    import ranx
+    from ir_measures import RR, R, nDCG
+    from ir_measures import P as Precision
+
+    scored = {q: {d: float(depth - r) for r, d in enumerate(ranked)} for q, ranked in run.items()}
+    scored_10 = {q: {d: float(depth - r) for r, d in enumerate(ranked[:10])} for q, ranked in run.items()}
+    discount = 1 / np.log2(np.arange(2, 12))
+
+    def floor():
+        """The least work from string ids to the same means: one dict.get per rank, then numpy."""
+        gains = np.array([[judged.get(d, 0) for d in run[q]] for q, judged in qrels.items()], dtype=float)[:, :10]
+        ideal = np.zeros_like(gains)
+        for row, judged in enumerate(qrels.values()):
+            best = sorted((g for g in judged.values() if g > 0), reverse=True)[:10]
+            ideal[row, : len(best)] = best
+        hit, n_relevant = gains > 0, (ideal > 0).sum(axis=1)  # at most 5 relevant: ideal holds them all
+        first = np.where(hit.any(axis=1), 1 / (hit.argmax(axis=1) + 1), 0.0)
+        ndcg = np.maximum(gains, 0) @ discount / (ideal @ discount)
+        return np.array([hit[:, :3].mean(axis=1).mean(), (hit[:, :3].sum(axis=1) / n_relevant).mean(), first.mean(),
+                         ndcg.mean()])
 
     def trec():
         per_q = pytrec_eval.RelevanceEvaluator(qrels, {"P.3", "recall.3", "ndcg_cut.10"}).evaluate(scored)
         rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(scored_10)
-        values = np.array([[per_q[q]["P_3"], per_q[q]["recall_3"], rr[q]["recip_rank"], per_q[q]["ndcg_cut_10"]] for q in qrels])
-        return values, values.mean(axis=0)
+        return np.array([[per_q[q]["P_3"], per_q[q]["recall_3"], rr[q]["recip_rank"], per_q[q]["ndcg_cut_10"]]
+                         for q in qrels]).mean(axis=0)
 
-    t_trec, (trec_values, trec_means) = best_of(trec)
-    t_ours, (our_table, our_means) = best_of(ours)
-    difference = np.abs(our_table.to_numpy() - trec_values).max()
-    if difference > 1e-9:
-        raise SystemExit(f"the batch evaluator and pytrec_eval disagree by {difference:.2e}")
-    ratio = t_ours / t_trec
-    print(f"1. Evaluation: {N_QUESTIONS:,} questions x {DEPTH} ranked ids (precision@3, recall@3, MRR@10, nDCG@10)")
-    print("   means: " + ", ".join(f"{m}@{k} {v:.4f}" for (m, k), v in zip(columns, our_means)))
-    print(f"   largest per-question difference from pytrec_eval: {difference:.1e}")
-    print(f"   batch evaluator  {t_ours * 1000:7.0f} ms (best of {REPEATS})")
-    print(f"   pytrec_eval      {t_trec * 1000:7.0f} ms (best of {REPEATS})")
-    print(f"   ratio batch / pytrec_eval = {ratio:.2f} (target <= 0.5: {'met' if ratio <= 0.5 else 'MISSED'})")
-    return ratio
+    def with_ranx():
+        means = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(scored), ["precision@3", "recall@3", "mrr@10", "ndcg@10"])
+        return np.array(list(means.values()))
+
+    def with_ir_measures():
+        means = ir_measures.calc_aggregate([Precision @ 3, R @ 3, RR @ 10, nDCG @ 10], qrels, scored)
+        return np.array([means[Precision @ 3], means[R @ 3], means[RR @ 10], means[nDCG @ 10]])
+
+    return {"batch evaluator": lambda: h.batch_scores(run, qrels, ks=(3, 10))[COLUMNS].mean().to_numpy(),
+            "floor": floor, "pytrec_eval": trec, "ranx": with_ranx, "ir_measures": with_ir_measures}
+
+
+def bench_evaluation():
+    """Ours, its floor and the peers side by side at each size, the same four means from each (checked)."""
+    rows = []
+    for fn in evaluators(*synthetic_evaluation(np.random.default_rng(SEED), 20, 20), 20).values():
+        fn()  # ranx compiles its kernels (numba) on first use: here, once, before the children inherit them
+    for n_questions, depth in EVAL_SIZES:
+        run, qrels = synthetic_evaluation(np.random.default_rng(SEED), n_questions, depth)
+        results = {name: in_a_child(fn) for name, fn in evaluators(run, qrels, depth).items()}
+        del run, qrels
+        ours = results.pop("batch evaluator")
+        print(f"1. Evaluation: {n_questions:,} questions x {depth} ranked ids (precision@3, recall@3, MRR@10, nDCG@10; "
+              f"best of {REPEATS}); means " + ", ".join(f"{m}@{k} {v:.4f}" for (m, k), v in zip(COLUMNS, ours[1])))
+        for name, (seconds, means, mib) in {"batch evaluator": ours, **results}.items():
+            difference = np.abs(means - ours[1]).max()
+            if difference > 1e-6:
+                raise SystemExit(f"{name} and the batch evaluator disagree by {difference:.2e} at {n_questions:,}")
+            print(f"   {name:<16} {seconds * 1000:9,.0f} ms  peak {mib:7,.0f} MiB above the inputs  (means differ by "
+                  f"{difference:.0e})")
+        peer = min((name for name in results if name != "floor"), key=lambda name: results[name][0])
+        ratio, to_floor = ours[0] / results[peer][0], ours[0] / results["floor"][0]
+        print(f"   ratio to the fastest peer ({peer}) {ratio:.2f} (target <= 0.5: {'met' if ratio <= 0.5 else 'MISSED'}); "
+              f"to the floor {to_floor:.1f} (target <= 2: {'met' if to_floor <= 2 else 'MISSED'})")
+        rows.append((f"{n_questions:,} questions × {depth} ranked ids, four metrics at two cut-offs",
+                     f"batch evaluator {ours[0] * 1000:,.0f} ms ({ours[2]:,.0f} MiB), {to_floor:.1f}× its floor; "
+                     + ", ".join(f"{name} {t * 1000:,.0f} ms ({m:,.0f} MiB)" for name, (t, _, m) in results.items()
+                                 if name != "floor") + f"; ratio to {peer} {ratio:.2f}; the same means"))
+    return rows
 
 
 # --- 2. BM25 ------------------------------------------------------------------------------------
@@ -200,54 +271,60 @@ def synthetic_vocabulary(rng):
     return [vocabulary[i] for i in rng.permutation(len(vocabulary))]
 
 
-def bench_bm25(rng):
+def bench_bm25():
+    rng = np.random.default_rng(SEED)
     vocabulary = synthetic_vocabulary(rng)
-    chunks = synthetic_chunks(rng, 100_000, vocabulary)
+    chunks = synthetic_chunks(rng, BM25_SIZES[-1], vocabulary)
     queries = [" ".join(rng.choice(vocabulary[100:5_000], 4)) for _ in range(20)]
     print("2. BM25 (rank-bm25 BM25Okapi through h.BM25Retriever), synthetic chunks of 60-140 words")
-    results = {}
-    for n in (10_000, 100_000):
+    rows = []
+    for n in BM25_SIZES:
         t_build, bm25 = best_of(lambda n=n: h.BM25Retriever(chunks[:n]), repeat=1)
         score_ms = median_ms(bm25.scores, queries)
         rank_ms = median_ms(bm25.rank, queries)
-        results[n] = rank_ms
+        MEASURED[f"bm25 {n}"] = rank_ms
+        rows.append((f"BM25 (rank-bm25), {n:,} synthetic chunks", f"index build {t_build:.1f} s; ranking every chunk "
+                     f"{rank_ms:.1f} ms per query (median of {len(queries)})"))
         print(f"   {n:>7,} chunks: index build {t_build:5.1f} s; per query: score all {score_ms:6.1f} ms, "
               f"rank all {rank_ms:6.1f} ms (median of {len(queries)})")
         del bm25
-    return results
+    return rows
 
 
 # --- 3. Embeddings ------------------------------------------------------------------------------
 
 
 def bench_embeddings():
+    n = EMBED_CHUNKS
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no "Loading weights" bar each time the model loads
     words = " ".join(h.load_corpus().values()).split()
-    stride = max(1, (len(words) - 100) // 1000)
-    texts = [" ".join(words[i : i + 100]) for i in range(0, stride * 1000, stride)][:1000]
-    assert len(set(texts)) == 1000
+    stride = max(1, (len(words) - 100) // n)
+    texts = [" ".join(words[i : i + 100]) for i in range(0, stride * n, stride)][:n]
+    assert len(set(texts)) == n
     chunks = [{"id": f"e{i:04d}", "text": t} for i, t in enumerate(texts)]
     questions = list(h.read_golden_csv()["question"][:20])
-    print("3. Embeddings, bundled all-MiniLM-L6-v2, 1,000 chunks of 100 words of Polder text")
+    print(f"3. Embeddings, bundled all-MiniLM-L6-v2, {n:,} chunks of 100 words of Polder text")
     with tempfile.TemporaryDirectory() as cache:
-        t_empty, vector = best_of(lambda: VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
-        t_filled, _ = best_of(lambda: VectorRetriever(chunks, cache_dir=cache, show_progress=False), repeat=1)
+        t_empty, vector = best_of(lambda: VectorRetriever(chunks, cache_dir=cache), repeat=1)
+        t_filled, _ = best_of(lambda: VectorRetriever(chunks, cache_dir=cache), repeat=1)
     query_ms = median_ms(vector.scores, questions)
-    throughput = 1000 / (t_empty - t_filled)
+    throughput = n / (t_empty - t_filled)
     print(f"   VectorRetriever with an empty cache {t_empty:5.1f} s, with the cache filled {t_filled:4.1f} s "
           "(model loading included in both)")
-    print(f"   throughput {throughput:5.1f} chunks/s (1,000 / the difference: embedding and writing the cache)")
-    print(f"   one question embedded and scored against the 1,000 chunks: {query_ms:.1f} ms (median of 20)")
-    return throughput, query_ms
+    print(f"   throughput {throughput:5.1f} chunks/s ({n:,} / the difference: embedding and writing the cache)")
+    print(f"   one question embedded and scored against the {n:,} chunks: {query_ms:.1f} ms (median of 20)")
+    MEASURED.update(throughput=throughput, query_ms=query_ms)
+    return [(f"embedding {n:,} chunks of 100 words (bundled all-MiniLM-L6-v2)", f"{throughput:.0f} chunks/s; one "
+             f"question embedded and scored {query_ms:.0f} ms")]
 
 
 # --- 4. Exact vector search ---------------------------------------------------------------------
 
 
-def bench_vector_search(rng):
-    n, dim = 100_000, 384
+def bench_vector_search():
+    rng, n, dim = np.random.default_rng(SEED), VECTORS, 384
     embeddings = rng.standard_normal((n, dim), dtype=np.float32)
     embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
     queries = rng.standard_normal((100, dim), dtype=np.float32)
@@ -261,7 +338,8 @@ def bench_vector_search(rng):
     search_ms = median_ms(search, queries)
     print(f"4. Exact vector search, {n:,} normalised {dim}-d float32 vectors ({embeddings.nbytes / 2**20:.0f} MiB)")
     print(f"   one query, cosine with every vector and its top 10: {search_ms:.1f} ms (median of {len(queries)})")
-    return search_ms
+    MEASURED["search_ms"] = search_ms
+    return [(f"exact vector search, {n:,} vectors of 384 dimensions", f"{search_ms:.1f} ms per query with its top 10")]
 
 
 # --- 7. A real engine: bm25s at 100,000 chunks, scored with `make evaluate-runs` -----------------
@@ -363,11 +441,14 @@ def bench_engine():
     print(f"   rank-bm25 BM25Okapi on the same tokens: index {t_okapi_index:.1f} s; per question (score every chunk, "
           f"top {ENGINE_DEPTH}, {len(sample)} questions) {per_okapi:.0f} ms against bm25s {per_engine:.1f} ms: "
           f"bm25s is {per_okapi / per_engine:.0f}x faster; load average {os.getloadavg()[0]:.1f} at the end")
+    return [(f"bm25s, {ENGINE_CHUNKS:,} chunks, top {ENGINE_DEPTH} of {len(qids):,} questions, then `make evaluate-runs`",
+             f"index {t_tokens + t_index:.1f} s, {len(qids) / t_retrieve:,.0f} questions/s (1 thread); make evaluate-runs "
+             f"{t_make:.1f} s; bm25s {per_okapi / per_engine:.0f}× rank-bm25 per question")]
 
 
 def _loaded(run_path, qrels_path):
     """The run read and matched to the qrels, as ``make evaluate-runs`` does: ({name: rankings}, qrels)."""
-    qrels = h.read_qrels(qrels_path)
+    qrels = read_qrels(qrels_path)
     rankings, coverage = align_run(read_run(run_path), qrels)
     return {"bm25s": rankings}, {q: qrels[q] for q in coverage.scored}
 
@@ -452,7 +533,8 @@ def bench_report():
         cells = [c for c in nbformat.read(folder / "report.ipynb", as_version=4).cells if c.cell_type == "code"]
         times = {c.source.splitlines()[0].lstrip("# "): (datetime.fromisoformat(c.metadata.execution["iopub.status.idle"])
                                                           - datetime.fromisoformat(c.metadata.execution["iopub.status.busy"]))
-                 .total_seconds() for c in cells}
+                 .total_seconds() for c in cells if "execution" in c.metadata}
+        times = times or {"none: the report keeps no cell timings": 0.0}
         slowest = max(times, key=times.get)
         report_mib = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
     print(f"9. make evaluate at scale: {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, cold cache; {os.cpu_count()} "
@@ -462,11 +544,16 @@ def bench_report():
           f"{SCALE_TARGET_MB} MB: {'met' if cache_mib * 2**20 <= SCALE_TARGET_MB * 1e6 else 'MISSED'}); the report's "
           f"{len(cells)} cells {sum(times.values()):.0f} s, the slowest '{slowest}' {times[slowest]:.1f} s; report folder "
           f"{report_mib:.0f} MiB")
+    return [(f"`make evaluate`, {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, empty cache",
+             f"{seconds:.0f} s in all (target 5 minutes): {terminal:.0f} s until the report, {seconds - terminal:.0f} s "
+             f"the report; peak {peak_kib / 1024:.0f} MiB; cache {cache_mib:.1f} MiB")]
 
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-IMPORT_TARGET_S, TOTAL_CPU_TARGET_S, WIDGETS_TARGET_S = 1.5, 40.0, 8.0
+NOTEBOOK_COUNT = len(NOTEBOOKS)
+IMPORT_TARGET_S, TOTAL_CPU_TARGET_S = 1.0, 40.0
 
+IMPORT_REPEATS = 5
 IMPORT = """
 import sys, time
 start = time.perf_counter()
@@ -494,7 +581,7 @@ def run_notebooks(cache: Path) -> dict:
     """``{notebook name: (wall s, kernel CPU s)}``, each executed in a fresh kernel with ``cache`` as the cache."""
     env = {**os.environ, "RETRIEVAL_EVAL_CACHE": str(cache)}
     times = {}
-    for path in NOTEBOOKS:
+    for path in NOTEBOOKS[:NOTEBOOK_COUNT]:
         out = subprocess.run([sys.executable, "-c", RUN_NOTEBOOK, str(path), str(path.parent)], env=env,
                              capture_output=True, text=True, check=True).stdout
         result = json.loads(out.strip().splitlines()[-1])
@@ -504,10 +591,10 @@ def run_notebooks(cache: Path) -> dict:
 
 def bench_notebooks():
     imports = [subprocess.run([sys.executable, "-c", IMPORT], capture_output=True, text=True, check=True).stdout.split()
-               for _ in range(5)]
+               for _ in range(IMPORT_REPEATS)]
     import_s = statistics.median(float(seconds) for seconds, _ in imports)
     torch = any(flag == "True" for _, flag in imports)
-    print(f"5. Notebooks. `import helpers`: {import_s:.2f} s (median of 5 fresh processes; target <= "
+    print(f"5. Notebooks. `import helpers`: {import_s:.2f} s (median of {IMPORT_REPEATS} fresh processes; target <= "
           f"{IMPORT_TARGET_S} s: {'met' if import_s <= IMPORT_TARGET_S else 'MISSED'}); torch imported: {torch}")
     with tempfile.TemporaryDirectory() as cache:
         cold = run_notebooks(Path(cache))
@@ -523,10 +610,12 @@ def bench_notebooks():
     for label, total in totals.items():
         print(f"   {label:<28} {total[0]:9.1f} {total[1]:9.1f} {total[2]:9.1f} {total[3]:9.1f}")
     nine = totals["00-08 (target's nine)"][3]
-    widgets = warm["07_widgets"][0]
     print(f"   warm cache: kernel CPU {nine:.1f} s for 00-08 (target <= {TOTAL_CPU_TARGET_S:.0f} s: "
-          f"{'met' if nine <= TOTAL_CPU_TARGET_S else 'MISSED'}); 07_widgets from kernel start to the last "
-          f"cell {widgets:.1f} s (target <= {WIDGETS_TARGET_S:.0f} s: {'met' if widgets <= WIDGETS_TARGET_S else 'MISSED'})")
+          f"{'met' if nine <= TOTAL_CPU_TARGET_S else 'MISSED'})")
+    slowest = max(cold, key=lambda name: cold[name][1])
+    return [(f"`import helpers`; {len(cold)} notebooks executed headless, empty cache then warm",
+             f"import {import_s:.2f} s; kernel CPU {totals[f'all {len(cold)}'][1]:.0f} s cold, "
+             f"{totals[f'all {len(cold)}'][3]:.0f} s warm; slowest cold {slowest} {cold[slowest][1]:.0f} s")]
 
 
 # --- 6. Widgets in the browser -------------------------------------------------------------------
@@ -697,6 +786,9 @@ def bench_widgets():
     first = next(m for wd, what, m, _ in rows if wd == "ceiling" and "first time" in what)
     print(f"   ceiling, first draw of a setting: {first:.0f} ms (target <= {CEILING_FIRST_DRAW_MS} ms on an idle machine: "
           f"{'met' if first <= CEILING_FIRST_DRAW_MS else 'MISSED'})")
+    return [("the widgets in JupyterLab in headless Chromium, 1366×768", f"median per interaction "
+             f"{min(m for *_, m, _ in rows):.0f}–{max(m for wd, what, m, _ in rows if 'search' not in what):.0f} ms; the "
+             f"ceiling widget's first draw of a setting {first:.0f} ms (target {CEILING_FIRST_DRAW_MS} ms)")]
 
 
 # --- 8. A BEIR folder through make evaluate ------------------------------------------------------
@@ -746,6 +838,9 @@ def bench_beir():
           f"{seconds - terminal:.0f} s; peak memory {peak_kib / 1024:.0f} MiB")
     print("   means at k = 3: " + "; ".join(f"{run} " + ", ".join(f"{m} {v:.3f}" for m, v in row.items())
                                            for run, row in means.iterrows()))
+    return [(f"`make evaluate BEIR=...`, {len(inputs.chunks):,} chunks, {len(inputs.golden)} questions (up to "
+             f"{sizes.max()} relevant chunks each), empty cache", f"{seconds:.0f} s in all (target 3 minutes): "
+             f"{terminal:.0f} s until the report, {seconds - terminal:.0f} s the report; peak {peak_kib / 1024:.0f} MiB")]
 
 
 # --- 10. The built-in second stage ----------------------------------------------------------------------
@@ -773,18 +868,24 @@ def bench_rerank():
     record = {"measured": time.strftime("%Y-%m-%d", time.gmtime()), "machine": machine(),
               "load average": round(max(load, os.getloadavg()[0]), 1), "questions": len(questions), "depth": 10,
               "ms per question": medians}
-    (ROOT / "benchmarks" / "rerank.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    if WRITE_RECORDS:
+        (ROOT / "benchmarks" / "rerank.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    encoded, stored = medians.values()
+    return [("the built-in reranker on hybrid's top 10, per question", f"median {encoded:,.0f} ms, every sentence "
+             f"encoded anew (as a cross-encoder reads every pair); {stored:,.0f} ms with the sentence vectors stored")]
 
 
 # --- 11. make gate at scale ----------------------------------------------------------------------------
 
-GATE_TARGET_S = 5  # `make gate` on N_QUESTIONS × DEPTH, the whole target (issue 31)
+GATE_TARGET_S = 5  # `make gate` on GATE_SIZE (questions, ranks), the whole target (issue 31)
+GATE_SIZE = (10_000, 100)
 
 
 def bench_gate():
     """`make gate` as CI runs it (its own process, from the TREC files to the verdict and its files): section 1's
     synthetic run against a candidate with every tenth question's ranking reversed."""
-    run, qrels = synthetic_evaluation(np.random.default_rng(SEED))
+    n_questions, depth = GATE_SIZE
+    run, qrels = synthetic_evaluation(np.random.default_rng(SEED), n_questions, depth)
     candidate = {q: ranked[::-1] if i % 10 == 0 else ranked for i, (q, ranked) in enumerate(run.items())}
     with tempfile.TemporaryDirectory() as tmp:
         qrels_file, base, new = h.export_trec({"base": run, "new": candidate}, qrels, tmp)
@@ -797,46 +898,64 @@ def bench_gate():
             done = exc
         seconds = time.perf_counter() - start
     verdict = next(line for line in done.stdout.splitlines() if line.startswith(("Worse", "Not worse")))
-    print(f"11. make gate: {N_QUESTIONS:,} questions x {DEPTH} ranks, two TREC runs against their qrels (load "
+    print(f"11. make gate: {n_questions:,} questions x {depth} ranks, two TREC runs against their qrels (load "
           f"{os.getloadavg()[0]:.1f})")
     print(f"   {seconds:.1f} s, exit status {done.returncode} (target < {GATE_TARGET_S} s: "
           f"{'met' if seconds < GATE_TARGET_S else 'MISSED'})\n   {verdict}")
-    return seconds
+    return [(f"make gate, {n_questions:,} questions x {depth} ranks, two TREC runs", f"{seconds:.1f} s "
+             f"(target < {GATE_TARGET_S} s: {'met' if seconds < GATE_TARGET_S else 'MISSED'})")]
 
 
-SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir", "report", "rerank", "gate")
+# A section: a function that prints its figures and returns the table's rows [(what, measured)]. To add one, write
+# it and name it here; tests/test_bench.py runs every section on TINY inputs.
+SECTIONS = {"evaluation": bench_evaluation, "bm25": bench_bm25, "embeddings": bench_embeddings,
+            "vector-search": bench_vector_search, "notebooks": bench_notebooks, "engine": bench_engine,
+            "beir": bench_beir, "report": bench_report, "rerank": bench_rerank, "widgets": bench_widgets,
+            "gate": bench_gate}
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
+MEASURED = {}  # figures one section leaves for the summary of others
+WRITE_RECORDS = True  # benchmarks/rerank.json (notebook 06 reads it); not on tiny inputs
+TINY = {"EVAL_SIZES": ((50, 20),), "BM25_SIZES": (200, 400), "EMBED_CHUNKS": 20, "VECTORS": 1_000, "NOTEBOOK_COUNT": 1,
+        "IMPORT_REPEATS": 1, "ENGINE_CHUNKS": 500, "ENGINE_QUESTIONS": 20, "RANK_BM25_QUESTIONS": 5, "SCALE_DOCS": 40,
+        "SCALE_QUESTIONS": 20, "BEIR_CHUNKS": 40, "BEIR_QUESTIONS": 10, "WIDGET_REPEATS": 1, "REPEATS": 1,
+        "WRITE_RECORDS": False, "GATE_SIZE": (50, 20)}
+
+
+def run(names, tiny=False) -> list[tuple[str, str, str]]:
+    """Run the named sections (all but the optional ones if none); one row (what, measured, load) per figure."""
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"unknown section(s) {unknown}; choose from {list(SECTIONS)}")
+    if tiny:
+        globals().update(TINY)
+    from retrieval_eval.course.teaching import machine
+
+    rows, cpu = [], machine()
+    for name in names or [name for name in SECTIONS if name not in OPTIONAL_SECTIONS]:
+        before = os.getloadavg()[0]
+        measured = SECTIONS[name]()
+        load = f"{before:.1f} → {os.getloadavg()[0]:.1f}"
+        rows += [(f"{what} ({name}; {cpu})", figure, load) for what, figure in measured]
+    if {"bm25 " + str(BM25_SIZES[0]), "bm25 " + str(BM25_SIZES[1]), "throughput", "search_ms"} <= set(MEASURED):
+        # Latency grows linearly with the corpus: extrapolate from the measured points.
+        small, large = (MEASURED[f"bm25 {n}"] for n in BM25_SIZES)
+        bm25_limit = BM25_SIZES[0] + (BUDGET_MS - small) / ((large - small) / (BM25_SIZES[1] - BM25_SIZES[0]))
+        print(f"Where a {BUDGET_MS} ms query budget runs out (linear extrapolation from the figures above):")
+        print(f"   BM25 with rank-bm25, ranking every chunk: about {bm25_limit:,.0f} chunks")
+        print(f"   exact vector search: about {VECTORS * BUDGET_MS / MEASURED['search_ms']:,.0f} vectors (plus "
+              f"{MEASURED['query_ms']:.0f} ms to embed the question)")
+        print(f"   embedding a corpus once at {MEASURED['throughput']:.0f} chunks/s: 100,000 chunks take "
+              f"{100_000 / MEASURED['throughput'] / 3600:.1f} h")
+    return rows
 
 
 def main():
-    chosen = sys.argv[1:] or list(SECTIONS)
-    unknown = [name for name in chosen if name not in SECTIONS + OPTIONAL_SECTIONS]
-    if unknown:
-        raise SystemExit(f"unknown section(s) {unknown}; choose from {list(SECTIONS + OPTIONAL_SECTIONS)}")
-    rng = np.random.default_rng(SEED)
     start = time.perf_counter()
-    if "evaluation" in chosen:
-        bench_evaluation(rng)
-    if "bm25" in chosen:
-        bm25_ms = bench_bm25(rng)
-    if "embeddings" in chosen:
-        throughput, query_ms = bench_embeddings()
-    if "vector-search" in chosen:
-        search_ms = bench_vector_search(rng)
-    if {"bm25", "embeddings", "vector-search"} <= set(chosen):
-        # Latency grows linearly with the corpus: extrapolate from the measured points.
-        per_chunk = (bm25_ms[100_000] - bm25_ms[10_000]) / 90_000
-        bm25_limit = 10_000 + (BUDGET_MS - bm25_ms[10_000]) / per_chunk
-        search_limit = 100_000 * BUDGET_MS / search_ms
-        print(f"Where a {BUDGET_MS} ms query budget runs out (linear extrapolation from the figures above):")
-        print(f"   BM25 with rank-bm25, ranking every chunk: about {bm25_limit:,.0f} chunks")
-        print(f"   exact vector search: about {search_limit:,.0f} vectors (plus {query_ms:.0f} ms to embed the question)")
-        print(f"   embedding a corpus once at {throughput:.0f} chunks/s: 100,000 chunks take {100_000 / throughput / 3600:.1f} h")
-    for name, bench in (("notebooks", bench_notebooks), ("widgets", bench_widgets), ("engine", bench_engine),
-                        ("beir", bench_beir), ("report", bench_report), ("rerank", bench_rerank), ("gate", bench_gate)):
-        if name in chosen:
-            bench()
-    print(f"Total bench time {time.perf_counter() - start:.0f} s")
+    rows = run(sys.argv[1:])
+    print(f"\n{os.cpu_count()} cores; load average = the 1-minute load at a section's start → its end\n")
+    print("| what (`make bench` section) | measured | load average |\n|---|---|---|")
+    print("\n".join(f"| {what} | {figure} | {load} |" for what, figure, load in rows))
+    print(f"\nTotal bench time {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

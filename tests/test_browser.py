@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import helpers as h
 from lab import (
     CHROMIUM,
     ROOT,
@@ -36,8 +38,6 @@ from lab import (
     run_all,
     show_at_top,
 )
-
-import helpers as h
 from retrieval_eval.core.paths import RUNS_DIR
 from retrieval_eval.core.registry import METRICS
 from retrieval_eval.course.widgets.playground import PLAYGROUND_START

@@ -9,6 +9,7 @@ import math
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +130,27 @@ def check_gains(gains: Mapping[str, float]) -> Mapping[str, float]:
     return gains
 
 
+def _all_str(ids: Iterable) -> bool:
+    """Whether every id is a str: one join in C (a TypeError is the sign of another type)."""
+    try:
+        "".join(ids)
+    except TypeError:
+        return False
+    return True
+
+
+def _valid_gains(judgements: list) -> bool:
+    """Whether every question's gains are a dict of str ids to finite int or float gains, checked per set in C;
+    False sends the caller to the per-element checks, which name the first fault."""
+    if not set(map(type, judgements)) <= {dict} or not _all_str(chain.from_iterable(judgements)):
+        return False
+    values = list(chain.from_iterable(map(dict.values, judgements)))
+    try:
+        return set(map(type, values)) <= {int, float} and bool(np.isfinite(np.array(values, dtype=float)).all())
+    except OverflowError:  # an int beyond float's range
+        return False
+
+
 def check_qrels(qrels: Mapping, scorable: bool = True) -> Qrels:
     """Qrels with str question ids and valid gains; with ``scorable``, every question needs a relevant
     chunk (recall has no denominator otherwise). Returns them as plain dicts."""
@@ -136,12 +158,13 @@ def check_qrels(qrels: Mapping, scorable: bool = True) -> Qrels:
         raise ValueError(f"the qrels must be a mapping {{question_id: {{chunk_id: gain}}}}, not {type(qrels).__name__}")
     if not qrels:
         raise ValueError("the qrels are empty: there is no question to score")
-    check_ids(qrels, "the qrels hold question id")
-    for qid, gains in qrels.items():
-        with naming_question(qid):
-            check_gains(gains)
+    if not _all_str(qrels) or not _valid_gains(list(qrels.values())):
+        check_ids(qrels, "the qrels hold question id")
+        for qid, gains in qrels.items():
+            with naming_question(qid):
+                check_gains(gains)
     if scorable:
-        empty = [q for q, g in qrels.items() if not any(v > 0 for v in g.values())]
+        empty = [q for q, g in qrels.items() if max(g.values(), default=0) <= 0]
         if empty:
             raise ValueError(f"question(s) {empty[:5]} have no relevant chunk (no gain > 0) and cannot be scored")
     return {qid: dict(gains) for qid, gains in qrels.items()}
@@ -152,14 +175,21 @@ def check_run(run: Mapping, qrels: Mapping, name: str = "run", chunk_ids: Collec
     rankings, and with ``chunk_ids`` only those ids; in qrels order, the run's other questions dropped."""
     if not isinstance(run, Mapping):
         raise ValueError(f"{name} must be a mapping {{question_id: ranking}}, not {type(run).__name__} {run!r:.60}")
-    check_ids(run, f"{name} holds question id")
+    if not _all_str(run):
+        check_ids(run, f"{name} holds question id")
     missing = [q for q in qrels if q not in run]
     if missing:
         raise ValueError(f"{name} has no ranking for question(s) {missing[:5]} (they would silently drop out of the mean)")
-    checked = {}
-    for qid in qrels:
-        with naming_question(qid, f"{name}, "):
-            checked[qid] = check_ranking(run[qid])
+    rankings = [run[qid] for qid in qrels]
+    kinds = set(map(type, rankings))
+    if (kinds <= {list, tuple} and _all_str(chain.from_iterable(rankings))
+            and list(map(len, map(set, rankings))) == list(map(len, rankings))):  # per set: no id twice
+        checked = dict(zip(qrels, rankings if kinds == {list} else map(list, rankings)))  # the lists, not copies
+    else:  # the per-element checks name the first fault
+        checked = {}
+        for qid in qrels:
+            with naming_question(qid, f"{name}, "):
+                checked[qid] = check_ranking(run[qid])
     if chunk_ids is not None:
         known = chunk_ids if isinstance(chunk_ids, (set, frozenset)) else set(chunk_ids)
         for qid, ranked in checked.items():

@@ -19,12 +19,15 @@ RANK_COLUMNS = ("question", "slice", "n_relevant")  # first_relevant_ranks' own 
 
 def judge(run: Run, qrels: Qrels, depth: int) -> Judged:
     """The gains matrix of a checked run (questions in qrels order × ``depth`` ranks) and its ideal."""
+    tops = [run[qid][:depth] for qid in qrels]
+    top = [judged.get(doc_id, 0) for judged, ranked in zip(qrels.values(), tops) for doc_id in ranked]
+    positive = [sorted((g for g in judged.values() if g > 0), reverse=True) for judged in qrels.values()]
+    best = [g for gains in positive for g in gains[:depth]]
     gains, ideal = np.zeros((len(qrels), depth)), np.zeros((len(qrels), depth))
-    for row, (qid, judged) in enumerate(qrels.items()):
-        top = [judged.get(doc_id, 0) for doc_id in run[qid][:depth]]
-        best = sorted((g for g in judged.values() if g > 0), reverse=True)[:depth]
-        gains[row, : len(top)], ideal[row, : len(best)] = top, best
-    n_relevant = np.array([sum(g > 0 for g in judged.values()) for judged in qrels.values()], dtype=float)
+    ranks = np.arange(depth)  # each matrix filled row by row, up to each question's length
+    gains[ranks < np.array(list(map(len, tops)))[:, None]] = top
+    n_relevant = np.array(list(map(len, positive)), dtype=float)
+    ideal[ranks < np.minimum(n_relevant, depth)[:, None]] = best
     return Judged(np.maximum(gains, 0), ideal, n_relevant)
 
 
