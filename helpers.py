@@ -74,6 +74,8 @@ NAMES = {
     # 13 a real golden set
     "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
     "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",
+    # 18 does the retrieval number predict the answer?
+    "answer_by_retrieval": "analysis.answers",
 }
 __all__ = list(NAMES)
 
