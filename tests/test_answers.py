@@ -10,7 +10,7 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 from statsmodels.stats.proportion import proportion_confint
 
-import helpers as h
+from retrieval_eval.analysis.answers import answer_by_retrieval
 from retrieval_eval.core.errors import FormatError
 
 PUBLISHED = sorted((Path(__file__).parents[1] / "data" / "cookbook" / "published").glob("evaluation_results_detailed*.csv"))
@@ -23,7 +23,7 @@ def _plain(path):
 
 @pytest.mark.parametrize("path", PUBLISHED, ids=lambda p: p.stem)
 def test_the_shares_are_the_files_counts_with_wilson_intervals_and_fisher(path):
-    rows, table = _plain(path), h.answer_by_retrieval(path)
+    rows, table = _plain(path), answer_by_retrieval(path)
     groups = {"evidence in the top k": lambda r: r > 0, "no evidence in the top k": lambda r: r == 0,
               "all the evidence": lambda r: r == 1, "part of the evidence": lambda r: 0 < r < 1}
     for name, keep in groups.items():
@@ -37,21 +37,21 @@ def test_the_shares_are_the_files_counts_with_wilson_intervals_and_fisher(path):
 
 
 def test_the_basic_pipeline_gives_the_issues_counts():
-    table = h.answer_by_retrieval(PUBLISHED[0])  # evaluation_results_detailed.csv: Basic RAG
+    table = answer_by_retrieval(PUBLISHED[0])  # evaluation_results_detailed.csv: Basic RAG
     assert table[["correct", "questions"]].to_numpy().tolist() == [[70, 84], [3, 16], [41, 47], [29, 37]]
     assert table.loc["evidence in the top k", "p"] < 1e-4
-    odd = h.answer_by_retrieval(PUBLISHED[0], "surprises")
+    odd = answer_by_retrieval(PUBLISHED[0], "surprises")
     assert odd["case"].value_counts().to_dict() == {"wrong with all of it": 6, "right without evidence": 3}
     assert (odd.loc[odd["correct"], "recall"] == 0).all() and (odd.loc[~odd["correct"], "recall"] == 1).all()
 
 
 def test_the_separation_is_scikit_learns_auc_with_an_interval_around_it():
-    rows, table = _plain(PUBLISHED[0]), h.answer_by_retrieval(PUBLISHED[0], "separation")
+    rows, table = _plain(PUBLISHED[0]), answer_by_retrieval(PUBLISHED[0], "separation")
     correct = [c for _, c, _ in rows]
     assert table.loc["reciprocal rank", "AUC"] == pytest.approx(roc_auc_score(correct, [rr for *_, rr in rows]))
     assert table.loc["hit", "AUC"] == pytest.approx(roc_auc_score(correct, [r > 0 for r, *_ in rows]))
     assert (table["low"] < table["AUC"]).all() and (table["AUC"] < table["high"]).all()
-    assert table.equals(h.answer_by_retrieval(PUBLISHED[0], "separation"))  # fixed seed
+    assert table.equals(answer_by_retrieval(PUBLISHED[0], "separation"))  # fixed seed
     assert list(table["AUC"]) == sorted(table["AUC"], reverse=True)
 
 
@@ -66,14 +66,14 @@ def test_a_bad_cell_names_its_file_and_line(tmp_path, cell, message):
     path = tmp_path / "rows.csv"
     path.write_text("question,retrieval_precision,retrieval_recall,retrieval_mrr,e2e_correct\n" + good + bad)
     with pytest.raises(FormatError, match=rf"rows.csv:3: .*{message[:20].replace('[', '.').replace(']', '.')}"):
-        h.answer_by_retrieval(path)
+        answer_by_retrieval(path)
 
 
 def test_all_answers_alike_have_no_roc_curve(tmp_path):
     path = tmp_path / "rows.csv"
     path.write_text("question,retrieval_precision,retrieval_recall,retrieval_mrr,e2e_correct\nq1,1,1,1,True\nq2,0,0,0,True\n")
     with pytest.raises(ValueError, match="needs correct and wrong answers; all 2 are True"):
-        h.answer_by_retrieval(path, view="separation")
-    assert np.isnan(h.answer_by_retrieval(path).loc["part of the evidence", "share"])
+        answer_by_retrieval(path, view="separation")
+    assert np.isnan(answer_by_retrieval(path).loc["part of the evidence", "share"])
     with pytest.raises(ValueError, match="view must be one of"):
-        h.answer_by_retrieval(path, view="auc")
+        answer_by_retrieval(path, view="auc")
