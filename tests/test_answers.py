@@ -90,3 +90,8 @@ def test_the_summary_json_differs_from_its_csv_only_in_the_judged_answers(path):
     assert summary["average_recall"] == pytest.approx(np.mean([r for r, *_ in rows]))
     assert summary["average_mrr"] == pytest.approx(np.mean([rr for *_, rr in rows]))
     assert summary["end_to_end_accuracy"] < np.mean([c for _, c, _ in rows])
+
+
+def test_the_interview_line_carries_the_computed_shares():
+    from retrieval_eval.course.teaching import _answer_line
+    assert "70 of 84 answers (0.83)" in _answer_line() and "3 of 16 (0.19) without" in _answer_line()

@@ -10,11 +10,13 @@ import numpy as np
 import pandas as pd
 
 from ..core.checks import check_k
+from ..core.paths import DATA_DIR
 from ..inputs.formats import FormatError, read_table
 from .statistics import SEED, two_slices, wilson_ci
 
 FIELDS = {"question": ("question",), "precision": ("retrieval_precision",), "recall": ("retrieval_recall",),
           "reciprocal rank": ("retrieval_mrr",), "correct": ("e2e_correct",)}
+COOKBOOK_BASIC = DATA_DIR / "cookbook" / "published" / "evaluation_results_detailed.csv"  # Basic RAG, k = 3
 SCORES = ("hit", "recall", "reciprocal rank", "precision")  # the per-question metrics the rows give (no nDCG: no ranks)
 
 
