@@ -94,4 +94,4 @@ def test_the_summary_json_differs_from_its_csv_only_in_the_judged_answers(path):
 
 def test_the_interview_line_carries_the_computed_shares():
     from retrieval_eval.course.teaching import _answer_line
-    assert "70 of 84 answers (0.83)" in _answer_line() and "3 of 16 (0.19) without" in _answer_line()
+    assert "70 of 84 answers (0.83)" in _answer_line() and "3 of 16 (0.19) without: not chance" in _answer_line()

@@ -153,9 +153,10 @@ def _answer_line() -> str:
     """The cookbook's basic RAG, per question: correct answers with and without evidence in its top 3."""
     shares = answer_by_retrieval(COOKBOOK_BASIC)
     right, wrong = (shares.loc[g] for g in ("evidence in the top k", "no evidence in the top k"))
-    return (f"Yes, measured: in the Anthropic cookbook's basic RAG, {right['correct']:.0f} of {right['questions']:.0f} answers "
-            f"({right['share']:.2f}) were right with evidence in the top 3, {wrong['correct']:.0f} of {wrong['questions']:.0f} "
-            f"({wrong['share']:.2f}) without.")
+    verdict = "not chance (Fisher p < 0.001)" if right["p"] < 0.001 else f"Fisher p = {right['p']:.2f}"
+    return (f"In the Anthropic cookbook's basic RAG, {right['correct']:.0f} of {right['questions']:.0f} answers "
+            f"({right['share']:.2f}) were right with evidence in the top 3, {wrong['correct']:.0f} of "
+            f"{wrong['questions']:.0f} ({wrong['share']:.2f}) without: {verdict}.")
 
 
 def interview_lines(setup, k: int = 3) -> dict[str, str]:
