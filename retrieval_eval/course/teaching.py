@@ -21,6 +21,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown
 
 from ..analysis.agreement import agreement
+from ..analysis.answers import COOKBOOK_BASIC, answer_by_retrieval
 from ..analysis.comparisons import against_chance, paired_comparisons
 from ..core.checks import check_k
 from ..core.evaluation import evaluate, first_relevant_ranks, per_question_scores, precision_ceiling
@@ -148,6 +149,16 @@ def _label_line(setup, runs) -> str:
             "are paraphrases.")
 
 
+def _answer_line() -> str:
+    """The cookbook's basic RAG, per question: correct answers with and without evidence in its top 3."""
+    shares = answer_by_retrieval(COOKBOOK_BASIC)
+    right, wrong = (shares.loc[g] for g in ("evidence in the top k", "no evidence in the top k"))
+    verdict = "not chance (Fisher p < 0.001)" if right["p"] < 0.001 else f"Fisher p = {right['p']:.2f}"
+    return (f"In the Anthropic cookbook's basic RAG, {right['correct']:.0f} of {right['questions']:.0f} answers "
+            f"({right['share']:.2f}) were right with evidence in the top 3, {wrong['correct']:.0f} of "
+            f"{wrong['questions']:.0f} ({wrong['share']:.2f}) without: {verdict}.")
+
+
 def interview_lines(setup, k: int = 3) -> dict[str, str]:
     """The interview answers (notebook 07, the sheet): at most 30 words each, every figure from ``setup``,
     whose runs must hold BM25, vector and hybrid. The reranker's figures come from the run "hybrid + rerank"
@@ -188,6 +199,7 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
         "Is your improvement real?": f"I compare question by question. Hybrid beats BM25 on {pair['losses']} "
             f"questions and loses {pair['wins']} of {n}: {pair['verdict']}. "
             + ("Both beat random clearly." if (chance.loc[["BM25", "hybrid"], "p"] < 0.001).all() else ""),
+        "Does recall predict the answer?": _answer_line(),
     }
     too_long = {q: len(a.split()) for q, a in lines.items() if len(a.split()) > 30}
     if too_long:
