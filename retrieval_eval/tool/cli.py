@@ -255,6 +255,9 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
                         f"replaces another: REPORT={free!r} is free, or delete that folder")
     problems += [_unwritable(folder, variable) for folder, variable in
                  ((output_dir, "RETRIEVAL_EVAL_OUTPUT"), (cache_dir, "RETRIEVAL_EVAL_CACHE"))]
+    if problems[-1] and cache_dir.is_dir():  # a read-only cache that holds what is needed (a CI or classroom image)
+        warnings.warn(f"{problems.pop()}; what it holds is read, and what it lacks stops the run, naming the file",
+                      stacklevel=2)
     raise_problems(problems)
     return {**values, "given": set(given)}
 
