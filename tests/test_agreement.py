@@ -2,6 +2,7 @@
 evidence rule against the expert's relabelling on Polder."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
@@ -26,6 +27,10 @@ def test_kappa_equals_scikit_learn_on_random_labellings(seed):
     assert np.trace(result.confusion.to_numpy()) / len(flat_a) == pytest.approx(result.observed)
     low, high = result.interval
     assert low <= high
+    # the same pairs as one question: every resample is then the whole pool, so the interval is the point
+    one = h.agreement({"q": {f"{q}{c}": g for q in a for c, g in a[q].items()}}, {"q": {f"{q}{c}": g for q in b for c, g in b[q].items()}},
+                      pool={"q": [f"{q}{c}" for q in pool for c in chunks]}, resamples=5)
+    assert one.interval == pytest.approx((one.kappa, one.kappa)) and one.kappa == pytest.approx(result.kappa)
 
 
 def test_a_toy_by_hand():
@@ -110,3 +115,26 @@ def test_a_chat_judge_reads_the_umbrela_score():
 def test_bad_judges(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.slow
+def test_the_committed_judge_scores_equal_the_models(setup):
+    """data/judge_scores.csv (what notebook 17 reads, made by ``judges.write_scores``) equals the model's scores."""
+    from retrieval_eval.analysis.judges import SCORES_PATH, pair_key, pool
+
+    committed = pd.read_csv(SCORES_PATH, dtype={"pair": str})
+    texts, asked = {c["id"]: c["text"] for c in setup.chunks}, dict(zip(setup.golden["id"], setup.golden["question"]))
+    for kind in ("cosine", "sentence"):
+        known = dict(committed.loc[committed["judge"] == kind, ["pair", "score"]].itertuples(index=False))
+        fresh = h.model_judge(kind, fresh=True).scorer
+        for q, ids in list(pool(setup).items())[::6]:  # every sixth question: the model is slow on two shared cores
+            keys = [pair_key(asked[q], texts[c]) for c in ids]
+            assert [known[k] for k in keys] == pytest.approx(fresh.score(asked[q], [texts[c] for c in ids]), abs=1e-5)
+
+
+def test_a_committed_score_is_read_and_a_new_pair_computed():
+    from retrieval_eval.analysis.judges import _Committed, pair_key
+
+    committed = _Committed(WordScorer(), "words")
+    committed.known = {pair_key("pool open", "the pool"): 0.9}
+    assert committed.score("pool open", ["the pool", "the pool is open"]) == [0.9, 1.0]

@@ -13,7 +13,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from ..core.checks import check_k, check_qrels
+from ..core.checks import check_k, check_qrels, check_run
 from .comparisons import SUCCESS, paired_comparisons, values_at_k
 from .statistics import SEED
 
@@ -59,11 +59,16 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
               metric: str = SUCCESS, names: tuple[str, str] = ("A", "B"), depth: int = DEPTH,
               resamples: int = RESAMPLES) -> Agreement:
     """Agreement between labellings ``a`` and ``b`` (qrels ``{question: {chunk: grade}}``, the same questions) over
-    ``pool`` ``{question: chunk ids}``: by default every chunk either labels, with every run's top ``depth``. With
+    ``pool`` ``{question: chunk ids}``: by default every chunk either labels, with every run's top ``depth`` (without
+    ``runs`` or a pool, only labelled chunks are compared: give one). With
     ``runs``, also the runs' means of ``metric`` at ``k`` under each labelling (on the questions it gives a relevant
     chunk), Kendall's tau between them, and the paired verdicts (:func:`.paired_comparisons`) under each. Grades are
     whole numbers; negative ones count as 0."""
     a, b, k, depth = check_qrels(a, scorable=False), check_qrels(b, scorable=False), check_k(k), check_k(depth, "depth")
+    if runs is not None:
+        if not isinstance(runs, Mapping) or not runs:
+            raise ValueError(f"runs must be a non-empty mapping {{run name: {{question_id: ranking}}}}, got {runs!r:.80}")
+        runs = {str(name): check_run(run, a, str(name)) for name, run in runs.items()}
     fractional = [(name, q) for name, labels in zip(names, (a, b)) for q, g in labels.items() if any(v % 1 for v in g.values())]
     if fractional:
         raise ValueError(f"grades must be whole numbers: {fractional[0][0]} grades question {fractional[0][1]!r} "
@@ -80,15 +85,17 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
                          columns=["question", "chunk", "a", "b"])
     grades = sorted({*units["a"], *units["b"]})
     binary_a, binary_b = (units["a"] > 0).to_numpy(), (units["b"] > 0).to_numpy()
-    by_question = [np.flatnonzero(units["question"].to_numpy() == q) for q in a]
+    questions = pd.factorize(units["question"])[0]
+    cells = np.zeros((len(a), 4))  # per question: pairs (both relevant, A only, B only, neither)
+    np.add.at(cells, (questions, 2 * ~binary_a + ~binary_b), 1)
     rng = np.random.default_rng(SEED)
-    draws = [np.concatenate([by_question[i] for i in rng.integers(len(by_question), size=len(by_question))])
-             for _ in range(check_k(resamples, "resamples"))]
-    resampled = [cohen_kappa_score(binary_a[d], binary_b[d], labels=[False, True]) for d in draws]
+    drawn = np.stack([np.bincount(rng.integers(len(a), size=len(a)), minlength=len(a))
+                      for _ in range(check_k(resamples, "resamples"))]) @ cells
+    resampled = _kappa(drawn)
     confusion = pd.DataFrame(confusion_matrix(units["a"], units["b"], labels=grades),
                              index=pd.Index(grades, name=names[0]), columns=pd.Index(grades, name=names[1]))
     result = Agreement(len(units), len(a), float((units["a"] == units["b"]).mean()),
-                       float(cohen_kappa_score(binary_a, binary_b)), tuple(np.nanpercentile(resampled, [2.5, 97.5])),
+                       float(cohen_kappa_score(binary_a, binary_b)), tuple(float(v) for v in np.nanpercentile(resampled, [2.5, 97.5])),
                        float(cohen_kappa_score(units["a"], units["b"], weights="linear")), confusion, tuple(names))
     if runs is None:
         return result
@@ -100,3 +107,13 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
     verdicts = pd.DataFrame({names[0]: tests[0], names[1]: tests[1]}).droplevel("metric")
     verdicts["held"] = verdicts[names[0]] == verdicts[names[1]]
     return result._replace(scored=tuple(map(len, scorable)), means=means, tau=float(kendalltau(means[names[0]], means[names[1]]).statistic), verdicts=verdicts)
+
+
+def _kappa(cells: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of each row of 2 × 2 counts (both, A only, B only, neither), for the bootstrap's thousand
+    resamples at once (scikit-learn's, one at a time, costs seconds; a test holds them equal); nan where p_e = 1."""
+    n = cells.sum(axis=1)
+    observed = (cells[:, 0] + cells[:, 3]) / n
+    chance = ((cells[:, 0] + cells[:, 1]) * (cells[:, 0] + cells[:, 2]) + (cells[:, 2] + cells[:, 3]) * (cells[:, 1] + cells[:, 3])) / n**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)

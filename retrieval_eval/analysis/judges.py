@@ -7,14 +7,17 @@ labelled questions, to be measured on others."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from ..core.checks import check_qrels
+from ..core.checks import check_list, check_qrels, finite_number
+from ..core.paths import DATA_DIR
 from ..retrieval.rerank import SentenceReranker
 from .agreement import DEPTH
 
@@ -29,6 +32,25 @@ Passage: {passage}
 Split this problem into steps: Consider the underlying intent of the search. Measure how well the content matches a likely intent of the query (M). Measure how trustworthy the passage is (T). Consider the aspects above and the relative importance of each, and decide on a final score (O). Final score must be an integer value only.
 Do not provide any code in result. Provide each score in the format of: ##final score: score without providing any reasoning."""
 UMBRELA_TO_GRADE = {0: 0, 1: 0, 2: 1, 3: 2}  # "related but does not answer" is not relevant here; 3 answers fully
+SCORES_PATH = DATA_DIR / "judge_scores.csv"  # the built-in judges' scores on the teaching set's pool (a test checks them)
+
+
+def pair_key(question: str, text: str) -> str:
+    """The key of a (question, chunk text) pair in :data:`SCORES_PATH`: changed text, new key."""
+    return hashlib.sha256(f"{question}\n{text}".encode()).hexdigest()[:16]
+
+
+class _Committed:
+    """A scorer reading committed scores where the pair is in :data:`SCORES_PATH`, the model elsewhere."""
+
+    def __init__(self, scorer, name: str):
+        table = pd.read_csv(SCORES_PATH, dtype={"pair": str}) if SCORES_PATH.exists() else pd.DataFrame(columns=["judge", "pair", "score"])
+        self.scorer, self.known = scorer, dict(table.loc[table["judge"] == name, ["pair", "score"]].itertuples(index=False))
+
+    def score(self, question: str, texts: Sequence[str]) -> list[float]:
+        todo = [t for t in texts if pair_key(question, t) not in self.known]
+        computed = dict(zip(todo, self.scorer.score(question, todo))) if todo else {}
+        return [computed[t] if t in computed else self.known[pair_key(question, t)] for t in texts]
 
 
 class _ChunkCosine(SentenceReranker):
@@ -85,19 +107,22 @@ class ChatJudge:
         return [self(question, t) for t in texts]
 
 
-def model_judge(kind: str | Callable[[str], str] = "cosine", thresholds: Sequence[float] = (0.5,)) -> ScoreJudge | ChatJudge:
+def model_judge(kind: str | Callable[[str], str] = "cosine", thresholds: Sequence[float] = (0.5,),
+                fresh: bool = False) -> ScoreJudge | ChatJudge:
     """A judge ``judge(question, chunk_text) -> grade``: ``"cosine"`` (the embedding model, question against the whole
     chunk), ``"sentence"`` (its best-sentence cosine, the built-in re-scorer), each graded by ``thresholds``; or a
     function ``chat(prompt) -> reply`` calling any chat model, asked the UMBRELA prompt. ``judge.label(setup)`` labels
-    the setup's pool."""
+    the setup's pool. The teaching set's scores are committed (:data:`SCORES_PATH`); ``fresh`` computes every one."""
     if callable(kind):
         return ChatJudge(kind)
     scorers = {"cosine": _ChunkCosine, "sentence": SentenceReranker}
     if kind not in scorers:
         raise ValueError(f"kind must be one of {list(scorers)} or a function chat(prompt) -> reply, got {kind!r}")
-    if not thresholds or list(thresholds) != sorted(thresholds):
+    values = check_list(thresholds, "thresholds", "scores in ascending order")
+    if not values or not all(finite_number(t) for t in values) or values != sorted(values):
         raise ValueError(f"thresholds must be one or more scores in ascending order, got {thresholds!r}")
-    return ScoreJudge(kind, scorers[kind](), tuple(float(t) for t in thresholds))
+    scorer = scorers[kind]() if fresh else _Committed(scorers[kind](), kind)
+    return ScoreJudge(kind, scorer, tuple(float(t) for t in values))
 
 
 def pool(setup, depth: int = DEPTH, questions: Sequence[str] | None = None) -> dict:
@@ -114,6 +139,17 @@ def label(judge, setup, depth: int = DEPTH, questions: Sequence[str] | None = No
 
 
 ScoreJudge.label = ChatJudge.label = label
+
+
+def write_scores(setup, depth: int = DEPTH) -> pd.DataFrame:
+    """Compute the built-in judges' scores on the setup's pool and write them to :data:`SCORES_PATH`."""
+    texts, asked = _texts(setup), _questions(setup)
+    scorers = {kind: model_judge(kind, fresh=True).scorer for kind in ("cosine", "sentence")}
+    rows = [(kind, pair_key(asked[q], texts[c]), score) for kind, scorer in scorers.items()
+            for q, ids in pool(setup, depth).items() for c, score in zip(ids, scorer.score(asked[q], [texts[c] for c in ids]))]
+    table = pd.DataFrame(rows, columns=["judge", "pair", "score"]).round({"score": 6})
+    table.to_csv(SCORES_PATH, index=False)
+    return table
 
 
 def _texts(setup) -> dict:

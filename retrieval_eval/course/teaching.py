@@ -20,12 +20,13 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown
 
+from ..analysis.agreement import agreement
 from ..analysis.comparisons import against_chance, paired_comparisons
 from ..core.checks import check_k
 from ..core.evaluation import evaluate, first_relevant_ranks, per_question_scores, precision_ceiling
 from ..core.metrics import relevant_ids
 from ..core.paths import ROOT
-from ..inputs.golden import graded_labels
+from ..inputs.golden import graded_labels, read_known_false_negatives, with_known_false_negatives
 from ..inputs.models import SCORING_PACKAGES, scoring_versions
 from ..inputs.text import locate_evidence
 from ..retrieval.setup import reranked_runs
@@ -137,6 +138,16 @@ def markdown_table(table) -> str:
     return "\n".join(lines + ["| " + " | ".join(map(cell, row)) + " |" for row in table.itertuples(index=False)])
 
 
+def _label_line(setup, runs) -> str:
+    """The labelling answer for the teaching set: the rule's kappa against the expert's re-reading over the runs' top 10
+    (notebook 17)."""
+    known = read_known_false_negatives(setup.chunks, setup.qrels)
+    rule = agreement(setup.qrels, with_known_false_negatives(setup.qrels, known), runs=runs)
+    return (f"By evidence string: a chunk holding it is relevant, automatic and strict. Against an expert's re-reading, "
+            f"Cohen's kappa is {rule.kappa:.2f} ({rule.interval[0]:.2f}–{rule.interval[1]:.2f}); its {len(known)} misses "
+            "are paraphrases.")
+
+
 def interview_lines(setup, k: int = 3) -> dict[str, str]:
     """The interview answers (notebook 07, the sheet): at most 30 words each, every figure from ``setup``,
     whose runs must hold BM25, vector and hybrid. The reranker's figures come from the run "hybrid + rerank"
@@ -169,7 +180,8 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
         "When do you use nDCG?": f"When some chunks answer better than others. With graded labels, hybrid's nDCG@{k} is "
             f"{graded[('nDCG', k)]:.2f}; the ideal holds every judged chunk.",
         "How did you label relevance?": f"A chunk is relevant if it contains the question's evidence string, copied "
-            f"from the corpus: automatic and strict. {single} of {n} questions have one relevant chunk.",
+            f"from the corpus: automatic and strict. {single} of {n} questions have one relevant chunk."
+            if not setup.teaching else _label_line(setup, three),
         "How would you evaluate a reranker?": f"Same candidates before and after, beside an oracle. Our stand-in "
             f"moved recall@{k} {table[('recall', k)]:.2f} to {after[('recall', k)]:.2f}, recall@1 "
             f"{table[('recall', 1)]:.2f} to {after[('recall', 1)]:.2f}; recall@10, {table[('recall', 10)]:.2f}, caps it.",
