@@ -74,8 +74,13 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    sentence encoded anew and with its vectors stored; written with the date, the machine and the load to
    ``benchmarks/rerank.json``, which notebook 06 reads (it times nothing slow itself).
 
+11. Labelling (``labels``, issue 37): 10,000 synthetic documents of 60–140 words (the generator of section 2, one
+   chunk each) and 20,000 questions, each with one evidence string of 8 consecutive words cut from a random chunk;
+   timed: ``label_chunks`` (one pass of the Aho–Corasick automaton over the chunks' normalised text), and the
+   process's peak memory (``ru_maxrss``) before and after. Target: under 5 minutes.
+
 ``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
-``vector-search``, ``engine``, ``beir``, ``report``, ``rerank``, ``widgets``) runs one section only.
+``vector-search``, ``engine``, ``beir``, ``report``, ``rerank``, ``labels``, ``widgets``) runs one section only.
 """
 
 from __future__ import annotations
@@ -773,7 +778,33 @@ def bench_rerank():
     (ROOT / "benchmarks" / "rerank.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
-SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir", "report", "rerank")
+def bench_labels():
+    import resource
+
+    rng = np.random.default_rng(SEED)  # its own generator: the same data whichever sections run
+    load, before = os.getloadavg(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    chunks = synthetic_chunks(rng, 10_000, synthetic_vocabulary(rng))
+    picked = rng.integers(0, len(chunks), size=20_000)
+    evidence = []
+    for i in picked:
+        words = chunks[i]["text"].split()
+        start = int(rng.integers(0, len(words) - 8))
+        evidence.append(" ".join(words[start : start + 8]))
+    golden = pd.DataFrame({"id": [f"q{i:05d}" for i in range(len(evidence))], "evidence": evidence})
+    start = time.perf_counter()
+    qrels = h.label_chunks(golden, chunks)
+    seconds = time.perf_counter() - start
+    sizes = pd.Series([len(g) for g in qrels.values()])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"11. Labelling {len(chunks):,} documents × {len(golden):,} questions (evidence strings of 8 words; relevant "
+          f"chunks per question: median {sizes.median():.0f}, most {sizes.max()}); {os.cpu_count()} cores; load average "
+          f"{load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    print(f"   label_chunks {seconds:.1f} s (target < 300 s: {'met' if seconds < 300 else 'MISSED'}); peak memory "
+          f"{before / 1024:.0f} MiB before, {peak / 1024:.0f} MiB after")
+
+
+SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir", "report", "rerank",
+            "labels")
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 
 
@@ -802,7 +833,7 @@ def main():
         print(f"   exact vector search: about {search_limit:,.0f} vectors (plus {query_ms:.0f} ms to embed the question)")
         print(f"   embedding a corpus once at {throughput:.0f} chunks/s: 100,000 chunks take {100_000 / throughput / 3600:.1f} h")
     for name, bench in (("notebooks", bench_notebooks), ("widgets", bench_widgets), ("engine", bench_engine),
-                        ("beir", bench_beir), ("report", bench_report), ("rerank", bench_rerank)):
+                        ("beir", bench_beir), ("report", bench_report), ("rerank", bench_rerank), ("labels", bench_labels)):
         if name in chosen:
             bench()
     print(f"Total bench time {time.perf_counter() - start:.0f} s")
