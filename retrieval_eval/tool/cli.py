@@ -439,8 +439,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             for what, n in ev.left_out["what"].value_counts(sort=False).items():
                 print(f"note: {n:,} × {what} (listed in the report)", file=sys.stderr)
             folder = claim(output_dir, values["REPORT"] or default_name(values, target), "REPORT" in values["given"])
-            print(f"Report folder {folder}", flush=True)
             mark_unfinished(folder, f"being written by process {os.getpid()}; if none is running, it was stopped")
+            print(f"Report folder {folder}", flush=True)
             ev.folder, ev.progress = folder, True
             write_bundle(folder, ev, output_dir)
             write_report(folder, ev, output_dir)
