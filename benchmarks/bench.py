@@ -80,9 +80,14 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    ranking reversed, as TREC files with their qrels; the whole target timed, from reading the files to the verdict,
    the summary and the JSON (target under 5 s).
 
+11. Labelling (``labels``, issue 37): 10,000 synthetic documents of 60–140 words (the generator of section 2, one
+   chunk each) and 20,000 questions, each with one evidence string of 8 consecutive words cut from a random chunk;
+   timed: ``label_chunks`` (one pass of the Aho–Corasick automaton over the chunks' normalised text), and the
+   process's peak memory (``ru_maxrss``) before and after. Target: under 5 minutes.
+
 ``make bench ONLY="evaluation bm25"`` (or ``python benchmarks/bench.py evaluation bm25``) runs the sections named
 (``SECTIONS`` at the end lists them: evaluation, bm25, embeddings, vector-search, notebooks,
-engine, beir, report, rerank, widgets, gate). The run ends with one table, the README's Speed table: a row per figure,
+engine, beir, report, rerank, widgets, gate, labels). The run ends with one table, the README's Speed table: a row per figure,
 with the machine and the 1-minute load average at the section's start and end.
 """
 
@@ -906,19 +911,52 @@ def bench_gate():
              f"(target < {GATE_TARGET_S} s: {'met' if seconds < GATE_TARGET_S else 'MISSED'})")]
 
 
+
+LABEL_SIZE = (10_000, 20_000)  # documents, questions
+
+
+def bench_labels():
+    import resource
+
+    n_docs, n_questions = LABEL_SIZE
+    rng = np.random.default_rng(SEED)  # its own generator: the same data whichever sections run
+    load, before = os.getloadavg(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    chunks = synthetic_chunks(rng, n_docs, synthetic_vocabulary(rng))
+    picked = rng.integers(0, len(chunks), size=n_questions)
+    evidence = []
+    for i in picked:
+        words = chunks[i]["text"].split()
+        start = int(rng.integers(0, len(words) - 8))
+        evidence.append(" ".join(words[start : start + 8]))
+    golden = pd.DataFrame({"id": [f"q{i:05d}" for i in range(len(evidence))], "evidence": evidence})
+    start = time.perf_counter()
+    qrels = h.label_chunks(golden, chunks)
+    seconds = time.perf_counter() - start
+    sizes = pd.Series([len(g) for g in qrels.values()])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"11. Labelling {len(chunks):,} documents × {len(golden):,} questions (evidence strings of 8 words; relevant "
+          f"chunks per question: median {sizes.median():.0f}, most {sizes.max()}); {os.cpu_count()} cores; load average "
+          f"{load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    print(f"   label_chunks {seconds:.1f} s (target < 300 s: {'met' if seconds < 300 else 'MISSED'}); peak memory "
+          f"{before / 1024:.0f} MiB before, {peak / 1024:.0f} MiB after")
+    return [(f"labelling {len(chunks):,} documents x {len(golden):,} questions (label_chunks)",
+             f"{seconds:.1f} s (target < 300 s), peak memory {peak / 1024:.0f} MiB")]
+
+
+
 # A section: a function that prints its figures and returns the table's rows [(what, measured)]. To add one, write
 # it and name it here; tests/test_bench.py runs every section on TINY inputs.
 SECTIONS = {"evaluation": bench_evaluation, "bm25": bench_bm25, "embeddings": bench_embeddings,
             "vector-search": bench_vector_search, "notebooks": bench_notebooks, "engine": bench_engine,
             "beir": bench_beir, "report": bench_report, "rerank": bench_rerank, "widgets": bench_widgets,
-            "gate": bench_gate}
+            "gate": bench_gate, "labels": bench_labels}
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 MEASURED = {}  # figures one section leaves for the summary of others
 WRITE_RECORDS = True  # benchmarks/rerank.json (notebook 06 reads it); not on tiny inputs
 TINY = {"EVAL_SIZES": ((50, 20),), "BM25_SIZES": (200, 400), "EMBED_CHUNKS": 20, "VECTORS": 1_000, "NOTEBOOK_COUNT": 1,
         "IMPORT_REPEATS": 1, "ENGINE_CHUNKS": 500, "ENGINE_QUESTIONS": 20, "RANK_BM25_QUESTIONS": 5, "SCALE_DOCS": 40,
         "SCALE_QUESTIONS": 20, "BEIR_CHUNKS": 40, "BEIR_QUESTIONS": 10, "WIDGET_REPEATS": 1, "REPEATS": 1,
-        "WRITE_RECORDS": False, "GATE_SIZE": (50, 20)}
+        "WRITE_RECORDS": False, "GATE_SIZE": (50, 20), "LABEL_SIZE": (40, 20)}
 
 
 def run(names, tiny=False) -> list[tuple[str, str, str]]:

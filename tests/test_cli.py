@@ -284,8 +284,31 @@ def test_a_read_only_checkout_is_one_line_naming_its_folders_and_the_variables(t
         pytest.skip(f"no private read-only mount here: {done.stderr.strip()[:200]}")
     assert done.returncode == 2, done.stderr
     assert f"- {ROOT / 'output'} cannot be written (Read-only file system): set RETRIEVAL_EVAL_OUTPUT" in done.stderr
-    assert f"- {ROOT / '.cache'} cannot be written (Read-only file system): set RETRIEVAL_EVAL_CACHE" in done.stderr
+    cache_line = f"{ROOT / '.cache'} cannot be written (Read-only file system): set RETRIEVAL_EVAL_CACHE"
+    # an existing cache is read as it is (a note); one that is not there cannot be made
+    assert (f"note: {cache_line}" if (ROOT / ".cache").is_dir() else f"- {cache_line}") in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_read_only_cache_that_holds_what_is_needed_is_read_with_a_note(tmp_path, capsys, monkeypatch):
+    (tmp_path / "cache").mkdir()
+    real = cli.tempfile.TemporaryDirectory
+
+    def read_only(dir=None, **kwargs):
+        if Path(dir) == tmp_path / "cache":
+            raise PermissionError(errno.EROFS, "Read-only file system")
+        return real(dir=dir, **kwargs)
+
+    monkeypatch.setattr(cli.tempfile, "TemporaryDirectory", read_only)
+    status, _, err = main("evaluate-runs", tmp_path, capsys, QRELS=str(TREC / "qrels.test"), RUNS=str(TREC / "results.test"))
+    assert status == 0 and f"note: {tmp_path / 'cache'} cannot be written (Read-only file system)" in err
+    assert "what it holds is read" in err
+    # a cache that holds the runs is read without writing anything
+    chunks = [{"id": f"c{i}", "doc": "d", "text": f"word{i} common text {i}", "n_tokens": 5} for i in range(6)]
+    first = stages.run_registry({"BM25": BM25()}, chunks, {"q1": "word1 text"}, cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(stages, "write_atomically", lambda *args: (_ for _ in ()).throw(PermissionError(errno.EROFS, "ro")))
+    assert stages.run_registry({"BM25": BM25()}, chunks, {"q1": "word1 text"}, cache_dir=tmp_path / "cache") == first
+
 
 
 # --- report folders: claimed once, never replaced --------------------------------------------------------

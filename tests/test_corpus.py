@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 import helpers as h
 from retrieval_eval.core.errors import FormatError, GoldenSetError
 from retrieval_eval.core.paths import CORPUS_DIR
+from retrieval_eval.inputs import chunks as chunks_module
 from retrieval_eval.inputs.chunks import CHUNK_SIZE, chunk_spans, stored_chunks_differ, stored_or_split_chunks
+from retrieval_eval.inputs.models import fast_tokenizer
 
 
 @pytest.mark.slow  # a rebuild of the teaching set's chunks
@@ -554,3 +556,21 @@ def test_chunking_now_reads_tokenizer_json_and_gives_the_chunks_of_the_transform
             "stored_or_split_chunks(h.load_corpus(), chunk_size=256, progress=False); "
             "print('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_a_long_document_is_chunked_a_section_at_a_time_at_paragraph_breaks(monkeypatch):
+    """Over SECTION_CHARS characters, a document is tokenized a section at a time (bounded memory, a progress bar):
+    each section cut at a paragraph break, its chunks those of the section alone, none spanning two, in order."""
+    paragraphs = [" ".join(f"w{p}x{i}" for i in range(40)) for p in range(30)]
+    text = "\n\n".join(paragraphs)
+    monkeypatch.setattr(chunks_module, "SECTION_CHARS", 2_000)
+    sections = chunks_module._sections(text)
+    assert len(sections) > 3 and "".join(sections) == text and all(len(s) <= 2_000 for s in sections)
+    assert all(b.startswith("\n\n") for b in sections[1:])  # cut at a paragraph break
+    tokenizer = fast_tokenizer(None)
+    long = h.split_into_chunks({"d": text}, tokenizer, 64)
+    alone = [c["text"] for s in sections for c in h.split_into_chunks({"d": s}, tokenizer, 64)]
+    assert [c["text"] for c in long] == alone and [c["id"] for c in long] == [f"d#{i:02d}" for i in range(len(long))]
+    assert all(c["n_tokens"] <= 64 for c in long) and " ".join(c["text"] for c in long).split() == text.split()
+    monkeypatch.setattr(chunks_module, "SECTION_CHARS", 10**6)  # a document under the limit: one section, as before
+    assert chunks_module._sections(text) == [text]

@@ -399,3 +399,28 @@ def test_a_beir_folder_shipped_gzipped_reads_as_the_plain_one(tmp_path):
     (folder / "corpus.jsonl.gz").write_bytes(gzip.compress(b"x")[:10])
     with pytest.raises(ValueError, match=r"corpus.jsonl.gz is a gzip file that does not decompress"):
         load_inputs(None, folder)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_a_ragas_testset_is_a_golden_set_of_evidence_strings(tmp_path, suffix):
+    """Ragas' testset shape (``testset.to_pandas()`` saved as CSV, its contexts a Python list, or as JSONL): the question
+    is user_input, each reference_contexts entry an evidence string; the same labels as our CSV of the same strings."""
+    chunks = load_chunks(FORMATS / "chunks.jsonl")
+    texts = [c["text"] for c in chunks]
+    testset = pd.DataFrame({"user_input": ["What does the first chunk say?", "And the others?"],
+                            "reference_contexts": [[texts[0][:40]], [texts[1][5:45], texts[2][:30]]],
+                            "reference": ["An answer.", "Another answer."], "synthesizer_name": ["a", "b"]})
+    path = tmp_path / f"testset{suffix}"
+    if suffix == ".csv":
+        testset.to_csv(path, index=False)  # a list cell reads "['...']"
+    else:
+        testset.to_json(path, orient="records", lines=True, force_ascii=False)
+    ours = tmp_path / "golden.csv"
+    pd.DataFrame([(f"q{i}", q, e) for i, (q, cs) in enumerate(zip(testset["user_input"], testset["reference_contexts"]), 1)
+                  for e in cs], columns=["id", "question", "evidence"]).to_csv(ours, index=False)
+    read = load_golden(path, chunks)
+    assert read.qrels == load_golden(ours, chunks).qrels and len(read.qrels["q2"]) == 2
+    assert list(read.golden["question"]) == list(testset["user_input"])
+    path.write_text(path.read_text().replace(texts[0][:40], "not in any chunk of this corpus at all"))
+    with pytest.raises(GoldenSetError, match=r"question 'q1': evidence 'not in any chunk of this corpus at all' is in no chunk"):
+        load_golden(path, chunks)

@@ -16,14 +16,15 @@ from .models import document_prefix, fast_tokenizer, load_tokenizer, model_windo
 from .text import normalise
 
 CHUNK_SIZE = 512  # word pieces of the embedding model's tokenizer
+SECTION_CHARS = 1_000_000  # a longer document is chunked in sections of at most this many characters
 
 
 def split_into_chunks(docs: Mapping[str, str], tokenizer, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0,
                       prefix: str = "") -> list[dict]:
     """Each document split by LangChain's ``RecursiveCharacterTextSplitter`` in ``tokenizer``'s word pieces (a fast
     tokenizer or a ``tokenizers.Tokenizer``): ``[{"id": "<doc>#<nn>", "doc", "text", "n_tokens"}]`` in document order.
-    Each document is tokenized once, each piece charged where it starts; the special tokens and ``prefix`` aside, a
-    chunk as the embedding model reads it is at most ``chunk_size`` pieces (``n_tokens`` counts them all)."""
+    Each document is tokenized once (one of over ``SECTION_CHARS`` characters a section at a time, with progress), each
+    piece charged where it starts; the special tokens and ``prefix`` aside, a chunk as the embedding model reads it is at most ``chunk_size`` pieces (``n_tokens`` counts them all)."""
     chunk_size = check_k(chunk_size, "chunk_size")
     fast = _own_fast_tokenizer(tokenizer)
     # What the model reads besides the chunk: 2 special tokens for BERT-style models ([CLS], [SEP]), and the prefix.
@@ -40,7 +41,22 @@ def split_into_chunks(docs: Mapping[str, str], tokenizer, chunk_size: int = CHUN
         if not isinstance(text, str):
             raise ValueError(f"document {doc!r}: the text must be a str, got {type(text).__name__}")
     return [{"id": f"{doc}#{i:02d}", "doc": doc, "text": piece, "n_tokens": len(fast.encode(prefix + piece).ids)}
-            for doc, text in docs.items() for i, piece in enumerate(_split_text(text, fast, room, chunk_overlap))]
+            for doc, text in docs.items() for i, piece in enumerate(
+                piece for section in tqdm(_sections(text), desc=f"chunking {doc}", unit="section", leave=False,
+                                          disable=len(text) <= SECTION_CHARS)
+                for piece in _split_text(section, fast, room, chunk_overlap))]
+
+
+def _sections(text: str) -> list[str]:
+    """A document in sections of at most ``SECTION_CHARS`` characters, each cut at its last paragraph break (else line
+    break, else space): a long document is tokenized a section at a time, in bounded memory; no chunk spans two."""
+    sections, start = [], 0
+    while len(text) - start > SECTION_CHARS:
+        cut = next((i for sep in ("\n\n", "\n", " ") if (i := text.rfind(sep, start + 1, start + SECTION_CHARS)) > start),
+                   start + SECTION_CHARS)
+        sections.append(text[start:cut])
+        start = cut
+    return [*sections, text[start:]]
 
 
 def _own_fast_tokenizer(tokenizer):

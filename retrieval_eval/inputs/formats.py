@@ -5,6 +5,7 @@ no space at either end; a JSON number is read as its digits."""
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
@@ -411,6 +412,31 @@ def _llamaindex_labels(path: Path, text: str, parts: dict) -> Labels:
         labels += [(element_line, key, _identifier(doc, path, element_line, "relevant_docs"), 1)
                    for element_line, _, doc, _ in _members(path, text, position)]
     return assemble(questions, path, labels, path)
+
+
+RAGAS_FIELDS = {"question": ("user_input",), "evidence": ("reference_contexts",)}
+
+
+def ragas_rows(path: Path) -> list[tuple[int, dict]] | None:
+    """A Ragas testset (``user_input``, ``reference``, ``reference_contexts``; CSV or JSONL) as evidence-string rows:
+    the question is ``user_input``, each ``reference_contexts`` entry an evidence string, the id ``q<row>``; None
+    for a file of another shape. In CSV the contexts are a list as Python or JSON writes it."""
+    head = _file_text(path)[:4096]
+    if "user_input" not in head or "reference_contexts" not in head:
+        return None
+    rows = []
+    for number, (line, record) in enumerate(read_records(path, RAGAS_FIELDS, [("question",), ("evidence",)], "question"), 1):
+        contexts = record["evidence"]
+        if isinstance(contexts, str):
+            try:
+                contexts = ast.literal_eval(contexts) if contexts.strip() else []
+            except (ValueError, SyntaxError):
+                raise FormatError(path, line, "reference_contexts is not a list of texts (['...', '...'])") from None
+        if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
+            raise FormatError(path, line, f"reference_contexts must be a list of texts, got a {_kind(contexts)}")
+        question = _text(record["question"], path, line, "user_input", blank=True)
+        rows += [(line, {"id": f"q{number}", "question": question, "evidence": c}) for c in contexts or [""]]
+    return rows
 
 
 def read_questions(path: str | Path) -> list[tuple[int, str, str, str]]:

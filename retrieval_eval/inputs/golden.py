@@ -23,6 +23,7 @@ from .formats import (
     beir_labels,
     id_labels,
     load_qrels_and_questions,
+    ragas_rows,
     read_table,
 )
 from .text import normalise
@@ -180,7 +181,7 @@ def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, 
                 questions: str | Path | None = None, split: str = "test", level: str | None = None, n_tokens=None,
                 window: int | None = None, query_prefix: str = "", progress: bool = False) -> GoldenSet:
     """A golden set in any of its shapes with its labels at the level scored, every problem of a file at once:
-    evidence strings (CSV), relevant ids (CSV, JSONL, JSON, LlamaIndex), a BEIR folder (``split``), or TREC qrels
+    evidence strings (CSV; a Ragas testset, CSV or JSONL), relevant ids (CSV, JSONL, JSON, LlamaIndex), a BEIR folder (``split``), or TREC qrels
     with ``questions``. Given ``n_tokens`` and ``window``, every question with its ``query_prefix`` must fit the
     window (a longer one would be cut silently). ``progress``: a bar while labelling."""
     chunks, path = check_chunks(chunks), Path(path)
@@ -191,8 +192,10 @@ def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, 
         labels = load_qrels_and_questions(path, questions)
     elif path.is_dir():
         labels = beir_labels(path, split)
-    elif path.suffix.lower() in (".csv", ".tsv", ".txt"):
-        columns, rows = read_table(path, GOLDEN_FIELDS, [("question",), ("evidence", "relevant")], "question")
+    elif path.suffix.lower() in (".csv", ".tsv", ".txt") or path.suffix.lower() == ".jsonl" and ragas_rows(path):
+        ragas = ragas_rows(path)
+        columns, rows = (["id", "question", "evidence"], ragas) if ragas is not None else read_table(
+            path, GOLDEN_FIELDS, [("question",), ("evidence", "relevant")], "question")
         if {"evidence", "relevant"} <= set(columns):
             raise GoldenSetError(f"{path}: has both an evidence and a relevant column: give one kind of label")
         if "relevant" in columns:

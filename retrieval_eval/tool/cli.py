@@ -255,6 +255,9 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
                         f"replaces another: REPORT={free!r} is free, or delete that folder")
     problems += [_unwritable(folder, variable) for folder, variable in
                  ((output_dir, "RETRIEVAL_EVAL_OUTPUT"), (cache_dir, "RETRIEVAL_EVAL_CACHE"))]
+    if problems[-1] and cache_dir.is_dir():  # a read-only cache that holds what is needed (a CI or classroom image)
+        warnings.warn(f"{problems.pop()}; what it holds is read, and what it lacks stops the run, naming the file",
+                      stacklevel=2)
     raise_problems(problems)
     return {**values, "given": set(given)}
 
@@ -436,8 +439,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             for what, n in ev.left_out["what"].value_counts(sort=False).items():
                 print(f"note: {n:,} × {what} (listed in the report)", file=sys.stderr)
             folder = claim(output_dir, values["REPORT"] or default_name(values, target), "REPORT" in values["given"])
-            print(f"Report folder {folder}", flush=True)
             mark_unfinished(folder, f"being written by process {os.getpid()}; if none is running, it was stopped")
+            print(f"Report folder {folder}", flush=True)
             ev.folder, ev.progress = folder, True
             write_bundle(folder, ev, output_dir)
             write_report(folder, ev, output_dir)
