@@ -54,11 +54,13 @@ $(LITE_STAMP): requirements.txt pyproject.toml | $(LITE_PY)
 	$(LITE_PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-# lab/custom.css: tables at the text's size in Presentation Mode.
-LAB_CSS = --custom-css --ServerApp.static_custom_path="$(CURDIR)/lab"
+# lab/custom.css (tables at the text's size in Presentation Mode) as the custom CSS of a Jupyter config folder of
+# the project's own under .cache/ (JupyterLab finds custom CSS only in its config folder).
+LAB_CSS = --custom-css
+LAB_ENV = mkdir -p .cache/jupyter/custom && cp lab/custom.css .cache/jupyter/custom/ && JUPYTER_CONFIG_DIR="$(CURDIR)/.cache/jupyter"
 
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
+	$(LAB_ENV) $(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
 
 # Before a class: run each core notebook in place as Run All does and print its time (README, "Teach a class").
 class: $(STAMP)
@@ -66,7 +68,7 @@ class: $(STAMP)
 
 # Every notebook that reads the committed rankings, without torch and the embedding model.
 lab-lite: $(LITE_STAMP)
-	$(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
+	$(LAB_ENV) $(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
 
 # Every test, in three workers on two cores (pytest-xdist: the browser tests wait on the browser half the time; each
 # group of them keeps to one worker, sharing its JupyterLab).
@@ -116,7 +118,7 @@ sheet: $(STAMP)
 	$(PY) -m retrieval_eval.course.sheet
 
 # `make evaluate [CORPUS=folder GOLDEN=file.csv] [K=3] [KS="1 3 5 10"] [CHUNK_SIZE=512] [MODEL_NAME=...]
-#  [RERANKER=sentence|folder] [REPORT=name]`, and `make evaluate-runs (QRELS=file | GOLDEN=file.csv CORPUS=folder)
+#  [METRICS="MAP F1"] [RERANKER=sentence|folder] [REPORT=name]`, and `make evaluate-runs (QRELS=file | GOLDEN=file.csv CORPUS=folder)
 #  RUNS="a.trec b.trec" [...]`: a report in a new folder output/REPORT/ (see the README's "Your own data").
 # Every variable reaches retrieval_eval/tool/cli.py through the environment as typed ($(value ...): no make
 # expansion, no path function splitting it at spaces); the runner checks them all at once. START_DIR is

@@ -70,6 +70,10 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    report), the peak memory of its largest process, the cache's size, and the report's slowest cell.
    Targets: at most 5 minutes and a cache of at most 50 MB.
 
+10. The second stage (``rerank``): the sentence reranker on hybrid's top 10 of each golden-set question, every
+   sentence encoded anew and with its vectors stored; written with the date, the machine and the load to
+   ``benchmarks/rerank.json``, which notebook 06 reads (it times nothing slow itself).
+
 ``python benchmarks/bench.py notebooks`` (or ``evaluation``, ``bm25``, ``embeddings``,
 ``vector-search``, ``engine``, ``beir``, ``report``, ``rerank``, ``widgets``) runs one section only.
 """
@@ -746,18 +750,27 @@ def bench_beir():
 
 def bench_rerank():
     """The median time the sentence reranker adds per question at N = 10 on the teaching set (hybrid's top 10):
-    every sentence encoded anew (as a cross-encoder reads every pair), and with its sentence vectors stored."""
+    every sentence encoded anew (as a cross-encoder reads every pair; each question once, after a warm-up), and with
+    its sentence vectors stored. Written, dated and with the machine, to benchmarks/rerank.json: notebook 06 reads it."""
+    from retrieval_eval.course.teaching import machine
     from retrieval_eval.retrieval.rerank import SentenceReranker, seconds_per_question
 
     setup = h.evaluation_setup()
     texts, questions = {c["id"]: c["text"] for c in setup.chunks}, dict(zip(setup.golden["id"], setup.golden["question"]))
     reranker = SentenceReranker()
-    print(f"10. second stage (load average {os.getloadavg()[0]:.1f}): the sentence reranker on hybrid's top 10, "
-          f"{len(questions)} questions")
-    for fresh in (True, False):
-        seconds = seconds_per_question(reranker, setup.runs["hybrid"], texts, questions, depth=10, fresh=fresh)
-        print(f"   {'every sentence encoded anew' if fresh else 'sentence vectors stored'}: median "
-              f"{seconds.median() * 1000:.0f} ms per question (from {seconds.min() * 1000:.0f} to {seconds.max() * 1000:.0f} ms)")
+    load = os.getloadavg()[0]
+    print(f"10. second stage (load average {load:.1f}): the sentence reranker on hybrid's top 10, {len(questions)} questions")
+    medians = {}
+    for fresh, name in ((True, "every sentence encoded anew"), (False, "sentence vectors stored")):
+        seconds = seconds_per_question(reranker, setup.runs["hybrid"], texts, questions, depth=10, fresh=fresh,
+                                       repeat=1 if fresh else 3)
+        medians[name] = round(seconds.median() * 1000, 1)
+        print(f"   {name}: median {seconds.median() * 1000:.0f} ms per question (from {seconds.min() * 1000:.0f} to "
+              f"{seconds.max() * 1000:.0f} ms)")
+    record = {"measured": time.strftime("%Y-%m-%d", time.gmtime()), "machine": machine(),
+              "load average": round(max(load, os.getloadavg()[0]), 1), "questions": len(questions), "depth": 10,
+              "ms per question": medians}
+    (ROOT / "benchmarks" / "rerank.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 SECTIONS = ("evaluation", "bm25", "embeddings", "vector-search", "notebooks", "engine", "beir", "report", "rerank")

@@ -106,6 +106,8 @@ def jupyterlab(tmp: Path, notebooks: Sequence[Path]) -> Iterator[tuple[str, str]
         path = state / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
+    (state / "config" / "custom").mkdir(parents=True)
+    shutil.copy(ROOT / "lab" / "custom.css", state / "config" / "custom")
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_DATA_DIR=str(state / "data"),
                JUPYTER_RUNTIME_DIR=str(state / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(state / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"), IPYTHONDIR=str(state / "ipython"),
@@ -116,7 +118,7 @@ def jupyterlab(tmp: Path, notebooks: Sequence[Path]) -> Iterator[tuple[str, str]
                f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
                "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-               "--custom-css", f"--ServerApp.static_custom_path={ROOT / 'lab'}"]  # as `make lab`
+               "--custom-css"]  # lab/custom.css, as `make lab` serves it
     with open(tmp / "jupyterlab.log", "w") as log:
         process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)

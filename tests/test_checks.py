@@ -237,6 +237,7 @@ def public_arguments(world: World, folder) -> dict:
         "ranks_widget": {**runs, "golden": w.golden, "chunks": w.chunks},
         "rrf_widget": {**runs, "golden": w.golden, "inputs": ["a", "b"]},
         "export_trec": {**runs, "folder": folder / "trec"},
+        "agreement": {"a": w.qrels, "b": w.qrels, "runs": w.runs, "resamples": 10},
     }
 
 
@@ -371,6 +372,7 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "evaluation_setup": {"corpus": EXAMPLE / "corpus", "golden": EXAMPLE / "golden.csv", "chunk_size": 128, "cutoffs": [3]},
     "load_corpus": {"folder": EXAMPLE / "corpus"},
     "reranked_runs": {"setup": SimpleNamespace(level="chunk", runs={})},  # refused before anything is read
+    "model_judge": {"thresholds": [0.5]},
 }
 
 

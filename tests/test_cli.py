@@ -4,6 +4,7 @@ once and never replaced, inputs inside the corpus left out, cut-offs past the co
 file set aside by name, one line for a failing report, trec_eval's numbers, and the report run on the
 checkout's own code."""
 
+import errno
 import json
 import os
 import shlex
@@ -305,7 +306,8 @@ def test_a_given_report_name_that_exists_is_refused(tmp_path):
     with pytest.raises(ReportError, match="exists: a report never replaces another"):
         cli.claim(tmp_path / "output", "mine", True)
     [line] = problems("evaluate", tmp_path, REPORT="mine")
-    assert line.startswith("REPORT='mine': ") and "exists, and a report never replaces another" in line
+    assert line.startswith("REPORT='mine': ") and line.endswith(
+        "exists (not a report folder); a report never replaces another: REPORT='mine-2' is free, or delete that folder")
     (tmp_path / "output" / "link").symlink_to(tmp_path)  # a link is taken as existing too
     assert "exists" in problems("evaluate", tmp_path, REPORT="link")[0]
 
@@ -525,8 +527,58 @@ def test_a_failing_section_is_one_line_and_the_bundle_is_kept(tmp_path, capsys, 
     status, _, err = main("evaluate-runs", tmp_path, capsys, QRELS=str(TREC / "qrels.test"), RUNS=str(TREC / "results.test"))
     folder = tmp_path / "output" / "runs-trec_eval-qrels"
     assert status == 1 and err.strip().endswith("make evaluate-runs: the report stopped in its section fails with "
-                                                 "ZeroDivisionError: division by zero")
+                                                 f"ZeroDivisionError: division by zero ({folder} is marked unfinished in "
+                                                 "UNFINISHED.txt)")
     assert (folder / "report.ipynb").exists() and (folder / "bundle.json").exists() and not (folder / "report.html").exists()
+
+
+def test_a_full_disk_names_the_file_leaves_no_part_of_it_and_marks_the_folder_unfinished(tmp_path, capsys, monkeypatch):
+    """An OSError while report.html is written (ENOSPC after 4 kB): the error names the file, no half-written file is
+    left under its name or any other, the folder says it is unfinished and why; a rerun with that REPORT says what it
+    found and offers the next free name."""
+    real_fdopen = os.fdopen
+
+    class FullDisk:
+        def __init__(self, handle, mode):
+            self.f = real_fdopen(handle, mode)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, data):
+            if data.startswith(b"<!DOCTYPE html>"):
+                self.f.write(data[:4096])
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.f.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+    monkeypatch.setattr(report_module.os, "fdopen", FullDisk)
+    environ = {"QRELS": str(TREC / "qrels.test"), "RUNS": str(TREC / "results.test"), "REPORT": "full"}
+    status, _, err = main("evaluate-runs", tmp_path, capsys, **environ)
+    folder = tmp_path / "output" / "full"
+    assert status == 1 and f"{folder / 'report.html'} could not be written: No space left on device" in err
+    assert not (folder / "report.html").exists() and not list(folder.glob(".*")), sorted(folder.iterdir())
+    assert (folder / "UNFINISHED.txt").read_text().startswith("stopped by: ") and "No space left" in (
+        folder / "UNFINISHED.txt").read_text()
+    monkeypatch.undo()
+    status, _, err = main("evaluate-runs", tmp_path, capsys, **environ)
+    assert status == 2 and "exists (an unfinished report (stopped by: " in err and "REPORT='full-2' is free" in err
+    status, _, err = main("evaluate-runs", tmp_path, capsys, **{**environ, "REPORT": "full-2"})
+    assert status == 0 and not (tmp_path / "output" / "full-2" / "UNFINISHED.txt").exists()
+    assert "exists (a finished report)" in problems("evaluate-runs", tmp_path, **{**environ, "REPORT": "full-2"})[0]
+
+
+def test_a_report_stopped_by_kill_9_is_marked_unfinished_from_the_start(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "write_report", lambda *args: os.kill(os.getpid(), 0) or sys.exit("killed"))
+    with pytest.raises(SystemExit):  # not caught: nothing after it runs, as with kill -9
+        main("evaluate-runs", tmp_path, capsys, QRELS=str(TREC / "qrels.test"), RUNS=str(TREC / "results.test"))
+    mark = tmp_path / "output" / "runs-trec_eval-qrels" / "UNFINISHED.txt"
+    assert mark.read_text().startswith(f"being written by process {os.getpid()}")
 
 
 def test_the_report_is_rendered_in_this_process_and_its_notebook_shows_the_same(tmp_path):
@@ -589,3 +641,10 @@ def test_a_copied_checkout_runs_its_own_code_with_paths_as_typed(tmp_path):
     page = (copy / "output" / "copied" / "report.html").read_text()
     assert "What this copy evaluated" in page and str(data / "corpus") in page.replace("&#x27;", "'")
     assert any((copy / ".cache").rglob("*.json"))  # the copy's own cache
+
+
+@pytest.mark.parametrize("split", ["../../x", "a/b", "/etc/passwd", ".hidden", "test/../../x", "..", "a b"])
+def test_a_split_that_is_a_path_is_one_line_naming_it(tmp_path, split):
+    found = problems("evaluate", tmp_path, BEIR=str(FORMATS / "beir"), SPLIT=split)
+    assert len(found) == 1 and found[0].startswith(f"SPLIT={split!r}: must be a plain split name"), found
+    assert problems("evaluate", tmp_path, BEIR=str(FORMATS / "beir"), SPLIT="dev.v2") == []

@@ -21,6 +21,7 @@ def drill(setup):
 def test_at_least_40_questions_of_the_three_kinds_each_answered_in_at_most_40_words(drill):
     assert len(QUESTIONS) >= 40 and len({q["id"] for q in QUESTIONS}) == len(QUESTIONS)
     assert {q["kind"] for q in QUESTIONS} == {"compute", "explain", "diagnose"}
+    assert not [q["id"] for q in QUESTIONS if q["question"].lower().startswith("the same")]  # each stands alone when drawn
     assert [q["id"] for q in drill.questions] == [q["id"] for q in QUESTIONS]
     for q in QUESTIONS:
         answer = drill.answers[q["id"]]

@@ -3,6 +3,7 @@
 checked against pytrec_eval on the TREC files written from the same runs and labels; a malformed version of
 each format gives one error naming its file and line; the cookbook converter and its published formulas."""
 
+import gzip
 import importlib.util
 import json
 import shutil
@@ -21,6 +22,7 @@ from retrieval_eval.inputs.formats import id_labels, load_chunks, load_qrels_and
 from retrieval_eval.inputs.golden import document_qrels, document_run, load_golden
 from retrieval_eval.inputs.trec import export_trec
 from retrieval_eval.retrieval.setup import load_inputs
+from retrieval_eval.tool import cli
 
 FORMATS = ROOT / "tests" / "data" / "formats"
 LABELS = {"q1": {"d01#01": 2, "d01#00": 1}, "q2": {"d02#00": 2, "d02#01": 1}, "q3": {"d03#00": 1}, "q4": {"d03#01": 1}}
@@ -381,3 +383,19 @@ def test_published_metrics_on_hand_made_rankings():
     assert h.evaluate({"run": run}, qrels, [3])[("precision", 3)].iloc[0] == pytest.approx((2 / 3 + 1 / 3) / 3)
     with pytest.raises(ValueError, match="question 'c': no ranking"):
         h.published_metrics({"a": ["x"], "b": ["z"]}, qrels)
+
+
+def test_a_beir_folder_shipped_gzipped_reads_as_the_plain_one(tmp_path):
+    """corpus.jsonl.gz, queries.jsonl.gz and qrels/test.tsv.gz, as BEIR datasets are shipped: the same labels and
+    chunks as the plain folder; the parameter check at the door takes the folder too."""
+    folder = tmp_path / "beir"
+    shutil.copytree(FORMATS / "beir", folder)
+    for path in [folder / "corpus.jsonl", folder / "queries.jsonl", *(folder / "qrels").glob("*.tsv")]:
+        path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes()))
+        path.unlink()
+    plain, gzipped = load_inputs(None, FORMATS / "beir"), load_inputs(None, folder)
+    assert (gzipped.qrels, gzipped.chunks, gzipped.notes[0][1]) == (plain.qrels, plain.chunks, plain.notes[0][1])
+    assert cli._labels_path(str(folder), None) == folder
+    (folder / "corpus.jsonl.gz").write_bytes(gzip.compress(b"x")[:10])
+    with pytest.raises(ValueError, match=r"corpus.jsonl.gz is a gzip file that does not decompress"):
+        load_inputs(None, folder)

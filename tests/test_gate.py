@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_eval.analysis.regression import gate
 from retrieval_eval.analysis.statistics import wilson_ci
 from retrieval_eval.inputs.text import escape
 from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
 from retrieval_eval.tool import cli
 from retrieval_eval.tool import gate as gate_module
 from retrieval_eval.tool import history as history_module
-from retrieval_eval.tool.gate import gate
 from retrieval_eval.tool.history import read_history
 
 N = 40
@@ -44,7 +44,8 @@ def test_worse_beyond_a_margin_is_tested_on_the_shifted_drops():
 def test_slightly_worse_within_the_margin_passes_and_untested_says_why():
     verdict = gate(BASELINE, losing(2), QRELS, margin=0.1)
     assert not verdict.worse and verdict.p is None and verdict.status == 0
-    assert "not below the baseline minus the margin 0.1" in verdict.sentence
+    assert verdict.sentence.endswith("does not show it worse by more than the margin 0.1 (the candidate is not below "
+                                     "the baseline minus the margin).")
     without = gate(BASELINE, losing(2), QRELS)  # no margin: two losses of two differing questions, p = 1/4
     assert not without.worse and without.p == pytest.approx(0.25)
 
@@ -70,7 +71,7 @@ def test_bad_arguments_are_refused_naming_them():
     with pytest.raises(ValueError, match="margin must be a number from 0 up to 1"):
         gate(BASELINE, BASELINE, QRELS, margin=1.5)
     with pytest.raises(ValueError, match="metric must be a registered metric"):
-        gate(BASELINE, BASELINE, QRELS, metric="F1")
+        gate(BASELINE, BASELINE, QRELS, metric="ERR")
 
 
 def files(tmp_path: Path, candidate: dict) -> dict:
@@ -111,9 +112,9 @@ def test_a_malformed_run_or_qrels_file_is_exit_2_naming_file_and_line(tmp_path, 
 def test_missing_runs_are_one_line_each(tmp_path, capsys):
     environ = files(tmp_path, BASELINE)
     del environ["BASELINE"], environ["CANDIDATE"]
-    assert gate_module.main({**environ, "METRIC": "F1"}) == 2
+    assert gate_module.main({**environ, "METRIC": "ERR"}) == 2
     err = capsys.readouterr().err
-    assert "BASELINE is missing" in err and "CANDIDATE is missing" in err and "METRIC='F1': must be a registered" in err
+    assert "BASELINE is missing" in err and "CANDIDATE is missing" in err and "METRIC='ERR': must be a registered" in err
 
 
 # --- the history -----------------------------------------------------------------------------------

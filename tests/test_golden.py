@@ -168,6 +168,23 @@ def test_evidence_not_in_corpus_names_the_question(golden, chunks, docs):
         h.label_chunks(bad, chunks, docs)
 
 
+@pytest.mark.parametrize("with_docs", [True, False])
+def test_evidence_copied_without_the_markup_of_its_source_is_in_the_corpus_not_missing_from_it(with_docs):
+    """Copied from the rendered page ("quiet room") against Markdown source ("**quiet room**"): in the corpus, not
+    in any chunk as written; a string whose words are nowhere is not in the corpus."""
+    text = "Members may book the **quiet room** on the second floor for up to three hours a day."
+    chunks, docs = [{"id": "d#00", "doc": "d", "text": text}], {"d": text} if with_docs else None
+    rendered = "book the quiet room on the second floor"
+    with pytest.raises(GoldenSetError) as raised:
+        h.label_chunks(pd.DataFrame({"id": ["q1", "q2"], "evidence": [rendered, "book the loud room on the roof"]}),
+                       chunks, docs)
+    first, second = str(raised.value).split("; ")
+    where = "the document 'd'" if with_docs else "the chunk 'd#00'"
+    assert f"question 'q1': evidence {rendered!r} is in {where} only with other characters between" in first
+    assert "markup" in first and "not in the corpus" not in first
+    assert second.startswith("question 'q2'") and second.endswith("is in no chunk" + " and not in the corpus" * with_docs)
+
+
 def test_evidence_cut_by_chunk_boundary_names_both_chunks(golden, chunks, docs):
     first, second = chunks[0], chunks[1]
     assert first["doc"] == second["doc"]
@@ -460,3 +477,62 @@ def test_evidence_labels_scored_by_document(chunks, docs, qrels):
     labelled = load_golden(GOLDEN_PATH, chunks, docs, level="document")
     assert labelled.level == "document"
     assert labelled.qrels == {q: {c.split("#")[0]: 1 for c in gains} for q, gains in qrels.items()}
+
+
+# --- labels from one pass of a multi-pattern matcher: the same as testing every string against every chunk ---------
+
+
+def reference_labels(golden, chunks):
+    """The definition the labels keep: a chunk is relevant when it holds a normalised evidence string (every pair tried)."""
+    texts = {c["id"]: h.normalise(c["text"]) for c in chunks}
+    out = {}
+    for qid, evidence in zip(golden["id"], golden["evidence"]):
+        needle = h.normalise(evidence)
+        hits = [cid for cid, text in texts.items() if needle in text]
+        if hits:
+            out[qid] = dict.fromkeys(hits, 1)
+    return out
+
+
+@st.composite
+def corpora(draw):
+    """Chunks of few letters (many overlaps, repeats, one string inside another), curly quotes and odd spaces, and
+    evidence strings cut from them or made up."""
+    alphabet = st.sampled_from(list("ab  \u00a0\n\u2019'\ufb01-"))
+    texts = draw(st.lists(st.text(alphabet, min_size=25, max_size=120).filter(str.strip), min_size=1, max_size=8))
+    chunks = [{"id": f"c{i}", "text": t} for i, t in enumerate(texts)]
+    evidence = []
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.booleans()):
+            text = draw(st.sampled_from(texts))
+            start = draw(st.integers(0, len(text) - 1))
+            evidence.append(text[start:start + draw(st.integers(20, 60))])
+        else:
+            evidence.append(draw(st.text(alphabet, min_size=20, max_size=40)))
+    golden = pd.DataFrame({"id": [f"q{i}" for i in range(len(evidence))], "evidence": evidence})
+    return golden[golden["evidence"].map(lambda e: len(h.normalise(e)) >= 20)], chunks
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(corpora())
+def test_labels_from_the_matcher_equal_every_string_tested_against_every_chunk(case):
+    golden, chunks = case
+    problems = []
+    assert h.label_chunks(golden, chunks, problems=problems) == reference_labels(golden, chunks)
+    assert len(problems) == len(golden) - len(reference_labels(golden, chunks))
+
+
+def test_repeated_questions_under_other_ids_are_refused_each_named(tmp_path):
+    """14 rows, 4 of them the text of another question (case of spaces and quotes aside): one error naming all 4."""
+    chunks = [{"id": f"c{i}", "doc": "d", "text": f"The answer number {i} is written in this chunk of the corpus."}
+              for i in range(10)]
+    rows = [(f"q{i}", f"What does chunk {i} say?", f"The answer number {i} is written") for i in range(10)]
+    rows += [(f"r{i}", f"What  does chunk {i} say\u2019?".replace("\u2019", ""), f"The answer number {i} is written")
+             for i in (1, 3, 5, 7)]
+    path = tmp_path / "golden.csv"
+    pd.DataFrame(rows, columns=["id", "question", "evidence"]).to_csv(path, index=False)
+    with pytest.raises(GoldenSetError) as raised:
+        load_golden(path, chunks)
+    named = [line for line in str(raised.value).splitlines() if "repeats question" in line]
+    assert [line.split("'")[1:4:2] for line in named] == [[f"r{i}", f"q{i}"] for i in (1, 3, 5, 7)]
+    assert str(raised.value).startswith("golden.csv has 4 problem(s)")

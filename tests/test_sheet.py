@@ -58,6 +58,7 @@ def test_the_numbers_are_the_evaluations(pdf, sheet_setup):
     assert f"{len(sheet_setup.golden)} questions, {len(sheet_setup.chunk_ids)} chunks" in text
     assert all(flat(line) in flat(text) for line in recap_lines(sheet_setup, K))
     assert all(line in text for line in CODE.splitlines())
+    assert "nDCG here reads the binary labels" in flat(text)  # beside the interview's graded nDCG, said which is which
 
 
 def test_the_recap_holds_the_four_definitions_ten_lines_of_code_and_five_short_lines(sheet_setup):

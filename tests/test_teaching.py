@@ -107,7 +107,7 @@ def test_rankings_graded_legend_tells_grades_apart():
         (dict(rankings={"A": ["a", "a"]}), "duplicate id 'a'"),
         (dict(rankings={"A": ["a"]}, k=0), "k must be >= 1"),
         (dict(rankings={"A": ["a"]}, max_rank=0), "max_rank must be >= 1"),
-        (dict(rankings={"A": ["a"]}, k=1, show=("MAP",)), r"unknown metric\(s\) \['MAP'\]"),
+        (dict(rankings={"A": ["a"]}, k=1, show=("ERR",)), r"unknown metric\(s\) \['ERR'\]"),
         (dict(rankings={"A": ["a"]}, show=("recall",)), "show needs a cut-off k"),
     ],
 )

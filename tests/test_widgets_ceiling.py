@@ -65,6 +65,16 @@ def test_what_if_moves_the_ceiling_and_not_the_measured_values(ceiling, setup):
     ceiling.reset()
 
 
+def test_another_retriever_starts_a_new_round_and_the_change_line_says_so(ceiling, setup):
+    ceiling.reset()
+    ceiling.reveal.value = True
+    ceiling.retriever.value = "vector"
+    assert "Nothing has moved since the retriever was changed." in ceiling.change.value  # not "since the start"
+    ceiling.k.value = 5
+    assert "Since the retriever was changed:" in ceiling.change.value and "vector precision" in ceiling.change.value
+    ceiling.reset()
+
+
 def test_the_figure_shown_is_the_one_drawn_for_the_settings(ceiling, setup):
     fresh = CeilingFigure(setup.qrels, ceiling.table)
     ceiling.reveal.value = True

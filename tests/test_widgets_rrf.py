@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import helpers as h
-from retrieval_eval.core.registry import METRICS
+from retrieval_eval.core.registry import METRICS, shown_metrics
 from retrieval_eval.course.widgets.rrf import FUSED, fusion_cases, rrf_explanation, rrf_table_html
 
 
@@ -46,7 +46,7 @@ def test_at_the_defaults_the_fused_ranking_is_the_hybrid_run_and_the_metrics_the
         result = rrf_explanation({"BM25": runs["BM25"][qid], "vector": runs["vector"][qid]}, qrels[qid], k=3)
         assert result["fused"] == runs["hybrid"][qid]
         for name, ranking in (("BM25", runs["BM25"][qid]), (FUSED, runs["hybrid"][qid])):
-            for metric in METRICS.values():
+            for metric in map(METRICS.get, shown_metrics()):
                 assert result["metrics"].loc[name, metric.at(3)] == metric.score(ranking, qrels[qid], 3)
 
 
@@ -99,11 +99,11 @@ def test_the_widget_starts_where_fusion_hurts_and_the_change_line_follows(setup)
     widget.reveal.value = True
     before = rrf_explanation({n: setup.runs[n][qid] for n in ("BM25", "vector")}, setup.qrels[qid], 60, 10, 3)["metrics"]
     after = widget.state["metrics"]
-    for name, metric in METRICS.items():
+    for name, metric in ((m, METRICS[m]) for m in shown_metrics()):
         old, new = before.loc[FUSED, metric.at(3)], after.loc[FUSED, metric.at(3)]
         assert (f"{old:.3f} → {new:.3f}" in widget.change.value) == (f"{old:.3f}" != f"{new:.3f}"), name
     widget.question.value = "q13"  # another question: a new round
-    assert "this question was picked" in widget.change.value and "→" not in widget.change.value
+    assert "the question was changed" in widget.change.value and "→" not in widget.change.value
     widget.reset()
     assert (widget.question.value, widget.rrf_k.value, widget.depth.value, widget.k.value) == (qid, 60, 10, 3)
 

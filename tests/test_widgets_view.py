@@ -15,7 +15,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import helpers as h
-from retrieval_eval.core.registry import METRICS
+from retrieval_eval.core.registry import METRICS, shown_metrics
 from retrieval_eval.course.widgets._view import WIDGET_MIME, Debounce, KeyGuard, changes, table_html
 from retrieval_eval.course.widgets.depth import depth_widget
 
@@ -99,13 +99,13 @@ def test_while_hidden_no_value_reaches_the_screen_and_the_static_copy_folds_them
 def test_the_change_line_lists_everything_that_moved_since_the_start():
     """The 07 notebook's first step: click rank 1 twice and rank 2 once, then show the numbers."""
     playground = h.playground_widget()
-    before = {m: METRICS[m].score([f"r{i}" for i in range(1, 11)], {"r2": 2, "r4": 1, "r7": 1}, 5) for m in METRICS}
+    before = {m: METRICS[m].score([f"r{i}" for i in range(1, 11)], {"r2": 2, "r4": 1, "r7": 1}, 5) for m in shown_metrics()}
     for rank in (1, 1, 2):
         playground.rank_buttons[rank - 1].click()
         assert "→" not in playground.change.value and "rw-changed" not in playground.scores.value  # hidden: no hint
-    after = {m: METRICS[m].score([f"r{i}" for i in range(1, 11)], {"r1": 2, "r4": 1, "r7": 1}, 5) for m in METRICS}
+    after = {m: METRICS[m].score([f"r{i}" for i in range(1, 11)], {"r1": 2, "r4": 1, "r7": 1}, 5) for m in shown_metrics()}
     playground.reveal.value = True
-    moved = {("RR" if m == "MRR" else m): f"{before[m]:.3f} → {after[m]:.3f}" for m in METRICS
+    moved = {("RR" if m == "MRR" else m): f"{before[m]:.3f} → {after[m]:.3f}" for m in shown_metrics()
              if f"{before[m]:.3f}" != f"{after[m]:.3f}"}
     assert moved == {"RR": "0.500 → 1.000", "nDCG": "0.541 → 0.776"}
     assert playground.moved() == moved and "Since the start: <b>RR</b> 0.500 → 1.000, <b>nDCG</b> 0.541 → 0.776" in playground.change.value

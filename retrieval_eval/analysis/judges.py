@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from ..core.checks import check_qrels
+from ..core.checks import check_list, check_qrels, finite_number
 from ..core.paths import DATA_DIR
 from ..retrieval.rerank import SentenceReranker
 from .agreement import DEPTH
@@ -118,10 +118,11 @@ def model_judge(kind: str | Callable[[str], str] = "cosine", thresholds: Sequenc
     scorers = {"cosine": _ChunkCosine, "sentence": SentenceReranker}
     if kind not in scorers:
         raise ValueError(f"kind must be one of {list(scorers)} or a function chat(prompt) -> reply, got {kind!r}")
-    if not thresholds or list(thresholds) != sorted(thresholds):
+    values = check_list(thresholds, "thresholds", "scores in ascending order")
+    if not values or not all(finite_number(t) for t in values) or values != sorted(values):
         raise ValueError(f"thresholds must be one or more scores in ascending order, got {thresholds!r}")
     scorer = scorers[kind]() if fresh else _Committed(scorers[kind](), kind)
-    return ScoreJudge(kind, scorer, tuple(float(t) for t in thresholds))
+    return ScoreJudge(kind, scorer, tuple(float(t) for t in values))
 
 
 def pool(setup, depth: int = DEPTH, questions: Sequence[str] | None = None) -> dict:

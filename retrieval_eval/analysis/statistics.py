@@ -16,7 +16,7 @@ from ..core.checks import check_k, check_list, check_probability, finite_number
 N_RESAMPLES = 10_000  # bootstrap resamples, and random sign flips when a permutation test cannot be exact
 SEED = 20091  # fixed: two runs print identical intervals and p-values
 BATCH = 1000  # resamples SciPy draws at once: the same values, in bounded memory (5,000 questions: not GBs)
-EXACT_LIMIT = 10**6  # a permutation test is exact when its null distribution holds at most this many sums
+EXACT_LIMIT = 10**6  # a permutation test is exact when its null distribution needs at most this many sums
 ALPHA = 0.05  # the family-wise error rate of the verdicts
 POWER = 0.8  # the chance of detecting a real difference planners usually aim for
 WILSON, BOOTSTRAP = "Wilson score", "percentile bootstrap"
@@ -111,13 +111,14 @@ def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
 def _null(gaps: tuple[tuple[float, int], ...], limit: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The exact null distribution of |Σ ± d| when each gap d (``(size, how many)``) takes either sign with chance
     1/2: its values and their chances, built one size at a time (a binomial each), equal sums merged; ``None`` when
-    it would hold more than ``limit`` values. Remembered: pairs with the same gaps share one distribution."""
+    the sign counts per size combine in more than ``limit`` ways (checked first: no work is wasted). Remembered: pairs
+    with the same gaps share one distribution."""
     from scipy import stats
+    if math.prod(count + 1 for _, count in gaps) > limit:
+        return None
     sums, chances = np.zeros(1), np.ones(1)
     for size, count in gaps:
         plus = np.arange(count + 1)
-        if len(sums) * (count + 1) > limit:
-            return None
         sums = (sums[:, None] + size * (2 * plus - count)).ravel()
         chances = (chances[:, None] * stats.binom.pmf(plus, count, 0.5)).ravel()
         sums, where = np.unique(np.round(sums, 9), return_inverse=True)
@@ -138,9 +139,9 @@ def _flip_p(nonzero: bytes, n_resamples: int, seed: int) -> float:
 def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED,
                      exact_limit: int = EXACT_LIMIT) -> dict:
     """Two-sided paired permutation test of the mean difference (sign flips; Smucker, Allan & Carterette 2007).
-    Only the m non-zero differences are flipped. Exact over all 2^m flips when the distinct sums they can reach
-    number at most ``exact_limit`` (always on a golden set's metrics at k, whose gaps take few sizes: no seed
-    matters), else ``n_resamples`` random flips, p = (b + 1) / (N + 1) with its Monte Carlo error ``se``. A mean
+    Only the m non-zero differences are flipped. Exact over all 2^m flips when the counts of + signs per size of
+    difference combine in at most ``exact_limit`` ways (on a golden set's metrics at k, whose gaps take few sizes:
+    no seed matters), else ``n_resamples`` random flips, p = (b + 1) / (N + 1) with its Monte Carlo error ``se``. A mean
     difference of exactly 0 has p = 1."""
     a, b = _pairs(a, b)
     exact_limit, n_resamples = check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples")

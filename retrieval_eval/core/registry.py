@@ -132,9 +132,9 @@ def _precision_at_relevant(judged: Judged, k: int) -> np.ndarray:
 for _metric in (
     Metric("MAP", "MAP@{k}", "map_cut.{k}", average_precision,
            lambda judged, k: _precision_at_relevant(judged, k).sum(axis=1) / judged.n_relevant, shown=False),
-    Metric("R-precision", "R-precision@{k}", "Rprec", r_precision, lambda judged, k: np.take_along_axis(
-        np.cumsum(judged.gains[:, :k] > 0, axis=1), np.minimum(judged.n_relevant, k).astype(int)[:, None] - 1,
-        axis=1)[:, 0] / judged.n_relevant, shown=False),
+    Metric("R-precision", "R-precision@{k}", "Rprec", r_precision, lambda judged, k: (
+        (judged.gains[:, :k] > 0) & (np.arange(k) < judged.n_relevant[:, None])).sum(axis=1) / judged.n_relevant,
+        shown=False),  # the relevant chunks among the top min(|R|, k)
     Metric("F1", "F1@{k}", "", f1_at_k, lambda judged, k: 2 * judged.hits(k) / (k + judged.n_relevant), shown=False),
     Metric("context-precision", "context precision@{k}", "", context_precision, lambda judged, k: np.divide(
         _precision_at_relevant(judged, k).sum(axis=1), judged.hits(k), out=np.zeros(len(judged.gains)),

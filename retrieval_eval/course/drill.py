@@ -18,6 +18,7 @@ from ..core.registry import METRICS
 from .checker import Answer
 
 DRILL_PATH = DATA_DIR / "interview_drill.json"
+K = 3  # the k the answers cite: the k passed to the LLM in the series
 
 
 def toy_value(question: dict) -> float:
@@ -38,14 +39,14 @@ def toy_value(question: dict) -> float:
     return sum(values) / len(values)
 
 
-def run_figures(setup, k: int = 3) -> dict:
+def run_figures(setup) -> dict:
     """What answers cite: ``"<run> <metric@k>"`` for every run and shown metric at the tables' cut-offs, the golden
-    set's size, the precision ceiling at k, and hybrid's paired record against BM25 on recall@k."""
-    table = evaluate(setup.runs, setup.qrels, ks=sorted({*KS, k}))
+    set's size, :data:`K`, the precision ceiling at K, and hybrid's paired record against BM25 on recall@K."""
+    table = evaluate(setup.runs, setup.qrels, ks=KS)
     figures = {f"{run} {METRICS[m].at(j)}": table.loc[run, (m, j)] for run in table.index for m, j in table.columns}
-    pair = paired_comparisons({"BM25": setup.runs["BM25"], "hybrid": setup.runs["hybrid"]}, setup.qrels, k=k).loc[
+    pair = paired_comparisons({"BM25": setup.runs["BM25"], "hybrid": setup.runs["hybrid"]}, setup.qrels, k=K).loc[
         ("BM25 − hybrid", "recall")]
-    return figures | {"questions": len(setup.qrels), f"ceiling@{k}": precision_ceiling(setup.qrels, k),
+    return figures | {"questions": len(setup.qrels), "k": K, f"ceiling@{K}": precision_ceiling(setup.qrels, K),
                       "one relevant": sum(len(relevant_ids(g)) == 1 for g in setup.qrels.values()),
                       "hybrid wins": pair["losses"], "hybrid losses": pair["wins"], "hybrid verdict": pair["verdict"]}
 
@@ -64,13 +65,13 @@ class Interview:
                            f"{self.answers[q['id']]}\n\n</details>" for q in self.questions)
 
 
-def mock_interview(setup, seed: int | None = 0, n: int | None = 10, k: int = 3) -> Interview:
+def mock_interview(setup, seed: int | None = 0, n: int | None = 10) -> Interview:
     """``n`` questions of the drill drawn at random with ``seed`` (``n=None``: all, in file order); a toy's value and
     the run's figures computed from ``setup``. Check the compute ones with ``h.check_answers(answers, drill.solutions)``."""
     questions = json.loads(DRILL_PATH.read_text(encoding="utf-8"))
     if n is not None:
         questions = random.Random(seed).sample(questions, min(check_k(n), len(questions)))
-    figures = run_figures(setup, k)
+    figures = run_figures(setup)
     values = {q["id"]: toy_value(q) for q in questions if q["kind"] == "compute"}
     answers = {q["id"]: q["answer"].format_map({**figures, "value": values.get(q["id"])}) for q in questions}
     return Interview(questions, answers, {i: Answer(v, decimals=3) for i, v in values.items()})

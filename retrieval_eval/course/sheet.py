@@ -175,7 +175,8 @@ def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
             shown = [name] + ["–" if v != v else f"{v:.0f}" if column.startswith("found") else f"{v:.3f}" for column, v in values.items()]
             page.row(*((text, {"size": SMALL_PT, "x": x, "wrap": False}) for x, text in zip(xs, shown)))
         page.text(f"Found in top {k}: questions whose evidence reaches the LLM. Random order: the exact expected value "
-                  "of a random ranking of the chunks (the control every retriever must beat).", SMALL_PT, gap=0.02)
+                  "of a random ranking of the chunks (the control every retriever must beat). nDCG here reads the binary labels "
+                  "(relevant or not); the interview's reads the graded ones, where a partial answer has gain 1.", SMALL_PT, gap=0.02)
         page.heading("Ten lines of code")
         page.text(CODE, SMALL_PT, wrap=False, family="DejaVu Sans Mono")
         page.heading("Five interview lines")

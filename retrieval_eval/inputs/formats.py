@@ -170,9 +170,9 @@ def _members(path: Path, text: str, position: int = 0) -> list[tuple[int, object
 def read_records(path: str | Path, fields: Mapping[str, Sequence[str]], required: Sequence[Sequence[str]],
                  what: str) -> list[tuple[int, dict]]:
     """``(line, {field: value})`` for each record of a ``.jsonl``, ``.json`` (a list of objects) or ``.csv``
-    (also ``.tsv``, ``.txt``) file; other keys are ignored."""
+    (also ``.tsv``, ``.txt``) file, each also gzipped (``.jsonl.gz``); other keys are ignored."""
     path = Path(path)
-    suffix = path.suffix.lower()
+    suffix = Path(path.name.removesuffix(".gz").removesuffix(".GZ")).suffix.lower()  # a.jsonl.gz is JSONL, gzipped
     if suffix in (".csv", ".tsv", ".txt"):
         return read_table(path, fields, required, what)[1]
     if suffix in (".jsonl", ".ndjson"):
@@ -274,11 +274,17 @@ def load_chunks(path: str | Path = CHUNKS_PATH) -> list[dict]:
     return chunks
 
 
+def beir_file(folder: str | Path, name: str) -> Path:
+    """A BEIR folder's file ``name``, or ``name.gz`` when only that is there (as BEIR datasets are often shipped)."""
+    return next((p for p in (Path(folder) / name, Path(folder) / f"{name}.gz") if p.is_file()), Path(folder) / name)
+
+
 def own_corpus(golden: str | Path) -> Path | None:
-    """The corpus a golden set carries: a BEIR folder's ``corpus.jsonl``, a LlamaIndex dataset itself; else None."""
+    """The corpus a golden set carries: a BEIR folder's ``corpus.jsonl`` (or ``.jsonl.gz``), a LlamaIndex dataset
+    itself; else None."""
     golden = Path(golden)
     if golden.is_dir():
-        return golden / "corpus.jsonl"
+        return beir_file(golden, "corpus.jsonl")
     return golden if _llamaindex(golden) else None
 
 
@@ -429,12 +435,12 @@ def beir_labels(folder: str | Path, split: str = "test") -> Labels:
     """The questions of ``queries.jsonl`` judged in ``qrels/<split>.tsv`` (``query-id``, ``corpus-id``, ``score``,
     tab-separated, a header line), with their graded labels; the other questions are left out with a note."""
     folder = Path(folder)
-    queries, qrels_file = folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
+    queries, qrels_file = beir_file(folder, "queries.jsonl"), beir_file(folder / "qrels", f"{split}.tsv")
     if not queries.is_file():
         raise FormatError(folder, None, "is not a BEIR folder: it has no queries.jsonl (a BEIR folder holds corpus.jsonl, "
                                         "queries.jsonl and qrels/<split>.tsv)")
     if not qrels_file.is_file():
-        splits = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        splits = sorted(p.name.split(".")[0] for p in (folder / "qrels").glob("*.tsv*"))
         raise FormatError(folder, None, f"has no qrels/{split}.tsv" + (f"; its splits: {', '.join(splits)}" if splits else ""))
     labels, lines = [], [(n, line) for n, line in enumerate(_file_text(qrels_file).split("\n"), start=1) if line.strip()]
     for number, line in lines:

@@ -4,11 +4,14 @@ time, never stored. Labels naming documents while retrieval returns chunks are s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
+from ahocorasick_rs import AhoCorasick, MatchKind
+from tqdm import tqdm
 
 from ..core.checks import check_ids, check_qrels, check_ranking, naming_question
 from ..core.errors import GoldenSetError
@@ -82,7 +85,7 @@ def _evidence_golden(path: Path, columns: list[str], rows: list[tuple[int, dict]
 
 
 def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None,
-                 problems: list[str] | None = None) -> dict:
+                 problems: list[str] | None = None, progress: bool = False) -> dict:
     """``{question id: {chunk id: 1}}``: a chunk is relevant when it contains an evidence string of the question.
     Each string must be in some chunk; one that is not is named with why (cut by a chunk boundary, chunks of
     another version of the document, not in the corpus: ``docs`` tells). With ``problems``, those are appended
@@ -94,12 +97,15 @@ def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
     collect = problems is not None
     problems = problems if collect else []
+    all_strings = list(_evidence_strings(golden))
+    needles = {normalise(e) for ss in all_strings for e in ss}
+    holding = containing({n for n in needles if len(n) >= MIN_EVIDENCE_CHARS}, texts, progress)
     qrels = {}
-    for qid, strings in zip(golden["id"], _evidence_strings(golden)):
+    for qid, strings in zip(golden["id"], all_strings):
         found, missing = set(), 0
         for evidence in strings:
             needle = normalise(evidence)
-            hits = {cid for cid, text in texts.items() if needle in text} if len(needle) >= MIN_EVIDENCE_CHARS else set()
+            hits = holding.get(needle, set())
             if len(needle) < MIN_EVIDENCE_CHARS:
                 problems.append(f"question {qid!r}: evidence {evidence!r} is shorter than {MIN_EVIDENCE_CHARS} characters")
             elif not hits:
@@ -110,6 +116,20 @@ def label_chunks(golden: pd.DataFrame, chunks: Sequence[Mapping], docs: Mapping[
     if problems and not collect:
         raise GoldenSetError("; ".join(problems))
     return qrels
+
+
+def containing(needles, texts: Mapping[str, str], progress: bool = False) -> dict[str, set]:
+    """``{needle: {id of each text holding it}}`` for the non-empty needles, in one pass over the texts (an Aho–Corasick
+    automaton of the needles: time linear in the texts' length and the matches, not in texts × needles)."""
+    needles = sorted(n for n in needles if n)
+    holding: dict[str, set] = {}
+    if not needles:
+        return holding
+    matcher = AhoCorasick(needles, matchkind=MatchKind.Standard)
+    for tid, text in tqdm(texts.items(), desc="labelling", unit="chunk", disable=not progress, leave=False):
+        for index in {i for i, _, _ in matcher.find_matches_as_indexes(text, overlapping=True)}:
+            holding.setdefault(needles[index], set()).add(tid)
+    return holding
 
 
 def _evidence_strings(golden: pd.DataFrame) -> pd.Series:
@@ -132,7 +152,19 @@ def _why_missing(needle: str, chunks: Sequence[Mapping], docs: Mapping[str, str]
             return f"is cut by a chunk boundary between chunks {cut}"
         return (f"is in the document {doc!r} but in none of its chunks: the chunks were not made from this text "
                 "of the document (chunk it again)")
+    words = _words(needle)  # copied from a rendered page: the source has markup between the words ("**quiet room**")
+    where = [f"the document {d!r}" for d, text in (docs or {}).items() if words in _words(normalise(text))] or [
+        f"the chunk {c['id']!r}" for c in chunks if words in _words(normalise(c["text"]))]
+    if words and where:
+        return (f"is in {where[0]} only with other characters between or around its words (markup such as ** or _, "
+                "or punctuation): the corpus holds the words but no chunk holds them as written. Copy the evidence "
+                "from the source text, markup included")
     return "is in no chunk" + ("" if docs is None else " and not in the corpus")
+
+
+def _words(text: str) -> str:
+    """The words of a text alone, one space between them: what is left when markup and punctuation are ignored."""
+    return " " + " ".join(re.findall(r"\w+", text)) + " "
 
 
 class GoldenSet(NamedTuple):
@@ -146,11 +178,11 @@ class GoldenSet(NamedTuple):
 
 def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, str] | None = None, *,
                 questions: str | Path | None = None, split: str = "test", level: str | None = None, n_tokens=None,
-                window: int | None = None, query_prefix: str = "") -> GoldenSet:
+                window: int | None = None, query_prefix: str = "", progress: bool = False) -> GoldenSet:
     """A golden set in any of its shapes with its labels at the level scored, every problem of a file at once:
     evidence strings (CSV), relevant ids (CSV, JSONL, JSON, LlamaIndex), a BEIR folder (``split``), or TREC qrels
     with ``questions``. Given ``n_tokens`` and ``window``, every question with its ``query_prefix`` must fit the
-    window (a longer one would be cut silently)."""
+    window (a longer one would be cut silently). ``progress``: a bar while labelling."""
     chunks, path = check_chunks(chunks), Path(path)
     if level not in (None, *LEVELS):
         raise ValueError(f"level must be 'chunk', 'document' or None (detected), got {level!r}")
@@ -172,10 +204,16 @@ def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, 
             golden = _evidence_golden(path, columns, rows, problems)
             # A blank id or a short evidence string is reported already: not labelled again.
             long_enough = _evidence_strings(golden).map(lambda ss: all(len(normalise(e)) >= MIN_EVIDENCE_CHARS for e in ss))
-            qrels = label_chunks(golden[golden["id"].str.strip().ne("") & long_enough], chunks, docs, problems=problems)
+            qrels = label_chunks(golden[golden["id"].str.strip().ne("") & long_enough], chunks, docs, problems=problems,
+                                 progress=progress)
     else:
         labels = id_labels(path)
     golden = golden if labels is None else labels.golden
+    first: dict = {}  # refused, not scored twice: which copy is meant only the user knows (README, "Your own data")
+    for qid, question in zip(golden["id"], golden["question"]):
+        if first.setdefault(normalise(question), qid) != qid:
+            problems.append(f"question {qid!r} repeats question {first[normalise(question)]!r} (the same text): a repeat "
+                            "counts twice in every mean and test; keep one id (one row per evidence string), or reword")
     if n_tokens is not None:
         for qid, question in zip(golden["id"], golden["question"]):
             n = n_tokens(query_prefix + question)
@@ -264,6 +302,7 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
     full = label_chunks(golden, chunks)
     texts = {c["id"]: normalise(c["text"]) for c in chunks}
     qrels, problems = {}, []
+    holding = containing(set(map(normalise, golden.get("partial_evidence", []))), texts)
     partial = golden["partial_evidence"] if "partial_evidence" in golden else pd.Series("", index=golden.index)
     for qid, span, strings in zip(golden["id"], partial, _evidence_strings(golden)):
         gains = {cid: 2 for cid in full[qid]}
@@ -271,7 +310,7 @@ def graded_labels(golden: pd.DataFrame, chunks: Sequence[Mapping]) -> dict:
         if needle and any(needle in normalise(evidence) for evidence in strings):
             problems.append(f"question {qid!r}: partial evidence {span!r} is part of the evidence string")
         elif needle:
-            hits = [cid for cid, text in texts.items() if needle in text]
+            hits = [cid for cid in texts if cid in holding.get(needle, ())]
             if not hits:
                 problems.append(f"question {qid!r}: partial evidence {span!r} is in no chunk")
             gains.update({cid: 1 for cid in hits if cid not in gains})

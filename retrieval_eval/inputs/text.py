@@ -4,6 +4,7 @@ string sits in a chunk, and the one escape of user text for HTML and Markdown.""
 from __future__ import annotations
 
 import codecs
+import gzip
 import html
 import re
 import unicodedata
@@ -23,12 +24,17 @@ def plain_integer(raw: str) -> int | None:
 
 
 def read_text(path: str | Path, name: str | None = None) -> str:
-    """A text file saved as UTF-8 (with or without a byte-order mark) or UTF-16/UTF-32 with one, as editors and
+    """A text file (gzipped or not) saved as UTF-8 (with or without a byte-order mark) or UTF-16/UTF-32 with one, as editors and
     spreadsheets write Unicode; line endings become ``"\n"``. Any other encoding, or NUL bytes, is refused with the
     file (``name``), line and byte, rather than guessed: a wrong guess would change the text silently."""
     path = Path(path)
     name = path.name if name is None else name
     raw = path.read_bytes()
+    if raw.startswith(b"\x1f\x8b"):  # gzip, as BEIR and Hugging Face ship corpus.jsonl.gz
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{name} is a gzip file that does not decompress ({exc}): download it again") from None
     encoding = next((codec for bom, codec in _BYTE_ORDER_MARKS if raw.startswith(bom)), "utf-8")
     try:
         text = raw.decode(encoding)

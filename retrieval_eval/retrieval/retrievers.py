@@ -288,3 +288,44 @@ class Vector(Stage):
                                  context.progress)
         queries = vector.encode_queries(list(context.questions.values()), context.progress)
         return {q: vector.order.top(vector.embeddings @ v, DEPTH) for q, v in zip(context.questions, queries)}
+
+
+def hnsw_search(embeddings: np.ndarray, queries: np.ndarray, depth: int, m: int = 16, ef_search: int = 16,
+                ef_construction: int = 40, place: np.ndarray | None = None) -> list[list[int]]:
+    """Approximate search: per query the rows of ``embeddings`` with the highest inner product that an HNSW graph
+    (faiss-cpu's ``IndexHNSWFlat``: ``m`` links per vector, ``ef_construction`` and ``ef_search`` candidates kept while
+    building and searching) finds, best first, equal scores by ``place`` (each row's place in the tie order; default: row
+order); at most ``depth``. Built on one thread, so the same
+    graph and the same rankings every time."""
+    import faiss
+    for name, value in (("depth", depth), ("m", m), ("ef_search", ef_search), ("ef_construction", ef_construction)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    faiss.omp_set_num_threads(1)
+    index = faiss.IndexHNSWFlat(embeddings.shape[1], m, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = ef_construction
+    index.add(np.ascontiguousarray(embeddings, dtype=np.float32))
+    index.hnsw.efSearch = ef_search
+    scores, rows = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(depth, len(embeddings)))
+    place = np.arange(len(embeddings)) if place is None else place
+    return [[int(r) for _, _, r in sorted((-s, place[r], r) for s, r in zip(score, row) if r >= 0)]
+            for score, row in zip(scores, rows)]
+
+
+@dataclass(frozen=True)
+class ApproximateVector(Vector):
+    """Vector search through an HNSW index (:func:`hnsw_search`), as every vector database searches: its settings are in
+    its key, so each setting's runs are cached apart. Register it to compare it with exact search everywhere:
+    ``h.register_retriever("vector, HNSW M 16 ef 16", ApproximateVector(m=16, ef_search=16))``."""
+
+    m: int = 16
+    ef_search: int = 16
+    ef_construction: int = 40
+
+    def run(self, context: Context) -> Run:
+        vector = VectorRetriever(context.chunks, self.model_name, self.window, context.cache_dir / "embeddings",
+                                 context.progress)
+        queries = vector.encode_queries(list(context.questions.values()), context.progress)
+        found = hnsw_search(vector.embeddings, queries, DEPTH, self.m, self.ef_search, self.ef_construction,
+                            vector.order.place)
+        return {q: [vector.ids[i] for i in rows] for q, rows in zip(context.questions, found)}

@@ -16,7 +16,7 @@ from ..core.errors import ParameterError, raise_problems
 from ..core.paths import CACHE_DIR, CORPUS_DIR, GOLDEN_PATH
 from ..inputs.chunks import CHUNK_SIZE, stored_or_split_chunks
 from ..inputs.corpus import load_corpus
-from ..inputs.formats import load_chunks, own_corpus
+from ..inputs.formats import beir_file, load_chunks, own_corpus
 from ..inputs.golden import LEVELS, document_run, load_golden
 from ..inputs.models import (
     document_prefix,
@@ -79,11 +79,11 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
                     *([] if teaching else model_problems(model_name, chunk_size))])
     source = Path(corpus) if corpus is not None else own_corpus(golden) or CORPUS_DIR
     skipped: list = []
-    if source.is_dir() and not (source / "corpus.jsonl").is_file():
+    if source.is_dir() and not beir_file(source, "corpus.jsonl").is_file():
         docs = load_corpus(source, skipped=skipped, exclude=[p for p in (golden, questions, *exclude) if p is not None])
         chunks = stored_or_split_chunks(docs, source, model_name, chunk_size, progress)
     else:
-        docs, chunks = {}, load_chunks(source / "corpus.jsonl" if source.is_dir() else source)
+        docs, chunks = {}, load_chunks(beir_file(source, "corpus.jsonl") if source.is_dir() else source)
     too_deep = sorted({k for k in cutoffs if k > len(chunks)})
     if too_deep:
         raise ParameterError([f"the cut-off k = {k} is more than the {len(chunks)} chunks of the corpus: every ranking "
@@ -91,7 +91,7 @@ def load_inputs(corpus: str | Path | None = None, golden: str | Path | None = No
     # The teaching set's questions fit the model's window and it reads them all (tests): no tokenizer needed.
     counter, prefix = (None, "") if teaching else (token_counter(model_name), query_prefix(model_name))
     labelled = load_golden(golden, chunks, docs or None, questions=questions, split=split, level=level, n_tokens=counter,
-                           window=chunk_size, query_prefix=prefix)
+                           window=chunk_size, query_prefix=prefix, progress=progress)
     return Setup(docs, chunks, labelled.golden, labelled.qrels, {}, skipped + labelled.notes,
                  {"chunks": [], "questions": [], "cut": []}, labelled.level, teaching)
 

@@ -24,7 +24,7 @@ from ..core.evaluation import KS, RANK_COLUMNS
 from ..core.paths import CORPUS_DIR, GOLDEN_PATH, ROOT
 from ..core.registry import METRICS
 from ..inputs.chunks import CHUNK_SIZE
-from ..inputs.formats import own_corpus
+from ..inputs.formats import beir_file, own_corpus
 from ..inputs.golden import LEVELS, document_run
 from ..inputs.models import installed_model_problem, model_problems
 from ..inputs.trec import align_run, find_line, read_qrels, read_run
@@ -34,9 +34,11 @@ from ..retrieval.stages import DEPTH
 from .history import append_history, history_rows, read_history
 from .report import (
     LEFT_OUT_COLUMNS,
+    UNFINISHED,
     Evaluation,
     from_setup,
     left_out_table,
+    mark_unfinished,
     plain_id,
     write_bundle,
     write_report,
@@ -132,7 +134,7 @@ def _reranker(text: str, start: str | None) -> str:
 
 def _labels_path(text: str, start: str | None) -> Path:
     path = _existing("file or folder")(text, start)
-    if path.is_dir() and not (path / "queries.jsonl").is_file():
+    if path.is_dir() and not beir_file(path, "queries.jsonl").is_file():
         raise ValueError(f"{path} is a folder and not a BEIR folder: it has no queries.jsonl (a BEIR folder holds "
                          "corpus.jsonl, queries.jsonl and qrels/<split>.tsv)")
     return path
@@ -179,6 +181,14 @@ def _report_name(text: str, start=None) -> str:
     return name
 
 
+def _split(text: str, start=None) -> str:
+    """A BEIR split: the name of a file under qrels/, never a path (``../x`` would read outside the folder)."""
+    if not re.fullmatch(r"\w[\w-]*(\.\w[\w-]*)*", text.strip()):
+        raise ValueError("must be a plain split name such as test, dev or train (letters, digits, '_', '-', '.'), "
+                         "not a path: it names qrels/<split>.tsv inside the BEIR folder")
+    return text.strip()
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One make variable: how its text is read, which targets take it, and its value when not given."""
@@ -193,7 +203,7 @@ PARAMETERS = {
     "CORPUS": Parameter(_existing("folder or file")),  # documents to chunk, or a chunks file used as it is
     "GOLDEN": Parameter(_labels_path),  # evidence strings, relevant ids, LlamaIndex JSON, a BEIR folder
     "BEIR": Parameter(_labels_path),  # a BEIR folder: its corpus, queries and qrels
-    "SPLIT": Parameter(lambda text, start: text.strip(), default="test"),  # the BEIR split
+    "SPLIT": Parameter(_split, default="test"),  # the BEIR split
     "QRELS": Parameter(_existing("file")),  # TREC qrels: with QUESTIONS (make evaluate), or for the runs
     "QUESTIONS": Parameter(_existing("file")),  # the questions of QRELS: id and question
     "LEVEL": Parameter(_level),  # chunk or document; unset: detected from the labels
@@ -237,8 +247,12 @@ def read_parameters(target: str, environ: Mapping[str, str], output_dir: Path, c
         problems += [f"the cut-off {k} is more than the {DEPTH} ranks each run keeps; use K and KS <= {DEPTH}"
                      for k in sorted({values["K"], *(values["KS"] or [])}) if isinstance(k, int) and k > DEPTH]
     if "REPORT" in given and isinstance(values["REPORT"], str) and os.path.lexists(output_dir / values["REPORT"]):
-        problems.append(f"REPORT={given['REPORT']!r}: {output_dir / values['REPORT']} exists, and a report never replaces "
-                        "another: choose another name, or delete that folder")
+        name, mark = values["REPORT"], output_dir / values["REPORT"] / UNFINISHED
+        found = (f"an unfinished report ({' '.join(mark.read_text(encoding='utf-8', errors='replace').split())[:300]})"
+                 if mark.is_file() else "a finished report" if (output_dir / name / "report.html").is_file() else "not a report folder")
+        free = next(f"{name}-{i}" for i in range(2, 10**6) if not os.path.lexists(output_dir / f"{name}-{i}"))
+        problems.append(f"REPORT={given['REPORT']!r}: {output_dir / name} exists ({found}); a report never "
+                        f"replaces another: REPORT={free!r} is free, or delete that folder")
     problems += [_unwritable(folder, variable) for folder, variable in
                  ((output_dir, "RETRIEVAL_EVAL_OUTPUT"), (cache_dir, "RETRIEVAL_EVAL_CACHE"))]
     raise_problems(problems)
@@ -411,6 +425,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     target = argv[0]
     output_dir = Path(environ.get("RETRIEVAL_EVAL_OUTPUT") or ROOT / "output").absolute()
     cache_dir = Path(environ.get("RETRIEVAL_EVAL_CACHE") or ROOT / ".cache").absolute()
+    folder = None
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, *args, **kwargs: print(f"note: {message}", file=sys.stderr, flush=True)
@@ -422,15 +437,21 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
                 print(f"note: {n:,} × {what} (listed in the report)", file=sys.stderr)
             folder = claim(output_dir, values["REPORT"] or default_name(values, target), "REPORT" in values["given"])
             print(f"Report folder {folder}", flush=True)
+            mark_unfinished(folder, f"being written by process {os.getpid()}; if none is running, it was stopped")
             ev.folder, ev.progress = folder, True
             write_bundle(folder, ev, output_dir)
             write_report(folder, ev, output_dir)
+            (folder / UNFINISHED).unlink()
+            folder, finished = None, folder
             if values["HISTORY"]:
                 print(f"History {append_history(values['HISTORY'], history_rows(ev, values['LABEL']))}")
         except (ValueError, OSError) as exc:  # a ParameterError (a ValueError) exits 2, a problem with data or report 1
-            print(f"make {target}: {exc}", file=sys.stderr)
+            if folder is not None:
+                mark_unfinished(folder, f"stopped by: {exc}")
+            print(f"make {target}: {exc}" + f" ({folder} is marked unfinished in {UNFINISHED})" * (folder is not None),
+                  file=sys.stderr)
             return 2 if isinstance(exc, ParameterError) else 1
-    print(f"Report: {folder / 'report.html'}\nScores: {folder / 'scores.csv'}")
+    print(f"Report: {finished / 'report.html'}\nScores: {finished / 'scores.csv'}")
     return 0
 
 

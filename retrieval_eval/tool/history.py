@@ -61,9 +61,12 @@ def history_rows(ev, label: str = "", runs: Mapping[str, str] | None = None, gat
 def append_history(path: str | os.PathLike, rows: list[dict]) -> Path:
     """Append ``rows`` to the history file (created when missing), after checking the rows already there."""
     path = Path(path)
-    ended = not path.exists() or read_history(path) == [] or path.read_bytes().endswith(b"\n")
+    open_line = False  # the last row lacks its line end (a file edited by hand): end it before appending
+    if path.exists():
+        read_history(path)  # a damaged row stops the append, named
+        open_line = not path.read_bytes().endswith(b"\n") and path.stat().st_size > 0
     with path.open("a", encoding="utf-8") as handle:
-        handle.write("\n" * (not ended) + "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+        handle.write("\n" * open_line + "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     return path
 
 

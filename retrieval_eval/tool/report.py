@@ -59,18 +59,38 @@ def write_file(folder: str | Path, name: str, data: bytes, output_dir: str | Pat
     if folder.is_symlink() or Path(os.path.realpath(folder)).parent != Path(os.path.realpath(output_dir)):
         raise ReportError(f"{folder} is a link or not a folder directly inside {output_dir}: no report file is written there")
     directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    partial = f".{name}.partial"  # written whole under this name, then linked to its own: never seen half-written
     try:
-        try:
-            handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory)
-        except FileExistsError:
-            if not _holds(directory, name, data):
-                raise ReportError(f"{folder / name} exists already: a report never writes over a file or a link") from None
-            return folder / name
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644, dir_fd=directory)
         with os.fdopen(handle, "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.link(partial, name, src_dir_fd=directory, dst_dir_fd=directory)  # link, unlike rename, never replaces
+    except FileExistsError:
+        if not _holds(directory, name, data):
+            raise ReportError(f"{folder / name} exists already: a report never writes over a file or a link") from None
+    except OSError as exc:
+        raise ReportError(f"{folder / name} could not be written: {exc.strerror or exc}") from None
     finally:
+        try:
+            os.unlink(partial, dir_fd=directory)
+        except OSError:
+            pass
         os.close(directory)
     return folder / name
+
+
+UNFINISHED = "UNFINISHED.txt"  # in a report folder until its last file is written: what stopped it, if anything
+
+
+def mark_unfinished(folder: Path, reason: str) -> None:
+    """Say in ``folder`` that its report is unfinished and why (replacing what the mark said), as far as the disk lets."""
+    try:
+        (folder / f".{UNFINISHED}.partial").write_text(reason + "\n", encoding="utf-8")
+        os.replace(folder / f".{UNFINISHED}.partial", folder / UNFINISHED)
+    except OSError:  # a full disk: the mark written when the folder was claimed stays
+        pass
 
 
 def _holds(directory: int, name: str, data: bytes) -> bool:

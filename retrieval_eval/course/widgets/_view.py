@@ -217,7 +217,7 @@ class WidgetView:
 
     label = "widget"
     _quiet = False  # True while reset puts the controls back: their observers wait
-    new_round: tuple = ()  # controls whose change starts a new round of predictions (another question)
+    new_round: tuple = ()  # controls whose change starts a new round of predictions (another question, retriever)
 
     def _build(self, name: str, rows: list, controls: list) -> None:
         """The root box (``rows`` must hold :meth:`reveal_row`), the note and the key guard; observe ``controls``,
@@ -257,7 +257,7 @@ class WidgetView:
         if self._quiet:
             return
         if change is not None and change["owner"] in self.new_round:
-            self.baseline, self.since = None, "this question was picked"
+            self.baseline, self.since = None, f"the {change['owner'].description or 'question'} was changed"
         self.ui.add_class("rw-busy")
         try:
             self.state = self._compute()

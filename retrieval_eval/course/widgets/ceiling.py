@@ -72,7 +72,7 @@ def ceiling_report(qrels: Mapping, table: pd.DataFrame, k: int, retriever: str, 
         sentence = (f"At k = {k} no ranking can pass {p_label} = <b>{ceiling:.3f}</b>, not 1: {_counts_phrase(qrels)}, "
                     f"and a question with n relevant chunks fills at most n of the {k} slots.")
     else:
-        sentence = f"At k = {k} the ceiling is <b>{ceiling:.3f}</b>: every question has at least {k} relevant chunks."
+        sentence = f"At k = {k} the ceiling is <b>{ceiling:.3f}</b>: every question has at least {k} relevant chunk{'s' * (k > 1)}."
     sentence += f" <b>{name}</b> reaches {p_label} = {p:.3f}, {p / ceiling:.0%} of the ceiling, with {r_label} = {r:.3f}."
     values = {"ceiling": ceiling, f"{retriever} precision": p, f"{retriever} recall": r}
     if what_if is not None:
@@ -153,6 +153,7 @@ class CeilingWidget(WidgetView):
         what_if = w.HTML("<i>what if</i>: every question had n relevant chunks")
         body, self.plot = beside_a_figure([self.k, self.retriever, self.what_if, what_if, self.numbers])
         self._add_classes("ceiling", "k", "retriever", "what_if", "sentence", "numbers", "plot")
+        self.new_round = (self.retriever,)  # another retriever's numbers: predicted afresh
         self._build("ceiling-widget", [self.reveal_row(), body, self.sentence], [self.k, self.retriever, self.what_if])
 
     def settings(self) -> tuple:

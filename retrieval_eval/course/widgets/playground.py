@@ -86,7 +86,7 @@ def legend_html(max_gain: int = 2) -> str:
 def ranking_html(gains: Sequence[int], k: int, max_gain: int = 2) -> str:
     """The ranking as a row of boxes (rank · gain), the top k framed: the static copy's picture."""
     boxes = "".join(
-        f"<span style='display:inline-block;width:64px;text-align:center;margin:2px;padding:4px 0;"
+        f"<span style='display:inline-block;width:72px;text-align:center;margin:2px;padding:4px 0;"
         f"background:{gain_look(g, max_gain)[0]};color:{gain_look(g, max_gain)[1]};"
         f"border:{TOP_K_FRAME if rank <= k else '3px solid transparent'}'>#{rank} · {g}</span>"
         for rank, g in enumerate(gains, start=1))

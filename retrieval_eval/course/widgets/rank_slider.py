@@ -41,11 +41,11 @@ def rank_bars_html(rank: int, k: int, n: int, shown: bool) -> str:
         else:
             bar = (f"<div style='width:36px;height:{BAR_PX}px;border:2px dashed {colour};display:flex;"
                    f"align-items:center;justify-content:center;color:#555'>{MASK}</div>")
-        bars.append("<div style='display:flex;flex-direction:column;justify-content:flex-end;align-items:center;"
+        bars.append("<div class='rw-bar' style='display:flex;flex-direction:column;justify-content:flex-end;align-items:center;"
                     f"width:52px'>{bar}<div{' style=font-weight:bold' if r == rank else ''}>{r}</div></div>")
     caption = (f"bar height = 1/rank · hatched = below the cut-off k = {k} (RR@{k} counts them 0)" if shown
                else "Predict the height of each bar: what does the relevant result add at each rank?")
-    return f"<div style='display:flex;align-items:flex-end;height:{BAR_PX + 50}px'>{''.join(bars)}</div><div>{caption}</div>"
+    return f"<div class='rw-bars' style='display:flex;align-items:flex-end;height:{BAR_PX + 50}px'>{''.join(bars)}</div><div>{caption}</div>"
 
 
 def readout_html(result: dict, shown: bool) -> str:

@@ -121,15 +121,17 @@ def fusion_cases(runs: Mapping, qrels: Mapping, inputs: Sequence[str] | None = N
     return table.astype({name: "Int64" for name in [*inputs, FUSED]})
 
 
-def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: int, shown: bool, limit: bool = True) -> str:
+def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: int, shown: bool, limit: bool = True,
+                   static: bool = False) -> str:
     """The candidates in fused order with their rank and term in each input and the fused score; hidden, in
-    best-input-rank order with terms and scores "?". Rows past :data:`ROWS` need "all candidates", relevant ones not."""
+    best-input-rank order with terms and scores "?". Rows past :data:`ROWS` need "all candidates", relevant ones not;
+    ``static`` (a static copy, which has no such button) leaves them out."""
     table = result["table"]
     if not shown:
         best = table[[f"{n} rank" for n in names]].min(axis=1).fillna(10 ** 9)
         table = table.assign(best=best.values).sort_values(["best", "chunk"])
     head = ["fused", "chunk", *[h for n in names for h in (f"{n} rank", f"{n} term")], "score"]
-    rows = []
+    rows, dropped = [], 0
     for i, (fused_rank, row) in enumerate(table.iterrows(), start=1):
         cells = [shown_or_mask(str(fused_rank), shown),
                  escape(row["chunk"]) + (" <span class=rw-relevant>relevant</span>" if row["gain"] > 0 else "")]
@@ -139,11 +141,15 @@ def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: i
                       shown_or_mask(f"{row[f'{n} term']:.4f}", shown)]
         cells.append(f"<b>{shown_or_mask(format(row['fused score'], '.4f'), shown)}</b>")
         more = " class='rw-more'" if limit and i > ROWS and row["gain"] <= 0 else ""
+        if more and static:
+            dropped += 1
+            continue
         rows.append(f"<tr{more}>" + "".join(f"<td{' class=rw-left style=white-space:nowrap' if j == 1 else ''}>{c}</td>"
                                             for j, c in enumerate(cells)) + "</tr>")
     header = "".join(f"<th>{escape(h)}</th>" for h in head)
-    more = sum("rw-more" in r for r in rows)
-    more = f"<span class='rw-fewer'> · {more} more candidates: “all candidates”</span>" if more else ""
+    more = sum("rw-more" in r for r in rows) + dropped
+    more = (f" · {more} more candidates in the live widget" if static else
+            f"<span class='rw-fewer'> · {more} more candidates: “all candidates”</span>") if more else ""
     return (f"<table class='rw-table rrf-table'><caption style='caption-side:bottom;text-align:left'>term = 1 / "
             f"({rrf_k:g} + rank); ↓ below the depth {depth}: adds 0{more}</caption><tr>{header}</tr>{''.join(rows)}</table>")
 
@@ -215,8 +221,10 @@ class RRFWidget(WidgetView):
     def static_html(self) -> str:
         settings = (f"<p><b>{escape(self.question.value)}</b>, RRF constant {self.rrf_k.value}, depth {self.depth.value}, "
                     f"cut-off k = {self.k.value}.</p>")
-        shown = rrf_table_html(self.state, self.inputs, self.rrf_k.value, self.depth.value, True, limit=True)
-        return (settings + "<p><b>Predict:</b> which chunk does fusion put first, and at which rank the first relevant one?</p>"
+        hidden, shown = (rrf_table_html(self.state, self.inputs, self.rrf_k.value, self.depth.value, s, static=True)
+                         for s in (False, True))
+        return (settings + "<p><b>Predict:</b> which chunk does fusion put first, and at which rank the first relevant one? "
+                "Read each chunk's rank in the inputs below.</p>" + hidden
                 + details(self._metrics_html(True) + f"<p>{self.state['sentence']}</p>" + shown))
 
 

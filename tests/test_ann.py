@@ -1,0 +1,50 @@
+"""Approximate vector search: hnsw_search (faiss-cpu's HNSW graph) against exact search, the ApproximateVector stage's
+key, and the overlap figure of ann_tradeoff recomputed on a small index."""
+
+import numpy as np
+import pytest
+
+from retrieval_eval.analysis.regression import ann_tradeoff
+from retrieval_eval.retrieval.retrievers import ApproximateVector, hnsw_search
+
+
+def unit(rng, n, dim=32):
+    vectors = rng.standard_normal((n, dim), dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_a_graph_searched_widely_enough_is_exact_and_a_narrow_one_is_not():
+    rng = np.random.default_rng(3)
+    chunks, queries = unit(rng, 2000), unit(rng, 50)
+    exact = np.argsort(-(queries @ chunks.T), axis=1, kind="stable")[:, :10]
+    wide = hnsw_search(chunks, queries, 10, m=16, ef_search=2000)
+    assert wide == exact.tolist()
+    narrow = hnsw_search(chunks, queries, 10, m=2, ef_search=1)
+    overlap = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(narrow, exact.tolist())])
+    assert overlap < 0.9 and narrow == hnsw_search(chunks, queries, 10, m=2, ef_search=1)  # and the same every time
+
+
+def test_equal_scores_go_by_the_place_given():
+    chunks = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]], dtype=np.float32)
+    queries = np.array([[1.0, 0.0]], dtype=np.float32)
+    assert hnsw_search(chunks, queries, 3, ef_search=8) == [[0, 1, 2]]
+    assert hnsw_search(chunks, queries, 3, ef_search=8, place=np.array([2, 0, 1, 3])) == [[1, 2, 0]]
+    with pytest.raises(ValueError, match="ef_search must be a whole number >= 1, got 0"):
+        hnsw_search(chunks, queries, 3, ef_search=0)
+
+
+def test_the_settings_are_in_the_stages_key():
+    key = ApproximateVector(m=8, ef_search=32).key()
+    assert (key["stage"], key["m"], key["ef_search"], key["ef_construction"]) == ("ApproximateVector", 8, 32, 40)
+    assert key != ApproximateVector(m=8, ef_search=64).key()
+
+
+def test_the_tradeoffs_overlap_figure_is_the_share_of_exact_top_k_the_index_returns():
+    table = ann_tradeoff(n_chunks=3000, n_questions=200, dim=32, settings=((2, 1), (16, 3000)), seed=5)
+    assert table.loc["M 16, ef 3000", "overlap with exact"] == 1.0
+    assert table.loc["M 16, ef 3000", "recall@3"] == table.attrs["exact"]["recall@3"]
+    assert table.loc["M 16, ef 3000", "gate"] == "not worse"
+    narrow = table.loc["M 2, ef 1"]
+    assert narrow["overlap with exact"] < 1 and narrow["recall@3"] < table.attrs["exact"]["recall@3"]
+    assert narrow["answers lost"] - narrow["answers gained"] == round(
+        (table.attrs["exact"]["recall@3"] - narrow["recall@3"]) * 200)
