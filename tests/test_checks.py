@@ -373,6 +373,7 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "load_corpus": {"folder": EXAMPLE / "corpus"},
     "reranked_runs": {"setup": SimpleNamespace(level="chunk", runs={})},  # refused before anything is read
     "model_judge": {"thresholds": [0.5]},
+    "ann_tradeoff": {"n_chunks": 50, "n_questions": 5, "settings": [(4, 4)]},
 }
 
 

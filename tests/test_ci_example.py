@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
+from retrieval_eval.tool.cli import PARAMETERS
 from retrieval_eval.tool.history import read_history
 
 WORKFLOW = Path(__file__).resolve().parent.parent / "examples" / "ci" / "retrieval-gate.yml"
@@ -29,7 +30,8 @@ def test_the_workflow_gates_a_pull_requests_run(tmp_path, lost, failed):
     write_trec_run(BASELINE, tmp_path / workflow["env"]["BASELINE"], "main")
     candidate = {q: (r[1:] + r[:1] if i < lost else r) for i, (q, r) in enumerate(BASELINE.items())}
     write_trec_run(candidate, tmp_path / workflow["env"]["CANDIDATE"], "pr")
-    env = {**os.environ, **workflow["env"], "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    inherited = {name: value for name, value in os.environ.items() if name not in {*PARAMETERS, "START_DIR"}}  # make exports them
+    env = {**inherited, **workflow["env"], "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "GITHUB_STEP_SUMMARY": str(tmp_path / "step_summary.md"), "GITHUB_SHA": "0123456789abcdef"}
     env.pop("PWD", None)
     status = {name: subprocess.run(["bash", "-e", "-c", re.sub(r"\$\{\{ github\.event\.number \}\}", "7", step["run"])],

@@ -428,7 +428,8 @@ def messy_inputs(draw, fault: str):
     for j in range(draw(st.integers(1, 3))):
         qid = draw(st.sampled_from(["q{}", "{}", "0{}", "Q {}", "é{}", "a,{}"])).format(j)
         source = draw(st.sampled_from(found))
-        rows.append([qid, source[len(source) // 2 :], source[: len(source) // 2 + 10], draw(st.sampled_from(["a", "b"]))])
+        rows.append([qid, f"({j}) {source[len(source) // 2 :]}", source[: len(source) // 2 + 10],  # distinct: repeats are refused
+                     draw(st.sampled_from(["a", "b"]))])
     target = rows[-1]
     if fault in ("evidence in no document", "evidence too short", "blank question", "question too long"):
         column, value = {"evidence in no document": (2, "this sentence is in no document at all"),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.checks import check_list
 from ..core.evaluation import per_question_scores
 from ..core.metrics import first_relevant_rank, relevant_ids
 from ..core.registry import METRICS
@@ -101,6 +102,7 @@ def ann_tradeoff(n_chunks: int = 10_000, n_questions: int = 1_000, dim: int = 12
     verdict (exact as baseline), and the seconds to build and per question to search. ``attrs["exact"]``: recall@k and
     seconds per question of exact search."""
     from ..retrieval.retrievers import hnsw_search
+    settings = check_list(settings, "settings", "(M, ef_search) pairs")
     rng = np.random.default_rng(seed)
     chunks = rng.standard_normal((n_chunks, 16), dtype=np.float32) @ rng.standard_normal((16, dim), dtype=np.float32)
     chunks += 0.5 * rng.standard_normal((n_chunks, dim), dtype=np.float32)
