@@ -19,10 +19,10 @@ NAMES = {
     "first_relevant_rank": "core.metrics", "check_answers": "course.checker", "Answer": "course.checker",
     "print_versions": "course.teaching", "plot_rankings": "course.plots", "fold": "course.teaching",
     # 01 recall@k, and the set-up call every later notebook starts from
-    "recall_at_k": "core.metrics", "evaluation_setup": "retrieval.setup", "Setup": "retrieval.setup",
+    "recall_at_k": "core.metrics", "evaluation_setup": "retrieval.setup",
     "evaluate": "core.evaluation", "batch_scores": "core.evaluation", "per_question_scores": "core.evaluation",
     "first_relevant_ranks": "core.evaluation", "plot_first_relevant_ranks": "course.plots", "tokenize": "retrieval.retrievers",
-    "random_cases": "course.teaching", "paired_comparisons": "analysis.comparisons", "plain_summary": "analysis.comparisons",
+    "random_cases": "course.teaching", "paired_comparisons": "analysis.comparisons", "plain_summary": "analysis.comparisons", "answer_by_retrieval": "analysis.answers",
     "plot_metrics": "course.plots",
     # 02 precision@k and its ceiling
     "precision_at_k": "core.metrics", "precision_ceiling": "core.evaluation", "KS": "core.evaluation",
@@ -45,7 +45,7 @@ NAMES = {
     # 06 two-stage retrieval
     "Rerank": "retrieval.rerank", "rerank": "retrieval.rerank", "oracle_rerank": "retrieval.rerank",
     "SentenceReranker": "retrieval.rerank", "load_reranker": "retrieval.rerank", "two_stage_table": "retrieval.rerank",
-    "seconds_per_question": "retrieval.rerank", "seconds_per_call": "retrieval.rerank", "DEPTHS": "retrieval.rerank",
+    "seconds_per_call": "retrieval.rerank", "DEPTHS": "retrieval.rerank",
     "machine": "course.teaching", "reranked_runs": "retrieval.setup",
     "needs_the_embedding_model": "inputs.models", "plot_two_stage": "course.plots", "depth_widget": "course.widgets.depth",
     # 07 mistakes and the interview
@@ -70,7 +70,7 @@ NAMES = {
     "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "read_known_false_negatives": "inputs.golden",
     "with_known_false_negatives": "inputs.golden",
     # 17 labels you can trust
-    "agreement": "analysis.agreement", "model_judge": "analysis.judges",
+    "agreement": "analysis.agreement", "model_judge": "analysis.judges", "pool": "analysis.judges",
     # 13 a real golden set
     "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
     "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",

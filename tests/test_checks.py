@@ -147,9 +147,7 @@ ID_PARAMETERS = {
 }
 # Public names that take such a parameter but check nothing themselves: records, or second stages fed checked runs.
 RECORDS = {
-    "Setup": "a record built by evaluation_setup from checked inputs",
     "rerank": "a second stage: reorders a run that entered through evaluation_setup (texts by chunk id)",
-    "seconds_per_question": "times a reranker on a run that entered through evaluation_setup",
     "oracle_rerank": "a second stage: reorders a checked run by checked qrels",
     "slice_gap": "reads the rank table first_relevant_ranks made from checked runs; its run is a run's name",
 }
@@ -221,7 +219,6 @@ def public_arguments(world: World, folder) -> dict:
         "against_chance": {**runs, "n_chunks": len(POOL), "k": 3},
         "interval_table": {**runs, "k": 3},
         "rerank": {"run": w.run, "reranker": Zero(), "texts": {d: d for d in POOL}, "questions": questions},
-        "seconds_per_question": {"reranker": Zero(), "run": w.run, "texts": {d: d for d in POOL}, "questions": questions},
         "oracle_rerank": {"run": w.run, "qrels": w.qrels},
         "two_stage_table": {**runs},
         "bm25_table": {"settings": {"ours": {}}, "chunks": w.chunks, "questions": questions, "qrels": w.qrels},
@@ -373,6 +370,7 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "load_corpus": {"folder": EXAMPLE / "corpus"},
     "reranked_runs": {"setup": SimpleNamespace(level="chunk", runs={})},  # refused before anything is read
     "model_judge": {"thresholds": [0.5]},
+    "pool": {"setup": SimpleNamespace(qrels={"q1": {"d0": 1}}, runs={"a": {"q1": ["d0", "d1"]}}), "questions": ["q1"]},
     "ann_tradeoff": {"n_chunks": 50, "n_questions": 5, "settings": [(4, 4)]},
 }
 

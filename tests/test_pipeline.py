@@ -25,6 +25,7 @@ from retrieval_eval.inputs.trec import read_run
 from retrieval_eval.retrieval import stages
 from retrieval_eval.retrieval.fusion import Fusion, fuse_runs
 from retrieval_eval.retrieval.retrievers import BM25, Vector
+from retrieval_eval.retrieval.setup import Setup
 from retrieval_eval.retrieval.stages import Stage, stage_fingerprint
 from retrieval_eval.tool.runs import fresh_runs, inputs_and_registry, made_from
 
@@ -41,7 +42,7 @@ def python(script: str, *args) -> subprocess.CompletedProcess:
 
 
 def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, golden, qrels):
-    assert isinstance(setup, h.Setup)
+    assert isinstance(setup, Setup)
     assert setup.docs == docs and setup.chunks == chunks and setup.qrels == qrels
     pd.testing.assert_frame_equal(setup.golden, golden)
     assert setup.chunk_ids == [c["id"] for c in chunks]

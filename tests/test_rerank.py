@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import helpers as h
 from retrieval_eval.inputs.trec import write_trec_run
-from retrieval_eval.retrieval.rerank import CrossEncoderReranker, sentences
+from retrieval_eval.retrieval.rerank import CrossEncoderReranker, seconds_per_question, sentences
 
 
 class Scores:
@@ -186,7 +186,7 @@ def test_the_committed_rerank_is_the_bundled_models_only():
 
 
 def test_seconds_per_question_times_every_question():
-    times = h.seconds_per_question(Scores(), {"q1": ["a", "b"], "q2": []}, {"a": "a", "b": "b"}, {"q1": "?", "q2": "?"}, 2)
+    times = seconds_per_question(Scores(), {"q1": ["a", "b"], "q2": []}, {"a": "a", "b": "b"}, {"q1": "?", "q2": "?"}, 2)
     assert list(times.index) == ["q1", "q2"] and (times >= 0).all() and times.name == "seconds to rerank 2"
 
 

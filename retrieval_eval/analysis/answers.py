@@ -38,7 +38,7 @@ def _rows(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(table)
 
 
-def answer_by_retrieval(path: str | Path, view: str = "shares") -> pd.DataFrame:
+def answer_by_retrieval(path: str | Path = COOKBOOK_BASIC, view: str = "shares") -> pd.DataFrame:
     """``"shares"``: the share of correct answers with and without evidence in the top k, and with all against part
     of it: counts, Wilson intervals, and Fisher's exact test of each pair of rows (``p`` on both rows of the pair).
     ``"separation"``: :func:`separation`. ``"surprises"``: the rows to read, the questions answered right with no

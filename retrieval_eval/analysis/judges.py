@@ -127,8 +127,11 @@ def model_judge(kind: str | Callable[[str], str] = "cosine", thresholds: Sequenc
 
 def pool(setup, depth: int = DEPTH, questions: Sequence[str] | None = None) -> dict:
     """``{question: chunk ids}``: every run's top ``depth`` with every labelled chunk, sorted by id (the run hidden)."""
-    return {q: sorted({*setup.qrels[q], *(c for run in setup.runs.values() for c in run[q][:depth])})
-            for q in (questions or setup.qrels)}
+    asked = setup.qrels if questions is None else check_list(questions, "questions", "question ids")
+    unknown = [q for q in asked if q not in setup.qrels]
+    if unknown:
+        raise ValueError(f"questions names question(s) {unknown[:5]} the setup does not hold")
+    return {q: sorted({*setup.qrels[q], *(c for run in setup.runs.values() for c in run[q][:depth])}) for q in asked}
 
 
 def label(judge, setup, depth: int = DEPTH, questions: Sequence[str] | None = None) -> dict:
