@@ -93,6 +93,7 @@ with the machine and the 1-minute load average at the section's start and end.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
@@ -184,12 +185,8 @@ COLUMNS = [("precision", 3), ("recall", 3), ("MRR", 10), ("nDCG", 10)]
 
 def evaluators(run, qrels, depth):
     """{name: function returning the four means}: ours, its floor, and the peers, each from its own input format
-    (built before the clock starts, except ranx's Run and Qrels: building them is part of using ranx)."""
-    import ir_measures
-    import ranx
-    from ir_measures import RR, R, nDCG
-    from ir_measures import P as Precision
-
+    (built before the clock starts, except ranx's Run and Qrels: building them is part of using ranx). ranx and
+    ir_measures come from requirements-bench.txt (`make bench` installs it); without them, the peer is pytrec_eval."""
     scored = {q: {d: float(depth - r) for r, d in enumerate(ranked)} for q, ranked in run.items()}
     scored_10 = {q: {d: float(depth - r) for r, d in enumerate(ranked[:10])} for q, ranked in run.items()}
     discount = 1 / np.log2(np.arange(2, 12))
@@ -214,15 +211,22 @@ def evaluators(run, qrels, depth):
                          for q in qrels]).mean(axis=0)
 
     def with_ranx():
+        import ranx
+
         means = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(scored), ["precision@3", "recall@3", "mrr@10", "ndcg@10"])
         return np.array(list(means.values()))
 
     def with_ir_measures():
+        import ir_measures
+        from ir_measures import RR, R, nDCG
+        from ir_measures import P as Precision
+
         means = ir_measures.calc_aggregate([Precision @ 3, R @ 3, RR @ 10, nDCG @ 10], qrels, scored)
         return np.array([means[Precision @ 3], means[R @ 3], means[RR @ 10], means[nDCG @ 10]])
 
-    return {"batch evaluator": lambda: h.batch_scores(run, qrels, ks=(3, 10))[COLUMNS].mean().to_numpy(),
-            "floor": floor, "pytrec_eval": trec, "ranx": with_ranx, "ir_measures": with_ir_measures}
+    found = {"batch evaluator": lambda: h.batch_scores(run, qrels, ks=(3, 10))[COLUMNS].mean().to_numpy(),
+             "floor": floor, "pytrec_eval": trec, "ranx": with_ranx, "ir_measures": with_ir_measures}
+    return {name: fn for name, fn in found.items() if name not in ("ranx", "ir_measures") or importlib.util.find_spec(name)}
 
 
 def bench_evaluation():
