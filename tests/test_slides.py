@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from lab import CHROMIUM, FIGURE_TEXT_PX, ROOT, chromium, jupyterlab, new_page
 
@@ -76,8 +77,15 @@ def slides(page, name: str) -> list[dict]:
     measured = [{"opens at": page.evaluate("() => document.querySelector('section.present > section.present').id")}]
     for sid in ids:
         _, h, v = sid.split("-")
-        page.evaluate(f"() => {{ location.hash = '#/{h}/{v}/99'; }}")
-        page.wait_for_function("id => document.querySelector('section.present > section.present')?.id === id", arg=sid)
+        for attempt in range(3):  # under load RISE can miss a hash change: set a new one (another fragment number)
+            page.evaluate(f"() => {{ location.hash = '#/{h}/{v}/{99 + attempt}'; }}")
+            try:
+                page.wait_for_function("id => document.querySelector('section.present > section.present')?.id === id",
+                                       arg=sid, timeout=30_000)
+                break
+            except PlaywrightTimeoutError:
+                if attempt == 2:
+                    raise
         page.wait_for_timeout(250)  # a layout pass (the notebooks' slides have no transition: metadata "rise")
         measured.append(page.evaluate(f"({MEASURE})({FIGURE_TEXT_PX})"))
         opened = page.evaluate(OPEN_COPIES, True)  # the static copies' numbers shown: still inside the slide?
