@@ -13,7 +13,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from ..core.checks import check_k, check_qrels, check_run
+from ..core.checks import check_k, check_qrels, check_runs
 from .comparisons import SUCCESS, paired_comparisons, values_at_k
 from .statistics import SEED
 
@@ -65,10 +65,7 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
     chunk), Kendall's tau between them, and the paired verdicts (:func:`.paired_comparisons`) under each. Grades are
     whole numbers; negative ones count as 0."""
     a, b, k, depth = check_qrels(a, scorable=False), check_qrels(b, scorable=False), check_k(k), check_k(depth, "depth")
-    if runs is not None:
-        if not isinstance(runs, Mapping) or not runs:
-            raise ValueError(f"runs must be a non-empty mapping {{run name: {{question_id: ranking}}}}, got {runs!r:.80}")
-        runs = {str(name): check_run(run, a, str(name)) for name, run in runs.items()}
+    runs = None if runs is None else check_runs(runs, a, scorable=False)[0]
     fractional = [(name, q) for name, labels in zip(names, (a, b)) for q, g in labels.items() if any(v % 1 for v in g.values())]
     if fractional:
         raise ValueError(f"grades must be whole numbers: {fractional[0][0]} grades question {fractional[0][1]!r} "

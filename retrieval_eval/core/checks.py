@@ -199,11 +199,13 @@ def check_run(run: Mapping, qrels: Mapping, name: str = "run", chunk_ids: Collec
     return checked
 
 
-def check_runs(runs: Mapping, qrels: Mapping, chunk_ids: Collection[str] | None = None) -> tuple[Runs, Qrels]:
-    """The door of every table: runs ``{name: run}`` and qrels, checked once; returns both as plain dicts."""
+def check_runs(runs: Mapping, qrels: Mapping, chunk_ids: Collection[str] | None = None,
+               scorable: bool = True) -> tuple[Runs, Qrels]:
+    """The door of every table: runs ``{name: run}`` and qrels, checked once; returns both as plain dicts
+    (``scorable``: as :func:`check_qrels`)."""
     if not isinstance(runs, Mapping) or not runs:
         raise ValueError(f"runs must be a non-empty mapping {{run name: {{question_id: ranking}}}}, got {runs!r:.80}")
-    qrels = check_qrels(qrels)
+    qrels = check_qrels(qrels, scorable)
     if chunk_ids is not None:
         check_ids(chunk_ids, "chunk_ids holds", "position")
         chunk_ids = set(chunk_ids)
