@@ -49,12 +49,15 @@ def needs_the_embedding_model(stop: bool = True) -> bool:
 
 
 def needs_model_libraries() -> None:
-    """ModelNotInstalled, one line, when sentence-transformers or transformers is missing (``make lab-lite``)."""
+    """ModelNotInstalled, one line, when sentence-transformers or transformers is missing (``make lab-lite``): looked
+    up, not imported (importing them takes seconds, and a notebook that reads committed runs never does)."""
+    import importlib.util
     try:
-        import sentence_transformers  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError:
-        raise ModelNotInstalled(NOT_INSTALLED) from None
+        found = all(importlib.util.find_spec(name) for name in ("sentence_transformers", "transformers"))
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+        found = False
+    if not found:
+        raise ModelNotInstalled(NOT_INSTALLED)
 
 
 def load_tokenizer(model_name: str | None = None):
