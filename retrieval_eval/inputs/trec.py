@@ -235,13 +235,14 @@ def _run_columns(text: str) -> tuple | None:
     try:
         table = pd.read_csv(io.StringIO(text), sep=r"\s+", header=None, usecols=[0, 2, 4, 5], dtype=object,
                             quoting=csv.QUOTE_NONE, na_filter=False, engine="c")
-        scores = table[4].to_numpy(dtype=object).astype(float)
+        qids, docids, raw, tags = (table[i].to_numpy(dtype=object) for i in (0, 2, 4, 5))
+        scores = raw.astype(float)
     except (ValueError, KeyError, IndexError):  # pandas: ParserError and EmptyDataError are ValueErrors
         return None
-    raw = "".join(table[4])  # float() also takes "1_0" and other scripts' digits, which C atof reads differently
-    if np.isnan(scores).any() or "_" in raw or not raw.isascii() or (table[5] == "").any():
+    raw = "".join(raw.tolist())  # float() also takes "1_0" and other scripts' digits, which C atof reads differently
+    if np.isnan(scores).any() or "_" in raw or not raw.isascii() or not all(tags):
         return None
-    return table[0].to_numpy(dtype=object), table[2].to_numpy(dtype=object), scores, table[5].to_numpy(dtype=object)
+    return qids, docids, scores, tags
 
 
 def _run_lines(path: str | os.PathLike, text: str) -> tuple:
@@ -293,8 +294,9 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     for qid, ranked in rankings.items():
         with naming_question(qid):
             check_ranking(ranked)
-    no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
-    scored = tuple(q for q, gains in qrels.items() if relevant_ids(gains))
+    answerable = {q: bool(relevant_ids(gains)) for q, gains in qrels.items()}
+    no_relevant = tuple(q for q, yes in answerable.items() if not yes)
+    scored = tuple(q for q, yes in answerable.items() if yes)
     coverage = Coverage(scored=scored, run_only=tuple(q for q in rankings if q not in qrels),
                         missing=tuple(q for q in scored if q not in rankings), no_relevant=no_relevant)
     return {q: list(rankings.get(q, ())) for q in scored}, coverage
