@@ -43,6 +43,7 @@ class Stage:
     """An entry of the registry that is built from the chunks or from earlier runs."""
 
     cached = True  # its runs are kept in the rankings cache (a stage that only reorders stored runs is not)
+    shown = True  # every setup ranks with it (False: registered, ranked only where a setup names it)
     reads: tuple = ()  # the names of the earlier runs it reads (part of its cache key)
 
     def key(self) -> dict:
