@@ -21,7 +21,6 @@ import pandas as pd
 from ..core.checks import (
     check_gains,
     check_ids,
-    check_list,
     check_ranking,
     naming_question,
 )
@@ -186,20 +185,9 @@ def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
     return rows
 
 
-def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
-    """Positions of ``docids`` in trec_eval's order: score descending, then docid descending (UTF-8 ``strcmp``
-    orders as Python compares strings). ``rank_by_score`` breaks ties ascending instead."""
-    docids, scores = check_list(docids, "docids", "document ids"), check_list(scores, "scores", "scores (one per id)")
-    check_ids(docids, "docids holds", "position")
-    if len(docids) != len(scores):
-        raise ValueError(f"{len(docids)} docids but {len(scores)} scores")
-    order = sorted(range(len(docids)), key=docids.__getitem__, reverse=True)
-    order.sort(key=scores.__getitem__, reverse=True)  # stable: equal scores keep docid descending
-    return order
-
-
 def read_run(path: str | os.PathLike) -> Run:
-    """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order (:func:`trec_order`)."""
+    """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order: score descending, then docid
+    descending (UTF-8 ``strcmp`` orders as Python compares strings; ``rank_by_score`` breaks ties ascending instead)."""
     text = _text(path)
     columns = _run_columns(text)
     if columns is None:  # a comment, a short line, a doubtful score: read line by line, to name the line
