@@ -79,7 +79,6 @@ class Function(Stage):
 
 
 def progress_bar(questions: Mapping, what: str, show: bool):
-    """The questions' items, with a progress bar when ``show``."""
     return tqdm(questions.items(), desc=what, unit="question", disable=not show)
 
 
@@ -118,8 +117,7 @@ def portable(key):
 
 
 def committed_run(name: str, stage: Stage, folder: Path | None) -> Run | None:
-    """The run of ``name`` committed in ``folder`` (see :func:`committed_folder`) when it was made with this stage's
-    settings, else None."""
+    """The run of ``name`` committed in ``folder`` when it was made with this stage's settings, else None."""
     path = run_file(name, folder) if folder is not None else None
     if path is None or not path.exists():
         return None
@@ -128,8 +126,7 @@ def committed_run(name: str, stage: Stage, folder: Path | None) -> Run | None:
 
 
 def _cached(path: Path, name: str, questions: Mapping, chunk_ids: set) -> Run | None:
-    """The run stored at ``path``, or None: missing, or failing the checks of every run (then set aside as ``.bad``
-    with a warning, and ranked again)."""
+    """The run stored at ``path``; None when missing, or failing the checks (then set aside as ``.bad``, warned)."""
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(run, dict) or list(run) != list(questions):
