@@ -131,3 +131,14 @@ def test_chunks_without_their_length_are_counted_with_the_models_tokenizer():
 def test_recall_at_budget_refuses_what_it_cannot_read(settings, message):
     with pytest.raises(ValueError, match=message):
         recall_at_budget(settings)
+
+
+def test_deep_dive_18_prints_the_shares_and_the_budget_computed_from_the_files():
+    import nbformat
+    nb = nbformat.read(Path(__file__).parents[1] / "notebooks" / "18_retrieval_and_the_answer.ipynb", as_version=4)
+    shown = "".join(str(o.get("data", {})) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    table = answer_by_retrieval(PUBLISHED[0])
+    for name in ("evidence in the top k", "no evidence in the top k"):
+        row = table.loc[name]
+        assert f"{row['correct']:.0f} of {row['questions']:.0f} ({row['share']:.2f}, 95% interval {row['low']:.2f}" in shown
+    assert "recall_at_budget" in "".join(c.source for c in nb.cells) and "image/png;base64" in shown
