@@ -91,13 +91,11 @@ def separation(path: str | Path, n_resamples: int = 2000, seed: int = SEED) -> p
     return pd.DataFrame.from_dict(table, orient="index").sort_values("AUC", ascending=False)
 
 
-
 def budget_table(settings: Mapping[str, object], ks: Sequence[int] = range(1, 11)) -> pd.DataFrame:
     """Recall against the tokens the LLM reads. Per setting (anything with ``chunks``, ``qrels`` and ``runs``: a set-up,
     a chunking of deep dive 09), run and k, over the run's questions: the mean word pieces of the top k chunks (the
     chunks' ``n_tokens``, else counted with the embedding model's tokenizer) and mean recall@k with its 95% bootstrap
-    interval.
-    A question with no relevant chunk in a setting (a boundary cut its evidence) counts 0, as in deep dive 09."""
+    interval. A question with no relevant chunk in a setting (a boundary cut its evidence) counts 0, as in deep dive 09."""
     if not isinstance(settings, Mapping) or not settings:
         raise ValueError(f"settings must be a non-empty mapping {{name: set-up}}, got {settings!r:.60}")
     ks, count, rows = check_ks(ks), None, []
