@@ -313,7 +313,7 @@ def test_a_missing_column_shows_the_header_that_was_found_and_how_to_fix_it():
         read_text("id,question,slice\nq1,Why?,x\n")
     message = str(err.value)
     assert "golden.csv:1: misses column(s) ['evidence']: its header line is 'id,question,slice'" in message
-    assert "The first line must name the columns id, question, evidence (any case; optional: slice, partial_evidence)" in message
+    assert "The first line must name the columns id, question, evidence (any case; optional: slice, partial_evidence, answerable)" in message
     with pytest.raises(FormatError, match=r"misses column\(s\) \['id', 'question', 'evidence'\]: its header "
                                           r"line is 'id\|question\|evidence\|slice', read with the comma as separator"):
         read_text("id|question|evidence|slice\nq1|Why?|a long enough evidence string|x\n")
