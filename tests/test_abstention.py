@@ -70,7 +70,7 @@ def test_polders_unanswerable_questions_are_apart_and_hold_no_evidence(polder):
 
 
 def test_the_curve_counts_the_questions_below_each_threshold(polder):
-    curve = abstention(polder, UNANSWERABLE_PATH)  # committed runs and judge scores: no model
+    curve = abstention(polder, UNANSWERABLE_PATH).curve  # committed runs and judge scores: no model
     asked, runs = unanswerable_runs(polder, UNANSWERABLE_PATH)
     none = top_scores(polder, asked, runs)
     some = top_scores(polder, dict(zip(polder.golden["id"], polder.golden["question"])), polder.runs)
@@ -113,7 +113,7 @@ def test_make_evaluate_scores_the_answerable_questions_as_before_and_reports_abs
     assert "no question of the golden set is marked answerable=no" in (plain / "report.html").read_text(encoding="utf-8")
     ev = report_module.load_bundle(folder)
     curve = abstention(h.evaluation_setup("data/corpus", tmp_path / "with_unanswerable.csv",
-                                          cache_dir=tmp_path / "cache"))
+                                          cache_dir=tmp_path / "cache")).curve
     pd.testing.assert_frame_equal(ev.abstention, curve)
     assert report_module.render(ev) == (folder / "report.html").read_text(encoding="utf-8")
     assert os.path.exists(folder / "abstention.csv")

@@ -7,6 +7,7 @@ run's top chunk: one scale for every run (BM25's scores have no fixed range, and
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -50,8 +51,20 @@ def top_scores(setup, asked: dict, runs: dict, judge: str = "cosine") -> pd.Data
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(runs))
 
 
+class Abstention(NamedTuple):
+    """The abstention curve (:func:`abstention`), its table and its figure."""
+
+    curve: pd.DataFrame  #: run, threshold, the two shares, and how many questions of each kind
+
+    def table(self, lost: float = 0.1) -> pd.DataFrame:
+        return abstention_table(self.curve, lost)
+
+    def plot(self):
+        return plot_abstention(self.curve)
+
+
 def abstention(setup, unanswerable: str | Path | None = None, judge: str = "cosine",
-               cache_dir: str | Path = CACHE_DIR) -> pd.DataFrame:
+               cache_dir: str | Path = CACHE_DIR) -> Abstention:
     """The abstention curve: per run and threshold (every top score seen, and +inf), the share of unanswerable
     questions whose top chunk scores below it (abstained, rightly) and the share of the answerable ones (evidence
     lost). The unanswerable questions are the setup's or ``unanswerable``'s (:func:`unanswerable_runs`)."""
@@ -64,7 +77,7 @@ def abstention(setup, unanswerable: str | Path | None = None, judge: str = "cosi
     thresholds = np.unique(np.r_[none.to_numpy().ravel(), some.to_numpy().ravel(), np.inf])
     rows = [(name, t, float((none[name] < t).mean()), float((some[name] < t).mean()), len(none), len(some))
             for name in runs for t in thresholds[thresholds > -np.inf]]
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return Abstention(pd.DataFrame(rows, columns=COLUMNS))
 
 
 def abstention_table(curve: pd.DataFrame, lost: float = 0.1) -> pd.DataFrame:
@@ -76,7 +89,7 @@ def abstention_table(curve: pd.DataFrame, lost: float = 0.1) -> pd.DataFrame:
         n = int(best["unanswerable"])
         share, low, high = wilson_ci(round(best["unanswerable abstained"] * n), n)
         rows[name] = {"threshold": best["threshold"], "answerable lost": best["answerable lost"],
-                      "unanswerable abstained": share, "95% interval": f"{low:.2f} to {high:.2f}"}
+                      "unanswerable abstained": share, "95% low": low, "95% high": high}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(f"losing at most {lost:.0%}")
 
 

@@ -364,9 +364,19 @@ def read_known_false_negatives(chunks: Sequence[Mapping], qrels: Mapping[str, Ma
     return table[list(FALSE_NEGATIVE_COLUMNS)].assign(chunk=found)
 
 
-def with_known_false_negatives(qrels: Mapping[str, Mapping[str, float]], known: pd.DataFrame) -> dict:
-    """A copy of the qrels with each known false negative relevant, at its question's highest gain."""
+class KnownFalseNegatives(NamedTuple):
+    """The qrels with the known false negatives relevant, and the table they came from (:func:`with_known_false_negatives`)."""
+
+    qrels: dict
+    known: pd.DataFrame  #: :func:`read_known_false_negatives`'s rows: id, sentence, note, chunk
+
+
+def with_known_false_negatives(qrels: Mapping[str, Mapping[str, float]], chunks: Sequence[Mapping],
+                               path: str | Path = KNOWN_FALSE_NEGATIVES_PATH) -> KnownFalseNegatives:
+    """A copy of the qrels with each known false negative (:func:`read_known_false_negatives`) relevant, at its
+    question's highest gain, and their table."""
+    known = read_known_false_negatives(chunks, qrels, path)
     fixed = check_qrels(qrels)  # new dicts: the caller's qrels are not changed
     for qid, chunk in zip(known["id"], known["chunk"]):
         fixed[qid][chunk] = max(fixed[qid].values())
-    return fixed
+    return KnownFalseNegatives(fixed, known)

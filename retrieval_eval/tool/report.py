@@ -145,7 +145,7 @@ def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, f
     unanswerable = "answerable" in setup.golden and not setup.golden["answerable"].all() and setup.level == "chunk"
     return Evaluation({name: {q: run[q] for q in setup.qrels} for name, run in setup.runs.items()}, setup.qrels, k,
                       sorted({*ks, k}), setup.golden, setup.chunks, dict(about or {}), left_out_table(setup), folder,
-                      unit=setup.level, abstention=abstention(setup) if unanswerable else None)
+                      unit=setup.level, abstention=abstention(setup).curve if unanswerable else None)
 
 
 def left_out_table(setup) -> pd.DataFrame:
