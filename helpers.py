@@ -69,8 +69,8 @@ NAMES = {
     # 12 the golden-set audit
     "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "with_known_false_negatives": "inputs.golden",
     # 17 labels you can trust
-    "agreement": "analysis.agreement", "model_judge": "analysis.judges", "pool": "analysis.judges",
-    "abstention": "analysis.abstention",
+    "agreement": "analysis.agreement", "model_judge": "analysis.judges",
+    "abstention": "analysis.abstention", "judging_widget": "course.widgets.judging",
     # 13 a real golden set
     "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
     "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",

@@ -368,7 +368,8 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "load_corpus": {"folder": EXAMPLE / "corpus"},
     "reranked_runs": {"setup": SimpleNamespace(level="chunk", runs={})},  # refused before anything is read
     "model_judge": {"thresholds": [0.5]},
-    "pool": {"setup": SimpleNamespace(qrels={"q1": {"d0": 1}}, runs={"a": {"q1": ["d0", "d1"]}}), "questions": ["q1"]},
+    "judging_widget": {"setup": SimpleNamespace(qrels={"q1": {"d0": 1}}, runs={"a": {"q1": ["d0", "d1"]}}), "judge": "ann",
+                       "questions": ["q1"], "folder": Path("/nonexistent")},  # refused before any file
     "ann_tradeoff": {"n_chunks": 50, "n_questions": 5, "settings": [(4, 4)]},
 }
 
