@@ -68,3 +68,16 @@ def test_merged_qrels_equal_the_judges_files_and_score_as_pytrec_eval_does(s, tm
 def test_the_static_copy_says_what_the_widget_does(s, tmp_path):
     text = h.judging_widget(s, "ann", questions=["q01"], folder=tmp_path).static_html()
     assert "running kernel" in text and "0, 1, 2, s (skip) and b (back)" in text and "output/judgements/" in text
+
+
+def test_the_class_activity_of_the_readme_runs(s, tmp_path):
+    """README's lesson plan: students grade five questions, the files are merged, kappas go on the projector."""
+    five = list(s.qrels)[:5]
+    for judge, key in (("ann", "2"), ("bob", "0")):
+        me = h.judging_widget(s, judge, questions=five, folder=tmp_path)
+        for i, _ in enumerate(me.pairs[:12]):
+            me.press(key if i % 3 else "1")
+    by_judge, merged = me.merge(sorted(tmp_path.glob("*.qrels")))
+    pair = h.agreement(by_judge["ann"], by_judge["bob"], pool=me.pool)
+    rule = h.agreement(s.qrels, merged, pool=me.pool)
+    assert -1 <= pair.kappa <= 1 and -1 <= rule.kappa <= 1 and len(pair.confusion)
