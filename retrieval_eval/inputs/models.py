@@ -49,14 +49,14 @@ def needs_the_embedding_model(stop: bool = True) -> bool:
 
 
 def needs_model_libraries() -> None:
-    """ModelNotInstalled, one line, when sentence-transformers or transformers is missing (``make lab-lite``): looked
-    up, not imported (importing them takes seconds, and a notebook that reads committed runs never does)."""
-    import importlib.util
+    """ModelNotInstalled, one line, when sentence-transformers or transformers is missing (``make lab-lite``); looked up,
+    not imported (importing them, and torch, takes seconds)."""
+    from importlib.util import find_spec
     try:
-        found = all(importlib.util.find_spec(name) for name in ("sentence_transformers", "transformers"))
-    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
-        found = False
-    if not found:
+        missing = find_spec("sentence_transformers") is None or find_spec("transformers") is None
+    except ImportError:
+        missing = True
+    if missing:
         raise ModelNotInstalled(NOT_INSTALLED)
 
 
