@@ -94,15 +94,14 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95, method: str
 def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
     """McNemar's exact test on paired 0/1 values (McNemar 1947): the two-sided binomial test of the wins among
     the questions that differ. ``mid_p`` (half the observed split's probability left out) is less conservative."""
-    from scipy import stats
     a, b = _pairs(a, b)
     for name, values in (("a", a), ("b", b)):
         if not _binary(values):
             raise ValueError(f"McNemar's test needs 0 or 1 per question; {name} holds {sorted(set(values.tolist()) - {0.0, 1.0})[:3]}")
     wins, losses = int((a > b).sum()), int((a < b).sum())
     m = wins + losses
-    p = float(stats.binomtest(wins, m, 0.5).pvalue) if m else 1.0
-    mid_p = min(1.0, 2 * stats.binom.cdf(min(wins, losses), m, 0.5) - stats.binom.pmf(wins, m, 0.5)) if m else 1.0
+    lower = sum(math.comb(m, w) for w in range(min(wins, losses) + 1))  # exact, in integers: 2^m cases
+    p, mid_p = min(1.0, 2 * lower / 2**m), min(1.0, (2 * lower - math.comb(m, wins)) / 2**m)
     return {"test": MCNEMAR, "method": f"exact binomial on {m} questions that differ", "difference": float(np.mean(a - b)),
             "wins": wins, "ties": len(a) - m, "losses": losses, "p": p, "mid_p": float(mid_p), "se": 0.0}
 
@@ -113,14 +112,13 @@ def _null(gaps: tuple[tuple[float, int], ...], limit: int) -> tuple[np.ndarray, 
     1/2: its values and their chances, built one size at a time (a binomial each), equal sums merged; ``None`` when
     the sign counts per size combine in more than ``limit`` ways (checked first: no work is wasted). Remembered: pairs
     with the same gaps share one distribution."""
-    from scipy import stats
     if math.prod(count + 1 for _, count in gaps) > limit:
         return None
     sums, chances = np.zeros(1), np.ones(1)
     for size, count in gaps:
         plus = np.arange(count + 1)
         sums = (sums[:, None] + size * (2 * plus - count)).ravel()
-        chances = (chances[:, None] * stats.binom.pmf(plus, count, 0.5)).ravel()
+        chances = (chances[:, None] * np.array([math.comb(count, w) / 2**count for w in plus])).ravel()
         sums, where = np.unique(np.round(sums, 9), return_inverse=True)
         chances = np.bincount(where, chances)
     return np.abs(sums), chances
@@ -175,13 +173,14 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> dict:
 def holm(p_values: Sequence[float]) -> np.ndarray:
     """Holm's step-down adjusted p-values for a family of tests (Holm 1979): a verdict "different" where
     the adjusted p is below α keeps the chance of any false verdict in the family at most α."""
-    from statsmodels.stats.multitest import multipletests
     p_values = _values(p_values, "p_values")
     if not len(p_values):
         raise ValueError("p_values is empty: a family needs at least one test")
     if ((p_values < 0) | (p_values > 1)).any():
         raise ValueError(f"p_values must lie in [0, 1], got {p_values[(p_values < 0) | (p_values > 1)][:3].tolist()}")
-    return multipletests(p_values, method="holm")[1]
+    order = np.argsort(p_values)  # the i-th smallest times (m - i), never below the one before, at most 1
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p_values[order] * np.arange(len(p_values), 0, -1)))
+    return adjusted[np.argsort(order)]
 
 
 def any_false_alarm(m: int, alpha: float = ALPHA) -> float:
