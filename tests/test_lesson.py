@@ -34,6 +34,7 @@ from lab import (
     menu,
     new_page,
     open_and_run,
+    open_notebook,
     press,
     set_shown,
     shut_down_kernels,
@@ -42,6 +43,9 @@ from lab import (
 )
 from retrieval_eval.course.widgets.key import teacher_key
 
+DEEP = [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if p not in CORE
+        and any("image/png" in o.get("data", {}) or "data:image/png" in "".join(o.get("data", {}).get("text/html", ""))
+                for c in json.loads(p.read_text(encoding="utf-8"))["cells"] for o in c.get("outputs", []))]
 SHOTS = Path(os.environ["LESSON_SHOTS"]).absolute() if os.environ.get("LESSON_SHOTS") else None
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("lesson"),
@@ -241,7 +245,7 @@ def lab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lesson")
     (tmp / "benchmarks").mkdir()  # 06 reads ../benchmarks/rerank.json beside its folder
     shutil.copy(ROOT / "benchmarks" / "rerank.json", tmp / "benchmarks")
-    with jupyterlab(tmp, CORE) as (base, token), chromium() as chrome:
+    with jupyterlab(tmp, CORE + DEEP) as (base, token), chromium() as chrome:
         yield chrome, base, token
 
 
@@ -292,3 +296,34 @@ def test_the_lesson_in_one_tab_hides_each_answer_until_its_step_and_reads_big(la
     if notebook.stem.startswith("07"):
         assert len(kinds["lines"]) >= 5  # the interview lines, one paragraph each
     assert ROOT.joinpath("lab", "custom.css").exists()
+
+
+# tool/history.py (helper "production"'s) draws make history's chart itself at 90 dpi with 7–8 pt ticks and legend:
+# about 9 px as 16 shows it. Strict: once it draws in the course's style this fails, and the mark goes.
+HISTORY_CHART = pytest.mark.xfail(strict=True, reason="make history's chart is drawn outside course/plots' style")
+
+
+@pytest.mark.parametrize("notebook", [pytest.param(p, marks=HISTORY_CHART) if p.stem == "16_in_production" else p
+                                      for p in DEEP], ids=[p.stem for p in DEEP])
+def test_deep_dive_figures_read_at_16_px_as_shown(lab, notebook):
+    """A deep dive's committed figures as the notebook shows them at 1366×768 (no run): each drawn in the course's
+    style (course/plots.py: 100 dpi, its smallest text FONT_PT) and that text at 16 px or more."""
+    chrome, base, token = lab
+    page = new_page(chrome, 1366, 768)
+    try:
+        open_notebook(page, base, token, notebook.name)
+        page.wait_for_timeout(1000)
+        figures = page.evaluate(f"""() => [...document.querySelectorAll(
+            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img[src^="data:image/png"]')].map(img => {{
+          img.scrollIntoView({{block: 'start'}});
+          const data = atob(img.src.slice(22, 22 + 4096)), at = data.indexOf('pHYs');
+          return [at < 0 ? 0 : [0, 1, 2, 3].reduce((v, j) => v * 256 + data.charCodeAt(at + 4 + j), 0) * 0.0254,
+                  ({FIGURE_TEXT_PX})(img)];
+        }})""")
+        if SHOTS:
+            page.screenshot(path=SHOTS / f"{notebook.stem}_last_figure.png")
+    finally:
+        page.close()
+        shut_down_kernels(base, token)
+    assert figures
+    assert [(round(dpi), round(px, 1)) for dpi, px in figures if round(dpi) != 100 or not px >= 16] == []
