@@ -226,3 +226,61 @@ def notebook_state(page) -> dict:
       return {active: cells.findIndex(c => c.classList.contains('jp-mod-active')),
               scroll: outer ? outer.scrollTop : null, focus: a ? a.tagName + '.' + a.className : null};
     }""")
+
+
+def widget(page, name: str, nth: int = 0):
+    """A widget of the notebook shown, by its class (``playground-widget``)."""
+    return page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) .{name}").nth(nth)
+
+
+def wait_idle(root) -> None:
+    """Wait until the widget has drawn its last change (it is ``rw-busy`` while it computes)."""
+    root.page.wait_for_timeout(250)
+    root.page.wait_for_function("e => !e.classList.contains('rw-busy')", arg=root.element_handle())
+
+
+def set_shown(root, shown: bool) -> None:
+    """Press the widget's *show the numbers* toggle until its numbers are shown (or hidden)."""
+    button = root.locator(".rw-reveal")
+    if ("mod-active" in (button.get_attribute("class") or "")) != shown:
+        button.click()
+    root.page.wait_for_function("([b, s]) => b.classList.contains('mod-active') === s", arg=[button.element_handle(), shown])
+    wait_idle(root)
+
+
+def press(root, control: str, key: str, times: int = 1) -> None:
+    """Press ``key`` on a slider's handle (``.playground-k``) ``times`` times, each change drawn before the next."""
+    handle = root.locator(f"{control} .noUi-handle").first
+    for _ in range(times):
+        handle.focus()
+        root.page.keyboard.press(key)
+        wait_idle(root)
+
+
+# A JavaScript function: the text of the visible notebook area, one text node a line (a node counts when its box
+# is inside the area and shown: a folded <details>, a collapsed output or a cell scrolled away shows nothing).
+SCREEN_TEXT = """() => {
+  const area = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer').getBoundingClientRect();
+  const walker = document.createTreeWalker(document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook'),
+                                           NodeFilter.SHOW_TEXT);
+  const range = document.createRange(), lines = [];
+  while (walker.nextNode()) {
+    const parent = walker.currentNode.parentElement, fold = parent.closest('details:not([open])');
+    if ((fold && !parent.closest('summary')) || !parent.checkVisibility({visibilityProperty: true})) continue;
+    range.selectNodeContents(walker.currentNode);
+    const r = range.getBoundingClientRect();
+    if (r.height > 0 && r.bottom > area.top && r.top < area.bottom && walker.currentNode.textContent.trim())
+      lines.push(walker.currentNode.textContent.trim());
+  }
+  return lines.join('\\n');
+}"""
+
+
+def shut_down_kernels(base: str, token: str) -> None:
+    """Stop every kernel the server runs (a notebook page closed leaves its kernel running)."""
+    headers = {"Authorization": f"token {token}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels", headers=headers), timeout=30) as answer:
+        kernels = json.load(answer)
+    for kernel in kernels:
+        urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels/{kernel['id']}", method="DELETE",
+                                                      headers=headers), timeout=30).close()
