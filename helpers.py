@@ -56,7 +56,7 @@ NAMES = {
     "interval_table": "analysis.comparisons", "permutation_test": "analysis.statistics", "holm": "analysis.statistics",
     "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics",
     "best_case_detectable_difference": "analysis.statistics", "mcnemar_power": "analysis.statistics",
-    "mcnemar_size": "analysis.statistics", "questions_needed": "analysis.statistics", "two_slices": "analysis.statistics",
+    "questions_needed": "analysis.statistics", "two_slices": "analysis.statistics",
     "plot_intervals": "course.plots",
     # 09 chunking
     "split_into_chunks": "inputs.chunks", "load_tokenizer": "inputs.models", "chunking_experiment": "analysis.chunking",
@@ -74,6 +74,8 @@ NAMES = {
     # 13 a real golden set
     "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
     "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",
+    # 18 retrieval and the answer
+    "recall_at_budget": "course.plots",
 }
 __all__ = list(NAMES)
 
