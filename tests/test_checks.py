@@ -367,7 +367,9 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "evaluation_setup": {"corpus": EXAMPLE / "corpus", "golden": EXAMPLE / "golden.csv", "chunk_size": 128, "cutoffs": [3]},
     "load_corpus": {"folder": EXAMPLE / "corpus"},
     "reranked_runs": {"setup": SimpleNamespace(level="chunk", runs={})},  # refused before anything is read
-    "model_judge": {"thresholds": [0.5]},
+    "model_judge": {"thresholds": [0.5]}, "default_retrievers": {"names": ["BM25"]},
+    "recall_at_budget": {"settings": {"s": SimpleNamespace(chunks=[{"id": "d0", "n_tokens": 5}], qrels={"q1": {"d0": 1}},
+                                                           runs={"a": {"q1": ["d0"]}})}},
     "judging_widget": {"setup": SimpleNamespace(qrels={"q1": {"d0": 1}}, runs={"a": {"q1": ["d0", "d1"]}}), "judge": "ann",
                        "questions": ["q1"], "folder": Path("/nonexistent")},  # refused before any file
     "ann_tradeoff": {"n_chunks": 50, "n_questions": 5, "settings": [(4, 4)]},
