@@ -40,6 +40,14 @@ def unanswerable_runs(setup, path: str | Path | None = None, cache_dir: str | Pa
     return asked, run_registry(registry, setup.chunks, asked, cache_dir)
 
 
+def unanswerable_setup(setup, path: str | Path | None = None, cache_dir: str | Path = CACHE_DIR):
+    """The setup of the unanswerable questions alone (no labels, their runs): ``judges.write_scores(polder,
+    unanswerable_setup(polder, UNANSWERABLE_PATH))`` writes the committed judge scores."""
+    asked, runs = unanswerable_runs(setup, path, cache_dir)
+    return setup._replace(golden=pd.DataFrame({"id": list(asked), "question": list(asked.values())}),
+                          qrels={q: {} for q in asked}, runs=runs)
+
+
 def top_scores(setup, asked: dict, runs: dict, judge: str = "cosine") -> pd.DataFrame:
     """The judge's score of each run's top chunk, per question (rows) and run (columns); -inf for an empty ranking."""
     scorer, texts = model_judge(judge).scorer, {c["id"]: c["text"] for c in setup.chunks}

@@ -32,7 +32,8 @@ Passage: {passage}
 Split this problem into steps: Consider the underlying intent of the search. Measure how well the content matches a likely intent of the query (M). Measure how trustworthy the passage is (T). Consider the aspects above and the relative importance of each, and decide on a final score (O). Final score must be an integer value only.
 Do not provide any code in result. Provide each score in the format of: ##final score: score without providing any reasoning."""
 UMBRELA_TO_GRADE = {0: 0, 1: 0, 2: 1, 3: 2}  # "related but does not answer" is not relevant here; 3 answers fully
-SCORES_PATH = DATA_DIR / "judge_scores.csv"  # the built-in judges' scores on the teaching set's pool (a test checks them)
+SCORES_PATH = DATA_DIR / "judge_scores.csv"  # the built-in judges' scores on the pools of the teaching set and its
+# unanswerable questions (write_scores with abstention.unanswerable_setup; tests check them)
 
 
 def pair_key(question: str, text: str) -> str:

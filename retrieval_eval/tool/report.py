@@ -447,8 +447,8 @@ def abstention_section(ev: Evaluation) -> Section:
     html = (f"<p>{int(first['unanswerable']):,} questions are marked answerable=no: recall cannot score them (they have "
             "no relevant chunk), so they are scored by abstention. A system that says \"I don't know\" when its top "
             "chunk's score is below a threshold rightly abstains on some of them, and wrongly on some of the "
-            f"{int(first['answerable']):,} answerable questions, losing their evidence. The score is the embedding "
-            "model's cosine of the question and the top chunk, one scale for every run. Per run, the highest threshold "
+            f"{int(first['answerable']):,} answerable questions, losing their evidence. The score is the bundled embedding "
+            "model's (all-MiniLM-L6-v2) cosine of the question and the top chunk, one scale for every run. Per run, the highest threshold "
             "that loses at most 10% of the answerable questions:</p>" + _table(table)
             + _figure(plot_abstention, ev.abstention)
             + (f'<p>Every threshold of the curve is in <a href="{ABSTENTION}">{ABSTENTION}</a>.</p>' if ev.folder else ""))

@@ -107,16 +107,13 @@ class JudgingWidget(anywidget.AnyWidget):
         self.grades = {(q, c): g for q, gains in saved.items() for c, g in gains.items()}
         self.at = next((i for i, pair in enumerate(self.pairs) if pair not in self.grades), len(self.pairs))
         self.on_msg(lambda _widget, content, _buffers: self.press(content.get("key", "")))
-        self._draw()
+        self.html = self.view_html()
 
     @property
     def qrels(self) -> dict:
         """The grades given so far, ``{question: {chunk: grade}}`` in pool order (what the file holds)."""
-        out: dict = {}
-        for q, c in self.pairs:
-            if (q, c) in self.grades:
-                out.setdefault(q, {})[c] = self.grades[(q, c)]
-        return out
+        graded = [(q, c) for q, c in self.pairs if (q, c) in self.grades]
+        return {q: {c: self.grades[(q, c)] for q2, c in graded if q2 == q} for q in dict.fromkeys(q for q, _ in graded)}
 
     def press(self, key: str) -> None:
         """One key: ``0``/``1``/``2`` grade the pair shown (saved at once) and move on, ``s`` skips it, ``b`` goes back."""
@@ -128,9 +125,6 @@ class JudgingWidget(anywidget.AnyWidget):
             self.at = min(self.at + 1, len(self.pairs))
         elif key == "b":
             self.at = max(self.at - 1, 0)
-        self._draw()
-
-    def _draw(self) -> None:
         self.html = self.view_html()
 
     def view_html(self) -> str:
