@@ -59,6 +59,8 @@ def test_the_numbers_are_the_evaluations(pdf, sheet_setup):
     assert all(flat(line) in flat(text) for line in recap_lines(sheet_setup, K))
     assert all(line in text for line in CODE.splitlines())
     assert "nDCG here reads the binary labels" in flat(text)  # beside the interview's graded nDCG, said which is which
+    shares = h.answer_by_retrieval()["share"]  # rule 2, measured: the cookbook's answers with and without evidence
+    assert flat(f"{shares.iloc[0]:.2f} right with evidence in the top 3, {shares.iloc[1]:.2f} without.") in flat(text)
 
 
 def test_the_recap_holds_the_four_definitions_ten_lines_of_code_and_five_short_lines(sheet_setup):

@@ -139,7 +139,6 @@ def _expected(spec: Answer) -> str:
 
 
 def _judge(given, spec: Answer) -> tuple[str, str]:
-    """``(status, note)`` for one answer."""
     if spec.kind == "bool":
         answer = _as_bool(given)
         return ("unreadable", "") if answer is None else ("right" if answer == _as_bool(spec.value) else "wrong", "")
@@ -280,7 +279,6 @@ def _as_text(value) -> str | None:
 
 
 def _shown(value) -> str:
-    """A short rendering of what the reader typed (at most 40 characters)."""
     try:
         text = repr(_unwrap(value))
     except Exception:  # noqa: BLE001
