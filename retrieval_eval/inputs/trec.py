@@ -126,7 +126,8 @@ def _data(path: str | os.PathLike) -> bytes:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise TrecFormatError(path, None, f"cannot be read: {exc.strerror or exc}") from None
-    return data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # and no byte-order mark
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
 
 
 def _text(path: str | os.PathLike, data: bytes | None = None) -> str:
