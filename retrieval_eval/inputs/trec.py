@@ -105,6 +105,7 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
 # Characters that Python's str.split() takes as whitespace but C's isspace() does not.
 _NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _C_SPACE = re.compile("[ \t\n\r\x0b\x0c]+")
+_COMMENT = re.compile(rb"\n[ \t]*#")  # a line whose first field starts with "#" (a docid may hold one: "doc#3")
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ def _run_columns(data: bytes) -> tuple | None:
     """(question ids, docids, scores, tags) of a run's lines, read at once by pandas' C reader; None when the text
     needs the reader line by line (a comment, C whitespace pandas does not split at, a line of under 6 fields, a score
     that is not a plain number, invalid UTF-8)."""
-    if (b"#" in data or b"\x0b" in data or b"\x0c" in data
+    if (b"#" in data and _COMMENT.search(b"\n" + data) or b"\x0b" in data or b"\x0c" in data
             or not data.isascii() and _NOT_C_SPACE.search(data.decode("utf-8", "replace"))):
         return None
     try:  # invalid UTF-8 is a UnicodeDecodeError: a ValueError
