@@ -285,7 +285,7 @@ def test_the_reader_at_once_and_line_by_line_agree(tmp_path):
 
     rng = random.Random(7)
     for i in range(50):
-        lines = [f"q{rng.randrange(5)}\tQ0 {rng.choice('abcdefgh')}{rng.randrange(9)}  {rng.randrange(9)} "
+        lines = [f"q{rng.randrange(5)}\tQ0 {rng.choice('abcdefgh')}#{rng.randrange(9)}  {rng.randrange(9)} "
                  f"{rng.choice(['1', '2', '2.0', '-1e-3', 'inf', '0.30000000000000004'])} t{rng.randrange(2)}" for _ in range(30)]
         lines = list({" ".join(line.split()[:1] + line.split()[2:3]): line for line in lines}.values())  # no duplicates
         at_once = read_run(write(tmp_path, f"a{i}", "\n".join(lines)))
@@ -293,3 +293,7 @@ def test_the_reader_at_once_and_line_by_line_agree(tmp_path):
         assert at_once.rankings == by_line.rankings and at_once.scores == by_line.scores
         assert (at_once.tag, at_once.tags, at_once.reordered) == (by_line.tag, by_line.tags, by_line.reordered)
     assert at_once.reordered and any(len(set(s)) < len(s) for s in at_once.scores.values())  # re-sorts and ties met
+    from retrieval_eval.inputs.trec import _run_columns
+
+    assert _run_columns(b"q Q0 d#1 1 2 t\n") is not None  # a "#" inside a docid is no comment: read at once
+    assert _run_columns(b"q Q0 d 1 2 t\n  # a note\n") is None and _run_columns(b"#\nq Q0 d 1 2 t\n") is None

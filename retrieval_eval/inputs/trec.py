@@ -105,6 +105,7 @@ def export_trec(runs: Mapping, qrels: Mapping, folder: str | Path = OUTPUT_DIR /
 # Characters that Python's str.split() takes as whitespace but C's isspace() does not.
 _NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _C_SPACE = re.compile("[ \t\n\r\x0b\x0c]+")
+_COMMENT = re.compile(rb"\n[ \t]*#")  # a line whose first field starts with "#" (a docid may hold one: "doc#3")
 
 
 @dataclass(frozen=True)
@@ -120,21 +121,25 @@ class Run:
     path: str = ""
 
 
-def _text(path: str | os.PathLike) -> str:
-    """The file's text, lines ending at LF (CRLF and a lone CR too: old Mac tools; trec_eval would read one long line)."""
+def _data(path: str | os.PathLike) -> bytes:
+    """The file's bytes, lines ending at LF (CRLF and a lone CR too: old Mac tools; trec_eval would read one long line)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise TrecFormatError(path, None, f"cannot be read: {exc.strerror or exc}") from None
     data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
+
+
+def _text(path: str | os.PathLike, data: bytes | None = None) -> str:
+    """The file's text (:func:`_data` decoded), invalid UTF-8 named by its line."""
+    data = _data(path) if data is None else data
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        before = data[: exc.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         line = data[: exc.end].rsplit(b"\n", 1)[-1] + data[exc.end :].split(b"\n", 1)[0]
-        raise TrecFormatError(path, before.count(b"\n") + 1, f"is not valid UTF-8 (byte {data[exc.start]:#04x})",
+        raise TrecFormatError(path, data[: exc.start].count(b"\n") + 1, f"is not valid UTF-8 (byte {data[exc.start]:#04x})",
                               line) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _lines(path: str | os.PathLike, text: str | None = None) -> Iterator[tuple[int, str, list[str]]]:
@@ -188,10 +193,10 @@ def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
 def read_run(path: str | os.PathLike) -> Run:
     """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order: score descending, then docid
     descending (UTF-8 ``strcmp`` orders as Python compares strings; ``rank_by_score`` breaks ties ascending instead)."""
-    text = _text(path)
-    columns = _run_columns(text)
+    data = _data(path)
+    columns = _run_columns(data)
     if columns is None:  # a comment, a short line, a doubtful score: read line by line, to name the line
-        columns = _run_lines(path, text)
+        columns = _run_lines(path, _text(path, data))
     qids, docids, scores, tags = columns
     if not len(qids):
         raise TrecFormatError(path, None, "holds no result (empty, or only blank and comment lines)")
@@ -214,14 +219,15 @@ def read_run(path: str | os.PathLike) -> Run:
                tuple(questions[reordered]), str(path))
 
 
-def _run_columns(text: str) -> tuple | None:
+def _run_columns(data: bytes) -> tuple | None:
     """(question ids, docids, scores, tags) of a run's lines, read at once by pandas' C reader; None when the text
     needs the reader line by line (a comment, C whitespace pandas does not split at, a line of under 6 fields, a score
-    that is not a plain number)."""
-    if "#" in text or "\x0b" in text or "\x0c" in text or not text.isascii() and _NOT_C_SPACE.search(text):
+    that is not a plain number, invalid UTF-8)."""
+    if (b"#" in data and _COMMENT.search(b"\n" + data) or b"\x0b" in data or b"\x0c" in data
+            or not data.isascii() and _NOT_C_SPACE.search(data.decode("utf-8", "replace"))):
         return None
-    try:
-        table = pd.read_csv(io.StringIO(text), sep=r"\s+", header=None, usecols=[0, 2, 4, 5], dtype=object,
+    try:  # invalid UTF-8 is a UnicodeDecodeError: a ValueError
+        table = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, usecols=[0, 2, 4, 5], dtype=object,
                             quoting=csv.QUOTE_NONE, na_filter=False, engine="c")
         qids, docids, raw, tags = (table[i].to_numpy(dtype=object) for i in (0, 2, 4, 5))
         scores = raw.astype(float)
