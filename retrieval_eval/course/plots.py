@@ -42,6 +42,15 @@ def styled(draw):
     return styled_draw
 
 
+def _finish(fig, ax, title: str | None, **legend):
+    """The end of a one-panel figure: its legend (``legend``: the options), its title when given, its layout."""
+    ax.legend(**legend)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
 def _split_id(doc_id: str, room: int) -> str:
     """An id longer than ``room`` characters on two lines, split after the "_" nearest its middle."""
     if len(doc_id) <= room:
@@ -164,11 +173,7 @@ def plot_discount(max_rank: int = 10, k: int | None = None, title: str | None = 
         ax.axvspan(k + 0.5, max_rank + 0.5, color="grey", alpha=0.15, lw=0, label=f"below cut-off k = {k}: counts 0 in nDCG@{k}")
     ax.set(xticks=ranks, xlim=(0.5, max_rank + 0.5), ylim=(0, 1.08), xlabel="rank", ylabel="weight of a relevant item")
     ax.grid(alpha=0.3)
-    ax.legend()
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, title)
 
 
 @styled
@@ -228,11 +233,7 @@ def plot_first_relevant_ranks(ranks: pd.DataFrame, k: int | None = None, max_ran
     ax.set(xlim=(0.5, max_rank + 2.5), xlabel="rank of the first relevant chunk",
            ylabel=f"adds to MRR\n(questions × 1/rank ÷ {n})" if as_mrr else f"questions (of {n})")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend()
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, title)
 
 
 @styled
@@ -256,11 +257,7 @@ def plot_precision_ceiling(qrels: Mapping, ks: Iterable[int] = range(1, 11), tab
                     arrowprops={"arrowstyle": "->"})
     ax.set(xticks=ks, ylim=(0, 1.05), xlabel="cut-off k", ylabel="precision@k (mean over questions)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, title, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
 
 
 @styled
