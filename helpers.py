@@ -56,7 +56,7 @@ NAMES = {
     "interval_table": "analysis.comparisons", "permutation_test": "analysis.statistics", "holm": "analysis.statistics",
     "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics",
     "best_case_detectable_difference": "analysis.statistics", "mcnemar_power": "analysis.statistics",
-    "mcnemar_size": "analysis.statistics", "questions_needed": "analysis.statistics", "two_slices": "analysis.statistics",
+    "questions_needed": "analysis.statistics", "two_slices": "analysis.statistics",
     "plot_intervals": "course.plots",
     # 09 chunking
     "split_into_chunks": "inputs.chunks", "load_tokenizer": "inputs.models", "chunking_experiment": "analysis.chunking",
@@ -67,13 +67,15 @@ NAMES = {
     "bm25_table": "analysis.baselines", "held_out_gains": "analysis.baselines", "ann_tradeoff": "analysis.regression", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
     "tie_effect": "retrieval.fusion",
     # 12 the golden-set audit
-    "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "read_known_false_negatives": "inputs.golden",
-    "with_known_false_negatives": "inputs.golden",
+    "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "with_known_false_negatives": "inputs.golden",
     # 17 labels you can trust
-    "agreement": "analysis.agreement", "model_judge": "analysis.judges", "pool": "analysis.judges",
+    "agreement": "analysis.agreement", "model_judge": "analysis.judges",
+    "abstention": "analysis.abstention", "judging_widget": "course.widgets.judging",
     # 13 a real golden set
     "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
     "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",
+    # 18 retrieval and the answer
+    "recall_at_budget": "course.plots",
 }
 __all__ = list(NAMES)
 

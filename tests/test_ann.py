@@ -1,9 +1,10 @@
 """Approximate vector search: hnsw_search (faiss-cpu's HNSW graph) against exact search, the ApproximateVector stage's
-key, and the overlap figure of ann_tradeoff recomputed on a small index."""
+key and its place in the registry, and the overlap figure of ann_tradeoff recomputed on a small index."""
 
 import numpy as np
 import pytest
 
+import helpers as h
 from retrieval_eval.analysis.regression import ann_tradeoff
 from retrieval_eval.retrieval.retrievers import ApproximateVector, hnsw_search
 
@@ -48,3 +49,26 @@ def test_the_tradeoffs_overlap_figure_is_the_share_of_exact_top_k_the_index_retu
     assert narrow["overlap with exact"] < 1 and narrow["recall@3"] < table.attrs["exact"]["recall@3"]
     assert narrow["answers lost"] - narrow["answers gained"] == round(
         (table.attrs["exact"]["recall@3"] - narrow["recall@3"]) * 200)
+
+
+HNSW = "vector, HNSW M 16 ef 16"
+
+
+def test_the_index_is_registered_and_ranks_only_where_named():
+    assert isinstance(h.RETRIEVERS[HNSW], ApproximateVector) and HNSW not in h.default_retrievers()
+    assert list(h.default_retrievers()) == ["BM25", "vector", "hybrid"]  # the core's comparison family
+    named = h.default_retrievers("some-model", 256, [HNSW])[HNSW]
+    assert (named.m, named.ef_search, named.model_name, named.window) == (16, 16, "some-model", 256)
+    with pytest.raises(ValueError, match=r"no registered retriever is named \['HNSW'\]"):
+        h.evaluation_setup(retrievers=["HNSW"])
+
+
+@pytest.mark.slow
+def test_the_registered_index_at_34_chunks_returns_exact_searchs_top_3(setup, tmp_path):
+    """Named, it ranks beside the three, whose runs stay the committed ones; at 34 chunks the graph is exact."""
+    named = h.evaluation_setup(retrievers=[HNSW], cache_dir=tmp_path)  # encodes the questions: loads the model
+    assert list(named.runs) == [*h.default_retrievers(), HNSW]
+    assert all(named.runs[name] == setup.runs[name] for name in h.default_retrievers())
+    exact, index = named.runs["vector"], named.runs[HNSW]
+    overlap = np.mean([len(set(exact[q][:3]) & set(index[q][:3])) / 3 for q in exact])
+    assert overlap == 1.0

@@ -54,7 +54,7 @@ def test_the_experiment_holds_every_setting_in_order_with_its_cut_evidence(exper
         problems = []
         assert setting.qrels == h.label_chunks(golden, setting.chunks, docs, problems=problems)  # labelled anew
         assert setting.cut == [q for q in golden["id"] if q not in setting.qrels]
-        assert list(setting.runs) == list(h.RETRIEVERS)
+        assert list(setting.runs) == list(h.default_retrievers())
         assert all(list(run) == list(golden["id"]) for run in setting.runs.values())
         assert max(c["n_tokens"] for c in setting.chunks) <= setting.chunk_size
         row = experiment.sizes.loc[setting.label]

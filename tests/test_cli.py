@@ -624,7 +624,7 @@ def test_make_evaluate_alone_reports_the_teaching_set_and_a_reranker_adds_its_ru
     assert done.returncode == 0, done.stderr[-3000:]
     report = tmp_path / "output" / "data-golden"
     scores = pd.read_csv(report / "scores.csv")
-    assert list(scores["run"].unique()) == [*h.RETRIEVERS, "hybrid + rerank"]
+    assert list(scores["run"].unique()) == [*h.default_retrievers(), "hybrid + rerank"]
     assert scores["question"].nunique() == 47 and set(scores["metric"]) == {m for m, metric in h.METRICS.items() if metric.shown}
     assert {"run.BM25.trec", "run.hybrid_+_rerank.trec", "qrels.txt", "chunks.jsonl", "questions.csv"} <= {
         p.name for p in report.iterdir()}

@@ -88,7 +88,7 @@ def test_every_format_is_read_and_scores_as_pytrec_eval(case, tmp_path):
     corpus, golden, kwargs, qrels, level = CASES[case]
     setup = setup_of(tmp_path, corpus, golden, **kwargs)
     assert setup.qrels == qrels and setup.level == level
-    assert list(setup.golden["id"]) == list(qrels) and list(setup.runs) == list(h.RETRIEVERS)
+    assert list(setup.golden["id"]) == list(qrels) and list(setup.runs) == list(h.default_retrievers())
     if level == "document":
         assert all(d in {"d01", "d02", "d03"} for run in setup.runs.values() for r in run.values() for d in r)
         assert any("scored at the document level" in note for note in setup.notes)
@@ -100,7 +100,7 @@ def test_every_format_is_read_and_scores_as_pytrec_eval(case, tmp_path):
 @pytest.mark.slow  # loads the embedding model
 def test_a_beir_folder_with_the_three_retrievers_scores_as_pytrec_eval(tmp_path):
     setup = h.evaluation_setup(golden=FORMATS / "beir", cache_dir=tmp_path / "cache")
-    assert list(setup.runs) == list(h.RETRIEVERS) and setup.qrels == WITH_ZERO
+    assert list(setup.runs) == list(h.default_retrievers()) and setup.qrels == WITH_ZERO
     assert all(len(ranked) == 6 for ranked in setup.runs["vector"].values())  # vector search ranks every chunk
     assert_equal_to_pytrec_eval(setup, tmp_path / "trec")
 

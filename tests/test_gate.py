@@ -9,6 +9,7 @@ import pytest
 
 from retrieval_eval.analysis.regression import gate
 from retrieval_eval.analysis.statistics import wilson_ci
+from retrieval_eval.core.evaluation import per_question_scores
 from retrieval_eval.inputs.text import escape
 from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
 from retrieval_eval.tool import cli
@@ -65,6 +66,14 @@ def test_the_diff_lists_losses_first_with_both_ranks():
         "question": ["q00", "q01", "q39"], "baseline": [1.0] * 3, "candidate": [0.0] * 3,
         "baseline rank": [1, 1, 1], "candidate rank": [4, 4, 0]}
     assert gate_module.diff_lines(verdict)[2] == "lost   q39: 1.000 → 0.000 (first relevant at rank 1 → —)"
+
+
+def test_the_scores_at_hand_give_the_same_verdict():
+    """make gate passes the evaluation's per-question scores (every shown metric at K) instead of scoring again."""
+    runs = {"baseline": BASELINE, "candidate": losing(6, rank=2)}
+    scores = per_question_scores(runs, QRELS, [1, 3])
+    for metric, k in (("recall", 3), ("MRR", 1), ("MAP", 3)):  # MAP is not in the shown metrics' scores: scored anew
+        assert gate(*runs.values(), QRELS, metric, k, scores=scores).as_dict() == gate(*runs.values(), QRELS, metric, k).as_dict()
 
 
 def test_bad_arguments_are_refused_naming_them():

@@ -46,7 +46,7 @@ def test_setup_holds_the_data_and_the_three_committed_runs(setup, docs, chunks, 
     assert setup.docs == docs and setup.chunks == chunks and setup.qrels == qrels
     pd.testing.assert_frame_equal(setup.golden, golden)
     assert setup.chunk_ids == [c["id"] for c in chunks]
-    assert list(setup.runs) == list(h.RETRIEVERS)
+    assert list(setup.runs) == list(h.default_retrievers())
     for name, run in setup.runs.items():
         assert run == read_run(stages.run_file(name)).rankings
         assert list(run) == list(golden["id"]) and all(len(r) <= stages.DEPTH for r in run.values())
@@ -128,7 +128,7 @@ def first_words(setup_chunks):
 def test_your_own_retriever_joins_every_table(tmp_path, chunks, qrels, golden):
     mine = first_words(chunks)
     setup = h.evaluation_setup(retrievers={"mine": mine}, cache_dir=tmp_path)
-    assert list(setup.runs) == [*h.RETRIEVERS, "mine"]
+    assert list(setup.runs) == [*h.default_retrievers(), "mine"]
     assert setup.runs["mine"] == {q: mine(text) for q, text in zip(golden["id"], golden["question"])}
     assert not (tmp_path / "rankings").exists()  # a function is called every time, never cached
     table = h.evaluate(setup.runs, setup.qrels)
@@ -146,7 +146,7 @@ def test_a_name_already_there_replaces_the_default_and_what_reads_it_follows(tmp
     """A user's BM25 must reach hybrid (RRF of BM25 and vector): its committed run was made from the default BM25."""
     setup = h.evaluation_setup(retrievers={"BM25": BM25(k1=0.9, b=0.4)}, cache_dir=tmp_path)
     default = h.evaluation_setup(cache_dir=tmp_path)
-    assert list(setup.runs) == list(h.RETRIEVERS)
+    assert list(setup.runs) == list(h.default_retrievers())
     assert setup.runs["BM25"] != default.runs["BM25"] and setup.runs["vector"] == default.runs["vector"]
     assert setup.runs["hybrid"] == fuse_runs([setup.runs["BM25"], setup.runs["vector"]]) != default.runs["hybrid"]
     function = h.evaluation_setup(retrievers={"BM25": lambda question: ["01_plans_and_prices#00"]}, cache_dir=tmp_path)
@@ -497,7 +497,7 @@ def test_messy_corpora_and_golden_files_give_a_result_or_an_error_that_names_the
         assert culprit in str(exc), (fault, culprit, str(exc))
     else:
         assert fault == "none", fault
-        assert list(setup.runs) == list(h.RETRIEVERS)
+        assert list(setup.runs) == list(h.default_retrievers())
         assert all(list(run) == list(setup.golden["id"]) for run in setup.runs.values())
         assert all(setup.runs["vector"].values())  # vector search ranks every chunk for every question
         listed = {path.rstrip("/") for path, _ in setup.skipped}

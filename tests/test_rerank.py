@@ -140,7 +140,7 @@ def test_a_rerank_stage_and_the_reranker_argument(tmp_path, chunks):
     texts = {c["id"]: c["text"] for c in chunks}
     setup = h.evaluation_setup(reranker=favour, retrievers={"BM25, top 5 reranked": h.Rerank("BM25", favour, depth=5)},
                                cache_dir=tmp_path)
-    assert list(setup.runs) == [*h.RETRIEVERS, "BM25, top 5 reranked", "hybrid + rerank"]
+    assert list(setup.runs) == [*h.default_retrievers(), "BM25, top 5 reranked", "hybrid + rerank"]
     questions = dict(zip(setup.golden["id"], setup.golden["question"]))
     assert setup.runs["hybrid + rerank"] == h.rerank(setup.runs["hybrid"], favour, texts, questions, 10)
     assert setup.runs["BM25, top 5 reranked"] == h.rerank(setup.runs["BM25"], favour, texts, questions, 5)

@@ -4,15 +4,18 @@ cookbook publishes them in ``evaluation_results_detailed*.csv``, read against ea
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..core.checks import check_k
+from ..core.checks import check_k, check_ks
+from ..core.metrics import recall_at_k, relevant_ids
 from ..core.paths import DATA_DIR
 from ..inputs.formats import FormatError, read_table
-from .statistics import SEED, two_slices, wilson_ci
+from ..inputs.models import token_counter
+from .statistics import SEED, bootstrap_ci, two_slices, wilson_ci
 
 FIELDS = {"question": ("question",), "precision": ("retrieval_precision",), "recall": ("retrieval_recall",),
           "reciprocal rank": ("retrieval_mrr",), "correct": ("e2e_correct",)}
@@ -87,3 +90,25 @@ def separation(path: str | Path, n_resamples: int = 2000, seed: int = SEED) -> p
         table[name] = {"AUC": float(roc_auc_score(correct, s)), "low": float(low), "high": float(high)}
     return pd.DataFrame.from_dict(table, orient="index").sort_values("AUC", ascending=False)
 
+
+def budget_table(settings: Mapping[str, object], ks: Sequence[int] = range(1, 11)) -> pd.DataFrame:
+    """Recall against the tokens the LLM reads. Per setting (anything with ``chunks``, ``qrels`` and ``runs``: a set-up,
+    a chunking of deep dive 09), run and k, over the run's questions: the mean word pieces of the top k chunks (the
+    chunks' ``n_tokens``, else counted with the embedding model's tokenizer) and mean recall@k with its 95% bootstrap
+    interval. A question with no relevant chunk in a setting (a boundary cut its evidence) counts 0, as in deep dive 09."""
+    if not isinstance(settings, Mapping) or not settings:
+        raise ValueError(f"settings must be a non-empty mapping {{name: set-up}}, got {settings!r:.60}")
+    ks, count, rows = check_ks(ks), None, []
+    for setting, s in settings.items():
+        if not all(hasattr(s, part) for part in ("chunks", "qrels", "runs")):
+            raise ValueError(f"setting {setting!r} needs chunks, qrels and runs (a set-up, a chunking), got {type(s).__name__}")
+        if any("n_tokens" not in c for c in s.chunks):
+            count = count or token_counter()
+        size = {c["id"]: c["n_tokens"] if "n_tokens" in c else count(c["text"]) for c in s.chunks}
+        for name, run in s.runs.items():
+            for k in ks:
+                recall = [recall_at_k(r, relevant_ids(s.qrels[q]), k) if q in s.qrels else 0.0 for q, r in run.items()]
+                mean, low, high = bootstrap_ci(recall)
+                rows.append({"setting": setting, "run": name, "k": k, "recall": mean, "low": low, "high": high,
+                             "tokens": float(np.mean([sum(size[c] for c in r[:k]) for r in run.values()]))})
+    return pd.DataFrame(rows)

@@ -1,6 +1,4 @@
-"""The golden-set audit: which questions cannot separate retrievers (all answered first, all missed), which
-labels to review (evidence in several chunks, near-duplicate chunks, unlabelled chunks sharing the evidence's
-words), and what each slice can show. Words are compared as *content words*, the terms of BM25's analyzer
+"""The golden-set audit (:func:`golden_set_audit`). Words are compared as *content words*, the terms of BM25's analyzer
 (stop words out, Snowball stems: "renews" and "renewal" meet); near duplicates on the words as written."""
 
 from __future__ import annotations
@@ -77,10 +75,11 @@ def content_words(text: str) -> set[str]:
 def golden_set_audit(golden: pd.DataFrame, chunks: Sequence[Mapping], qrels: Mapping[str, Mapping[str, float]],
                      runs: Mapping[str, Mapping[str, Sequence[str]]], k: int = 10, threshold: float = NEAR_DUPLICATE,
                      min_shared: float = MIN_SHARED, alpha: float = ALPHA) -> Audit:
-    """Audit a golden set: what cannot separate retrievers, which labels to review, what each slice can show. ``k``: the
-    cut-off of "missed" and of the review list. ``alpha``: the level of the smallest possible differences; for a Holm
-    family of m tests pass α / m, the level its smallest p-value must pass before any difference is real. The golden
-    set, qrels and runs must hold the same questions."""
+    """Audit a golden set: which questions cannot separate retrievers (all answered first, all missed), which labels to
+    review (evidence in several chunks, near-duplicate chunks, unlabelled chunks sharing the evidence's words), what
+    each slice can show. ``k``: the cut-off of "missed" and of the review list. ``alpha``: the level of the smallest
+    possible differences; for a Holm family of m tests pass α / m, the level its smallest p-value must pass before any
+    difference is real. The golden set, qrels and runs must hold the same questions."""
     k = check_k(k)
     alpha = check_probability(alpha, "alpha")
     chunks = check_chunks(chunks)

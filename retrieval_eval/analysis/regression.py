@@ -61,16 +61,19 @@ class Verdict:
 
 
 def gate(baseline: Mapping[str, Sequence[str]], candidate: Mapping[str, Sequence[str]], qrels: Mapping,
-         metric: str = "recall", k: int = 3, margin: float = 0.0) -> Verdict:
+         metric: str = "recall", k: int = 3, margin: float = 0.0, scores: pd.DataFrame | None = None) -> Verdict:
     """Is ``candidate`` worse than ``baseline`` (rankings by question) at ``metric``@``k`` by more than ``margin``?
     H0: the mean drop is at most the margin. The per-question drops minus the margin are tested one-sided with
     the paired test of :mod:`~retrieval_eval.analysis.statistics` (exact McNemar when the margin is 0 and the values
-    0 or 1; else sign flips of the shifted drops, symmetric under H0), whose two-sided p halves."""
+    0 or 1; else sign flips of the shifted drops, symmetric under H0), whose two-sided p halves. ``scores``: the two
+    runs' :func:`~retrieval_eval.core.evaluation.per_question_scores` (runs "baseline" and "candidate"), if at hand."""
     if metric not in METRICS:
         raise ValueError(f"metric must be a registered metric {list(METRICS)}, got {metric!r}")
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
         raise ValueError(f"margin must be a number from 0 up to 1, got {margin!r}")
-    scores = per_question_scores({"baseline": baseline, "candidate": candidate}, qrels, [k], [metric])
+    if scores is None or not ((scores["metric"] == metric) & (scores["k"] == k)).any():
+        scores = per_question_scores({"baseline": baseline, "candidate": candidate}, qrels, [k], [metric])
+    scores = scores[(scores["metric"] == metric) & (scores["k"] == k)]
     table = scores.pivot(index="question", columns="run", values="value").reindex(list(qrels))
     base, cand = table["baseline"], table["candidate"]
     test = paired_test(base, cand) if margin == 0 else permutation_test(base - margin, cand)

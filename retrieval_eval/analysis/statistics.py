@@ -241,12 +241,6 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA, mid_p: b
     return float(stats.binom.pmf(np.arange(n + 1), n, p10 + p01) @ called)
 
 
-def mcnemar_size(n: int, discordance: float, alpha: float = ALPHA, mid_p: bool = False) -> float:
-    """How often the test rejects on n questions when nothing differs (a share ``discordance`` differ,
-    half each way): below α for the exact test, which is why it is called conservative."""
-    return mcnemar_power(n, discordance / 2, discordance / 2, alpha, mid_p)
-
-
 def questions_needed(p10: float, p01: float, alpha: float = ALPHA, power: float = POWER, limit: int = 5000) -> float:
     """The fewest questions at which McNemar's exact test reaches ``power``, exactly; ``math.inf`` when p10 == p01
     or ``limit`` questions do not suffice."""

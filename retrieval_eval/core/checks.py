@@ -83,12 +83,8 @@ def check_ranking(ranked: Sequence[str]) -> Ranking:
     """A ranking as a new list: ordered (not a set, dict, iterator or string), str ids, none twice
     (trec_eval refuses a run with "duplicate docs"; counted twice, an id pushes a metric above 1)."""
     if isinstance(ranked, (list, tuple)):
-        try:
-            "".join(ranked)  # a TypeError, raised in C, is the quickest sign of an id that is not a str
-            if len(set(ranked)) == len(ranked):
-                return list(ranked)
-        except TypeError:
-            pass
+        if _all_str(ranked) and len(set(ranked)) == len(ranked):
+            return list(ranked)
     elif isinstance(ranked, str) or not isinstance(ranked, (Sequence, np.ndarray)):
         raise ValueError(f"a ranking must be a list or tuple of ids, best first, not {type(ranked).__name__} "
                          f"{ranked!r:.60} (a set or dict has no order; an iterator can be read only once)")
@@ -131,12 +127,8 @@ def check_gains(gains: Mapping[str, float]) -> Mapping[str, float]:
 
 
 def _all_str(ids: Iterable) -> bool:
-    """Whether every id is a str: one join in C (a TypeError is the sign of another type)."""
-    try:
-        "".join(ids)
-    except TypeError:
-        return False
-    return True
+    """Whether every id is a str, by the set of their types (built in C; a subclass of str goes the slow way)."""
+    return set(map(type, ids)) <= {str}
 
 
 def _valid_gains(judgements: list) -> bool:

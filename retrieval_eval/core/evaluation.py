@@ -5,6 +5,7 @@ kernel reads it; the per-question definitions give the same values (tested)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from itertools import chain, islice
 
 import numpy as np
 import pandas as pd
@@ -19,16 +20,19 @@ RANK_COLUMNS = ("question", "slice", "n_relevant")  # first_relevant_ranks' own 
 
 def judge(run: Run, qrels: Qrels, depth: int) -> Judged:
     """The gains matrix of a checked run (questions in qrels order × ``depth`` ranks) and its ideal."""
-    tops = [run[qid][:depth] for qid in qrels]
-    top = [judged.get(doc_id, 0) for judged, ranked in zip(qrels.values(), tops) for doc_id in ranked]
-    positive = [sorted((g for g in judged.values() if g > 0), reverse=True) for judged in qrels.values()]
-    best = [g for gains in positive for g in gains[:depth]]
+    rankings = [run[qid] for qid in qrels]
+    top = [judged.get(doc_id, 0) for judged, ranked in zip(qrels.values(), rankings) for doc_id in islice(ranked, depth)]
     gains, ideal = np.zeros((len(qrels), depth)), np.zeros((len(qrels), depth))
-    ranks = np.arange(depth)  # each matrix filled row by row, up to each question's length
-    gains[ranks < np.array(list(map(len, tops)))[:, None]] = top
-    n_relevant = np.array(list(map(len, positive)), dtype=float)
-    ideal[ranks < np.minimum(n_relevant, depth)[:, None]] = best
-    return Judged(np.maximum(gains, 0), ideal, n_relevant)
+    gains[np.arange(depth) < np.fromiter(map(len, rankings), int, len(qrels))[:, None]] = top  # row by row
+    values = np.fromiter(chain.from_iterable(map(dict.values, qrels.values())), float)  # every judgement, then
+    row = np.repeat(np.arange(len(qrels)), np.fromiter(map(len, qrels.values()), int, len(qrels)))[values > 0]
+    values = values[values > 0]
+    order = np.lexsort((-values, row))  # each question's relevant gains, highest first
+    n_relevant = np.bincount(row, minlength=len(qrels))
+    rank = np.arange(len(row)) - np.repeat(np.cumsum(n_relevant) - n_relevant, n_relevant)
+    kept = rank < depth
+    ideal[row[order][kept], rank[kept]] = values[order][kept]
+    return Judged(np.maximum(gains, 0), ideal, n_relevant.astype(float))
 
 
 def _metrics(metrics: Sequence[str] | None) -> list[str]:

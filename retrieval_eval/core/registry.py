@@ -32,7 +32,6 @@ class Judged(NamedTuple):
     n_relevant: np.ndarray  #: how many chunks of each question have gain > 0
 
     def hits(self, k: int) -> np.ndarray:
-        """Relevant chunks in the top k, per question."""
         return (self.gains[:, :k] > 0).sum(axis=1)
 
 
@@ -66,7 +65,6 @@ class Metric:
     tested: bool = True
 
     def at(self, k: int) -> str:
-        """The label at cut-off k, e.g. ``"recall@3"``."""
         return self.label.format(k=k)
 
 
@@ -74,8 +72,7 @@ METRICS: dict[str, Metric] = {}
 
 
 def register_metric(metric: Metric) -> Metric:
-    """Add ``metric`` to :data:`METRICS` (or replace the one of the same name): every table, plot,
-    widget and report shows it from then on."""
+    """Add ``metric`` to :data:`METRICS` (or replace the one of the same name): every table shows it from then on."""
     if not isinstance(metric, Metric):
         raise ValueError(f"register a Metric, not {type(metric).__name__}")
     METRICS[metric.name] = metric

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from ..retrieval.setup import RETRIEVERS
+from ..retrieval.setup import default_retrievers
 
 _TRUE_WORDS, _FALSE_WORDS = {"true", "yes", "y", "t", "1"}, {"false", "no", "n", "f", "0"}
 _EXPECTED = {
@@ -61,9 +61,9 @@ class Answer:
             raise ValueError(f"the solution {self.value!r} is not a number")
         if self.kind != "text":
             return
-        retrievers = {_as_text(name) for name in tuple(RETRIEVERS)}
+        retrievers = {_as_text(name) for name in tuple(default_retrievers())}
         if not self.options and {_as_text(t) for t in (self.value, *self.accept)} <= retrievers:
-            object.__setattr__(self, "options", tuple(RETRIEVERS))
+            object.__setattr__(self, "options", tuple(default_retrievers()))
         if self.options and _as_text(self.value) not in {_as_text(o) for o in self.options}:
             raise ValueError(f"the solution {self.value!r} is not one of the options {list(self.options)}")
 
@@ -139,7 +139,6 @@ def _expected(spec: Answer) -> str:
 
 
 def _judge(given, spec: Answer) -> tuple[str, str]:
-    """``(status, note)`` for one answer."""
     if spec.kind == "bool":
         answer = _as_bool(given)
         return ("unreadable", "") if answer is None else ("right" if answer == _as_bool(spec.value) else "wrong", "")
@@ -169,7 +168,7 @@ def _judge_text(given, spec: Answer) -> str:
     answer = _as_text(given)
     if answer is None:
         return "unreadable"
-    if {_as_text(o) for o in spec.options} == {_as_text(name) for name in tuple(RETRIEVERS)}:  # "RRF" names hybrid
+    if {_as_text(o) for o in spec.options} == {_as_text(name) for name in tuple(default_retrievers())}:  # "RRF" names hybrid
         for alias, name in _RETRIEVER_ALIASES.items():
             answer = re.sub(rf"(?<!\w){alias}(?!\w)", name, answer)
     right = {_as_text(t) for t in (spec.value, *spec.accept)}
@@ -280,7 +279,6 @@ def _as_text(value) -> str | None:
 
 
 def _shown(value) -> str:
-    """A short rendering of what the reader typed (at most 40 characters)."""
     try:
         text = repr(_unwrap(value))
     except Exception:  # noqa: BLE001

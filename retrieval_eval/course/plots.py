@@ -336,3 +336,26 @@ def plot_two_stage(table: pd.DataFrame, first_stage: str, k: int = 3, n: int | N
     ax.grid(alpha=0.3)
     fig.legend(loc="outside lower center", ncols=2, frameon=False)
     return fig
+
+
+def recall_at_budget(settings: Mapping[str, object], ks: Sequence[int] = range(1, 11), plot: bool = False):
+    """:func:`~retrieval_eval.analysis.answers.budget_table` (recall@k against the word pieces the LLM reads, per
+    setting, run and k); with ``plot``, ``(table, figure)``: one line per setting and run, k marked, tokens on a log axis."""
+    from ..analysis.answers import budget_table
+    table = budget_table(settings, ks)
+    return (table, _plot_budget(table)) if plot else table
+
+
+@styled
+def _plot_budget(table: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(WIDTH, 5), layout="constrained")
+    for ((setting, run), rows), marker in zip(table.groupby(["setting", "run"], sort=False), cycle(MARKERS)):
+        line, = ax.plot(rows["tokens"], rows["recall"], marker=marker, ms=6, label=f"{setting}, {run}")
+        ax.fill_between(rows["tokens"], rows["low"], rows["high"], color=line.get_color(), alpha=0.12, lw=0)
+        for _, row in rows.iloc[[0, 2, -1]].iterrows() if len(rows) > 2 else rows.iterrows():
+            ax.annotate(f"k={row['k']}", (row["tokens"], row["recall"]), textcoords="offset points", xytext=(4, -14))
+    ax.set(xscale="log", ylim=(0, 1.05), xlabel="word pieces the LLM reads (mean over questions, log scale)",
+           ylabel="recall@k")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", frameon=False)
+    return fig

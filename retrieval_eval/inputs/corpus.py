@@ -143,6 +143,5 @@ def _hidden(name: str) -> bool:
 
 
 def _identity(path: Path) -> tuple[int, int]:
-    """The file a path reaches (its device and inode, links followed)."""
     info = path.stat()
     return info.st_dev, info.st_ino

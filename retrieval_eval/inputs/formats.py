@@ -135,12 +135,13 @@ def _other_separator(header: str, known: Mapping[str, str], required: Sequence[S
     return ""
 
 
-def _json(path: Path):
-    text = _file_text(path)
+def _json(path: Path, text: str | None = None, line: int = 0):
+    """The text (the file's unless given) and its JSON value; errors count lines from ``line`` + 1."""
+    text = _file_text(path) if text is None else text
     try:
         return text, json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FormatError(path, exc.lineno, f"is not valid JSON ({exc.msg}, column {exc.colno})") from None
+        raise FormatError(path, line + exc.lineno, f"is not valid JSON ({exc.msg}, column {exc.colno})") from None
 
 
 def _members(path: Path, text: str, position: int = 0) -> list[tuple[int, object, object, int]]:
@@ -177,13 +178,8 @@ def read_records(path: str | Path, fields: Mapping[str, Sequence[str]], required
     if suffix in (".csv", ".tsv", ".txt"):
         return read_table(path, fields, required, what)[1]
     if suffix in (".jsonl", ".ndjson"):
-        raw = []
-        for number, line in enumerate(_file_text(path).split("\n"), start=1):
-            if line.strip():
-                try:
-                    raw.append((number, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise FormatError(path, number, f"is not valid JSON ({exc.msg}, column {exc.colno})") from None
+        raw = [(number, _json(path, line, number - 1)[1])
+               for number, line in enumerate(_file_text(path).split("\n"), start=1) if line.strip()]
     elif suffix == ".json":
         text, value = _json(path)
         if not isinstance(value, list):

@@ -49,12 +49,15 @@ def needs_the_embedding_model(stop: bool = True) -> bool:
 
 
 def needs_model_libraries() -> None:
-    """ModelNotInstalled, one line, when sentence-transformers or transformers is missing (``make lab-lite``)."""
+    """ModelNotInstalled, one line, when sentence-transformers or transformers is missing (``make lab-lite``); looked up,
+    not imported (importing them, and torch, takes seconds)."""
+    from importlib.util import find_spec
     try:
-        import sentence_transformers  # noqa: F401
-        import transformers  # noqa: F401
+        missing = find_spec("sentence_transformers") is None or find_spec("transformers") is None
     except ImportError:
-        raise ModelNotInstalled(NOT_INSTALLED) from None
+        missing = True
+    if missing:
+        raise ModelNotInstalled(NOT_INSTALLED)
 
 
 def load_tokenizer(model_name: str | None = None):

@@ -5,6 +5,8 @@ integer, a score a number (not nan), a document once per question. Errors name f
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
 import re
@@ -13,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+import pandas as pd
+
 from ..core.checks import (
     check_gains,
     check_ids,
-    check_list,
     check_ranking,
     naming_question,
 )
@@ -116,8 +120,8 @@ class Run:
     path: str = ""
 
 
-def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
-    """(line number, line, fields) for each line of the file that is neither blank nor a comment."""
+def _text(path: str | os.PathLike) -> str:
+    """The file's text, lines ending at LF (CRLF and a lone CR too: old Mac tools; trec_eval would read one long line)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -130,10 +134,14 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str, list[str]]]:
         line = data[: exc.end].rsplit(b"\n", 1)[-1] + data[exc.end :].split(b"\n", 1)[0]
         raise TrecFormatError(path, before.count(b"\n") + 1, f"is not valid UTF-8 (byte {data[exc.start]:#04x})",
                               line) from None
-    # Lines end at LF, CRLF and a lone CR (old Mac tools; trec_eval would read one long line).
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    split = str.split if not _NOT_C_SPACE.search(text) else (lambda line: _C_SPACE.split(line.strip(" \t\n\r\x0b\x0c")))
-    for number, line in enumerate(lines, start=1):
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _lines(path: str | os.PathLike, text: str | None = None) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, line, fields) for each line of the file that is neither blank nor a comment."""
+    text = _text(path) if text is None else text
+    split = str.split if text.isascii() or not _NOT_C_SPACE.search(text) else (lambda line: _C_SPACE.split(line.strip(" \t\n\r\x0b\x0c")))
+    for number, line in enumerate(text.split("\n"), start=1):
         fields = split(line)
         if fields and fields != [""] and not fields[0].startswith("#"):
             yield number, line, fields
@@ -177,25 +185,58 @@ def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
     return rows
 
 
-def trec_order(docids: Sequence[str], scores: Sequence[float]) -> list[int]:
-    """Positions of ``docids`` in trec_eval's order: score descending, then docid descending (UTF-8 ``strcmp``
-    orders as Python compares strings). ``rank_by_score`` breaks ties ascending instead."""
-    docids, scores = check_list(docids, "docids", "document ids"), check_list(scores, "scores", "scores (one per id)")
-    check_ids(docids, "docids holds", "position")
-    if len(docids) != len(scores):
-        raise ValueError(f"{len(docids)} docids but {len(scores)} scores")
-    order = sorted(range(len(docids)), key=docids.__getitem__, reverse=True)
-    order.sort(key=scores.__getitem__, reverse=True)  # stable: equal scores keep docid descending
-    return order
-
-
 def read_run(path: str | os.PathLike) -> Run:
-    """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order (:func:`trec_order`)."""
-    docs: dict[str, list[str]] = {}
-    sims: dict[str, list[float]] = {}
-    tags: dict[str, None] = {}
-    tag = None
-    for number, line, fields in _lines(path):
+    """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order: score descending, then docid
+    descending (UTF-8 ``strcmp`` orders as Python compares strings; ``rank_by_score`` breaks ties ascending instead)."""
+    text = _text(path)
+    columns = _run_columns(text)
+    if columns is None:  # a comment, a short line, a doubtful score: read line by line, to name the line
+        columns = _run_lines(path, text)
+    qids, docids, scores, tags = columns
+    if not len(qids):
+        raise TrecFormatError(path, None, "holds no result (empty, or only blank and comment lines)")
+    codes, questions = pd.factorize(qids)  # questions in the order they first appear
+    order = np.argsort(codes, kind="stable")  # each question's lines together, in file order
+    codes, docids, scores = codes[order], docids[order], scores[order]
+    # trec_eval's order: score descending, then docid descending; re-sort only the questions not already in it
+    in_order = (scores[:-1] > scores[1:]) | ((scores[:-1] == scores[1:]) & (docids[:-1] > docids[1:]))
+    reordered = np.unique(codes[1:][(codes[1:] == codes[:-1]) & ~in_order])
+    rows = np.flatnonzero(np.isin(codes, reordered))
+    by_id = pd.factorize(docids[rows], sort=True)[0]
+    resorted = rows[np.lexsort((-by_id, -scores[rows], codes[rows]))]
+    docids[rows], scores[rows] = docids[resorted], scores[resorted]
+    ends = np.cumsum(np.bincount(codes))[:-1]
+    rankings = dict(zip(questions, (ids.tolist() for ids in np.split(docids, ends))))
+    if any(len(set(ids)) != len(ids) for ids in rankings.values()):
+        _raise_first_duplicate(path, "listed")
+    return Run(rankings,
+               dict(zip(questions, (s.tolist() for s in np.split(scores, ends)))), tags[-1], tuple(pd.unique(tags)),
+               tuple(questions[reordered]), str(path))
+
+
+def _run_columns(text: str) -> tuple | None:
+    """(question ids, docids, scores, tags) of a run's lines, read at once by pandas' C reader; None when the text
+    needs the reader line by line (a comment, C whitespace pandas does not split at, a line of under 6 fields, a score
+    that is not a plain number)."""
+    if "#" in text or "\x0b" in text or "\x0c" in text or not text.isascii() and _NOT_C_SPACE.search(text):
+        return None
+    try:
+        table = pd.read_csv(io.StringIO(text), sep=r"\s+", header=None, usecols=[0, 2, 4, 5], dtype=object,
+                            quoting=csv.QUOTE_NONE, na_filter=False, engine="c")
+        qids, docids, raw, tags = (table[i].to_numpy(dtype=object) for i in (0, 2, 4, 5))
+        scores = raw.astype(float)
+    except (ValueError, KeyError, IndexError):  # pandas: ParserError and EmptyDataError are ValueErrors
+        return None
+    raw = "".join(raw.tolist())  # float() also takes "1_0" and other scripts' digits, which C atof reads differently
+    if np.isnan(scores).any() or "_" in raw or not raw.isascii() or not all(tags):
+        return None
+    return qids, docids, scores, tags
+
+
+def _run_lines(path: str | os.PathLike, text: str) -> tuple:
+    """:func:`_run_columns` line by line, each bad line a :class:`TrecFormatError` naming it."""
+    rows = []
+    for number, line, fields in _lines(path, text):
         if len(fields) < 6:
             hint = " (it looks like a qrels line: is this the qrels file?)" if len(fields) == 4 else ""
             raise TrecFormatError(path, number,
@@ -205,25 +246,12 @@ def read_run(path: str | os.PathLike) -> Run:
             score = float(raw)
         except ValueError:
             score = math.nan
-        # float() also takes "1_0" and other scripts' digits, which C atof reads differently
         if math.isnan(score) or "_" in raw or not raw.isascii():
             raise TrecFormatError(path, number, f"score {raw!r} is not a number", line)
-        qid, tag = fields[0], fields[5]
-        docs.setdefault(qid, []).append(fields[2])
-        sims.setdefault(qid, []).append(score)
-        tags[tag] = None
-    if any(len(set(ids)) != len(ids) for ids in docs.values()):
-        _raise_first_duplicate(path, "listed")
-    if tag is None:
-        raise TrecFormatError(path, None, "holds no result (empty, or only blank and comment lines)")
-    rankings, scores, reordered = {}, {}, []
-    for qid, ids in docs.items():
-        order = trec_order(ids, sims[qid])
-        if order != list(range(len(ids))):
-            reordered.append(qid)
-        rankings[qid] = [ids[i] for i in order]
-        scores[qid] = [sims[qid][i] for i in order]
-    return Run(rankings, scores, tag, tuple(tags), tuple(reordered), str(path))
+        rows.append((fields[0], fields[2], score, fields[5]))
+    qids, docids, scores, tags = zip(*rows) if rows else ((), (), (), ())
+    return (np.array(qids, dtype=object), np.array(docids, dtype=object), np.array(scores, dtype=float),
+            np.array(tags, dtype=object))
 
 
 def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | None:
@@ -254,8 +282,9 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     for qid, ranked in rankings.items():
         with naming_question(qid):
             check_ranking(ranked)
-    no_relevant = tuple(q for q, gains in qrels.items() if not relevant_ids(gains))
-    scored = tuple(q for q, gains in qrels.items() if relevant_ids(gains))
+    answerable = {q: bool(relevant_ids(gains)) for q, gains in qrels.items()}
+    no_relevant = tuple(q for q, yes in answerable.items() if not yes)
+    scored = tuple(q for q, yes in answerable.items() if yes)
     coverage = Coverage(scored=scored, run_only=tuple(q for q in rankings if q not in qrels),
                         missing=tuple(q for q in scored if q not in rankings), no_relevant=no_relevant)
     return {q: list(rankings.get(q, ())) for q in scored}, coverage

@@ -190,24 +190,19 @@ def seconds_per_question(reranker, run: Run, texts: Mapping[str, str], questions
         reranker.score(questions[q], [texts[c] for c in run[q][:depth]])
 
     forget = getattr(reranker, "forget", lambda: None) if fresh else lambda: None
-    return _seconds(score, run, repeat, next(iter(run)), forget).rename(f"seconds to rerank {depth}")
+    return seconds_per_call(score, run, repeat, forget).rename(f"seconds to rerank {depth}")
 
 
-def seconds_per_call(function, arguments, repeat: int = 3) -> pd.Series:
-    """The median wall-clock time of ``function(argument)`` over ``repeat`` calls, per argument, after one warm-up."""
-    arguments = list(arguments)
-    return _seconds(function, arguments, repeat, arguments[0])
-
-
-def _seconds(function, arguments, repeat: int, warm_up, before=lambda: None) -> pd.Series:
-    """The median seconds of ``function(argument)`` over ``repeat`` calls per argument, after one call with
-    ``warm_up`` (the first call pays for loading); ``before()`` runs untimed before each call."""
+def seconds_per_call(function, arguments, repeat: int = 3, before=lambda: None) -> pd.Series:
+    """The median wall-clock time of ``function(argument)`` over ``repeat`` calls, per argument, after one warm-up
+    call with the first (it pays for loading); ``before()`` runs untimed before each call."""
     def once(argument) -> float:
         before()
         start = time.perf_counter()
         function(argument)
         return time.perf_counter() - start
 
-    once(warm_up)
+    arguments = list(arguments)
+    once(arguments[0])
     return pd.Series({a: float(np.median([once(a) for _ in range(check_k(repeat, "repeat"))])) for a in arguments},
                      name="seconds")

@@ -27,11 +27,13 @@ from ..inputs.models import (
 )
 from .fusion import Fusion
 from .rerank import DEPTHS, Rerank, SentenceReranker, load_reranker
-from .retrievers import BM25, Vector, unindexable_chunks
+from .retrievers import BM25, ApproximateVector, Vector, unindexable_chunks
 from .stages import DEPTH, Stage, run_registry
 
-# The built-in retrievers, in the order every setup ranks them (hybrid reads the two before it).
-RETRIEVERS: dict[str, Stage] = {"BM25": BM25(), "vector": Vector(), "hybrid": Fusion(("BM25", "vector"))}
+# The built-in retrievers, in the order every setup ranks them (hybrid reads the two before it); a stage with
+# shown=False (the HNSW index) only where a setup names it.
+RETRIEVERS: dict[str, Stage] = {"BM25": BM25(), "vector": Vector(), "hybrid": Fusion(("BM25", "vector")),
+                                "vector, HNSW M 16 ef 16": ApproximateVector(m=16, ef_search=16)}
 
 
 def register_retriever(name: str, stage: Stage) -> Stage:
@@ -43,10 +45,16 @@ def register_retriever(name: str, stage: Stage) -> Stage:
     return stage
 
 
-def default_retrievers(model_name: str | None = None, chunk_size: int = CHUNK_SIZE) -> dict[str, Stage]:
-    """The registered retrievers for an embedding model and chunk size: BM25, vector search and hybrid search (RRF of
-    the top 10 of each), and any registered since."""
-    return {name: stage.configured(model_name, chunk_size) for name, stage in RETRIEVERS.items()}
+def default_retrievers(model_name: str | None = None, chunk_size: int = CHUNK_SIZE,
+                       names: Sequence[str] = ()) -> dict[str, Stage]:
+    """The registered retrievers every setup ranks with, for an embedding model and chunk size: BM25, vector search and
+    hybrid search (RRF of the top 10 of each), and any registered since with ``shown``; ``names``: these instead."""
+    names = check_list(names, "names", "retriever names")
+    unknown = [name for name in names if name not in RETRIEVERS]
+    if unknown:
+        raise ValueError(f"no registered retriever is named {unknown} (registered: {list(RETRIEVERS)})")
+    return {name: stage.configured(model_name, chunk_size) for name, stage in RETRIEVERS.items()
+            if (name in names if names else stage.shown)}
 
 
 def fusion_inputs(runs: Mapping) -> list[str]:
@@ -150,15 +158,19 @@ class Setup(NamedTuple):
 
 def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None = None, *,
                      questions: str | Path | None = None, split: str = "test", level: str | None = None,
-                     retrievers: Mapping[str, Stage | Callable] | None = None, reranker=None,
+                     retrievers: Mapping[str, Stage | Callable] | Sequence[str] | None = None, reranker=None,
                      model_name: str | None = None, chunk_size: int = CHUNK_SIZE, progress: bool = False,
                      cache_dir: str | Path = CACHE_DIR, cutoffs: Sequence[int] = ()) -> Setup:
     """Chunks, golden set and qrels (:func:`load_inputs`), and every retriever's run over every question. ``retrievers``
-    adds entries to :func:`default_retrievers` (a name there is replaced); ``reranker`` (as for
+    adds entries to :func:`default_retrievers` (a name there is replaced), or names registered ones to add (as the HNSW
+    index, ``shown=False``); ``reranker`` (as for
     :func:`.rerank.load_reranker`) adds "hybrid + rerank", hybrid's top 10 reranked. At the document level runs rank
     documents. ``cutoffs``: the k a caller will read, refused when more than the chunks or :data:`DEPTH`."""
+    if isinstance(retrievers, (list, tuple)) and all(isinstance(name, str) for name in retrievers):
+        retrievers = default_retrievers(model_name, chunk_size, retrievers)
     if retrievers is not None and not isinstance(retrievers, Mapping):
-        raise ValueError(f"retrievers must be a mapping {{name: function or stage}}, got {retrievers!r:.60}")
+        raise ValueError(f"retrievers must be a mapping {{name: function or stage}} or a list of registered names, got "
+                         f"{retrievers!r:.60}")
     cutoffs = [check_k(k) for k in check_list(cutoffs, "cutoffs", "cut-offs")]
     too_deep = sorted({k for k in cutoffs if k > DEPTH})
     if too_deep:

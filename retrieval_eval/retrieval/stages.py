@@ -1,7 +1,5 @@
-"""Stages: an entry of the registry of retrievers builds one run from the chunks or from earlier runs. :func:`run_registry`
-runs the entries in order, each run checked once (naming retriever and question) and kept to the top :data:`DEPTH`;
-a run is committed (a folder under ``data/runs/`` made from exactly these chunks and questions: no embedding model
-needed), cached in ``.cache/rankings/`` by all that changes it, or computed."""
+"""Stages: an entry of the registry of retrievers builds one run from the chunks or from earlier runs; :func:`run_registry`
+runs them, each run checked once and kept to the top :data:`DEPTH`, committed (``data/runs/``), cached or computed."""
 
 from __future__ import annotations
 
@@ -43,6 +41,7 @@ class Stage:
     """An entry of the registry that is built from the chunks or from earlier runs."""
 
     cached = True  # its runs are kept in the rankings cache (a stage that only reorders stored runs is not)
+    shown = True  # every setup ranks with it (False: registered, ranked only where a setup names it)
     reads: tuple = ()  # the names of the earlier runs it reads (part of its cache key)
 
     def key(self) -> dict:
@@ -79,7 +78,6 @@ class Function(Stage):
 
 
 def progress_bar(questions: Mapping, what: str, show: bool):
-    """The questions' items, with a progress bar when ``show``."""
     return tqdm(questions.items(), desc=what, unit="question", disable=not show)
 
 
@@ -118,8 +116,7 @@ def portable(key):
 
 
 def committed_run(name: str, stage: Stage, folder: Path | None) -> Run | None:
-    """The run of ``name`` committed in ``folder`` (see :func:`committed_folder`) when it was made with this stage's
-    settings, else None."""
+    """The run of ``name`` committed in ``folder`` when it was made with this stage's settings, else None."""
     path = run_file(name, folder) if folder is not None else None
     if path is None or not path.exists():
         return None
@@ -128,8 +125,7 @@ def committed_run(name: str, stage: Stage, folder: Path | None) -> Run | None:
 
 
 def _cached(path: Path, name: str, questions: Mapping, chunk_ids: set) -> Run | None:
-    """The run stored at ``path``, or None: missing, or failing the checks of every run (then set aside as ``.bad``
-    with a warning, and ranked again)."""
+    """The run stored at ``path``; None when missing, or failing the checks (then set aside as ``.bad``, warned)."""
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(run, dict) or list(run) != list(questions):
@@ -146,8 +142,9 @@ def _cached(path: Path, name: str, questions: Mapping, chunk_ids: set) -> Run | 
 
 def run_registry(registry: Mapping[str, Stage | Callable], chunks: list, questions: Mapping, cache_dir: str | Path = CACHE_DIR,
                  progress: bool = False, committed: bool = True, earlier: Mapping[str, Run] = {}) -> dict[str, Run]:
-    """Every retriever's run, in the registry's order: committed (unless ``committed`` is False), cached, or computed
-    (and cached). ``earlier``: runs made already, which later entries may read (returned first)."""
+    """Every retriever's run, in the registry's order: committed (a folder under ``data/runs/`` made from exactly these
+    chunks and questions, unless ``committed`` is False), cached in ``.cache/rankings/`` by all that changes it, or
+    computed (and cached). ``earlier``: runs made already, which later entries may read (returned first)."""
     chunk_ids, folder = {c["id"] for c in chunks}, committed_folder(chunks, questions) if committed else None
     runs = dict(earlier)
     committed = {name for name, run in runs.items() if folder is not None and (run_file(name, folder).exists()

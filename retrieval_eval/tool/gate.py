@@ -5,6 +5,7 @@ is the same check for a pytest."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -44,6 +45,7 @@ def summary_markdown(verdict: Verdict, baseline: str, candidate: str) -> str:
 def main(environ: Mapping[str, str] | None = None) -> int:
     """``make gate``: 0 not worse, 1 worse beyond the margin, 2 bad input (one message)."""
     environ = os.environ if environ is None else environ
+    gc.disable()  # a run is a million objects and no cycle: the cyclic collector would walk them again and again (1 s)
     output_dir = Path(environ.get("RETRIEVAL_EVAL_OUTPUT") or ROOT / "output").absolute()
     cache_dir = Path(environ.get("RETRIEVAL_EVAL_CACHE") or ROOT / ".cache").absolute()
     try:
@@ -52,7 +54,8 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         ev = evaluate_runs({**values, "RUNS": paths, "KS": [values["K"]]}, cache_dir, names=["baseline", "candidate"])  # K only
         for what, n in ev.left_out["what"].value_counts(sort=False).items():
             print(f"note: {n:,} × {what}", file=sys.stderr)
-        verdict = gate(ev.runs["baseline"], ev.runs["candidate"], ev.qrels, values["METRIC"], values["K"], values["MARGIN"])
+        verdict = gate(ev.runs["baseline"], ev.runs["candidate"], ev.qrels, values["METRIC"], values["K"], values["MARGIN"],
+                       ev.scores)
         folder = claim(output_dir, values["REPORT"] or f"gate-{paths[1].stem}"[:90], "REPORT" in values["given"])
         write_file(folder, "summary.md", summary_markdown(verdict, *map(_shown, paths)).encode("utf-8"), output_dir)
         write_file(folder, "gate.json", json.dumps(verdict.as_dict(), indent=1, default=str).encode("utf-8"), output_dir)

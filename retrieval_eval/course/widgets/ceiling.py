@@ -134,7 +134,7 @@ class CeilingFigure(FastFigure):
 
 
 class CeilingWidget(WidgetView):
-    """The precision@k ceiling widget; build it with :func:`ceiling_widget`."""
+    """The precision@k ceiling widget: k (1–10), a retriever, and "what if" every question had n relevant chunks."""
 
     label = "precision@k ceiling widget"
 
@@ -187,6 +187,4 @@ class CeilingWidget(WidgetView):
                           + "<p>At every k:</p>" + table_html(by_k, True)))
 
 
-def ceiling_widget(qrels: Mapping, runs: Mapping, k: int = 3) -> CeilingWidget:
-    """The precision@k ceiling widget: k (1–10), a retriever, and "what if" every question had n relevant chunks."""
-    return CeilingWidget(qrels, runs, k)
+ceiling_widget = CeilingWidget

@@ -35,7 +35,9 @@ def fixable(ranks: pd.Series, n: int, k: int) -> dict[str, list[str]]:
 
 
 class DepthWidget(WidgetView):
-    """The two-stage widget; build it with :func:`depth_widget`."""
+    """The two-stage lesson: pick a first stage and the N a second stage reorders; see the ceiling recall@N, the
+    first stage's, the oracle's and (given ``reranked[(first stage, N)]``) a reranker's recall@k and MRR@k, and
+    which questions a reranker could fix or cannot."""
 
     label = "two-stage widget"
 
@@ -132,9 +134,4 @@ class DepthWidget(WidgetView):
                           + "<p>Every first stage and N:</p>" + table_html(self.table.reset_index(level=0).rename_axis("N"), True)))
 
 
-def depth_widget(runs: Mapping, qrels: Mapping, reranked: Mapping | None = None, k: int = 3,
-                 depths: Sequence[int] = DEPTHS, first_stage: str | None = None) -> DepthWidget:
-    """The two-stage lesson: pick a first stage and the N a second stage reorders; see the ceiling recall@N, the
-    first stage's, the oracle's and (given ``reranked[(first stage, N)]``) a reranker's recall@k and MRR@k, and
-    which questions a reranker could fix or cannot."""
-    return DepthWidget(runs, qrels, reranked, k, depths, first_stage)
+depth_widget = DepthWidget

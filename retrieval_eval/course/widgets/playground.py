@@ -94,7 +94,9 @@ def ranking_html(gains: Sequence[int], k: int, max_gain: int = 2) -> str:
 
 
 class PlaygroundWidget(WidgetView):
-    """The toy ranking playground; build it with :func:`playground_widget`. ``set_gain`` does what a click does."""
+    """The toy ranking playground: click results to set their gain (0 → 1 → 2 → 0; ``max_gain=1``: relevant or
+    not), move k, add relevant chunks it missed; ``metrics``: which of the registry (all by default). ``set_gain``
+    does what a click does."""
 
     label = "ranking playground"
 
@@ -163,8 +165,4 @@ class PlaygroundWidget(WidgetView):
                 + details(scores_html(self.state, self.k.value, self.metrics, True)))
 
 
-def playground_widget(gains: Sequence[int] = PLAYGROUND_START, k: int = 5, metrics: Sequence[str] | None = None,
-                      max_gain: int = 2) -> PlaygroundWidget:
-    """The toy ranking playground: click results to set their gain (0 → 1 → 2 → 0; ``max_gain=1``: relevant or
-    not), move k, add relevant chunks it missed; ``metrics``: which of the registry (all by default)."""
-    return PlaygroundWidget(gains, k, metrics, max_gain)
+playground_widget = PlaygroundWidget

@@ -54,7 +54,7 @@ def readout_html(result: dict, shown: bool) -> str:
 
 
 class RankSliderWidget(WidgetView):
-    """The 1/rank slider; build it with :func:`rank_slider_widget`."""
+    """A slider for the rank of the one relevant result: RR = 1/rank, and RR@k, which drops to 0 past k."""
 
     label = "1/rank slider"
 
@@ -88,6 +88,4 @@ class RankSliderWidget(WidgetView):
                 + details(rank_bars_html(self.rank.value, self.k.value, self.n, True) + readout_html(self.state, True)))
 
 
-def rank_slider_widget(rank: int = 1, k: int = 3, n: int = 10) -> RankSliderWidget:
-    """A slider for the rank of the one relevant result: RR = 1/rank, and RR@k, which drops to 0 past k."""
-    return RankSliderWidget(rank, k, n)
+rank_slider_widget = RankSliderWidget

@@ -150,7 +150,8 @@ def heatmap_frame_css(scope: str, selected: str | None, faded: Collection[str] =
 
 
 class RanksWidget(WidgetView):
-    """The per-question ranks widget; build it with :func:`ranks_widget`."""
+    """The per-question ranks widget: filter the questions, see each run's first relevant rank (all questions)
+    and top k chunks (the picked one); starts where the runs disagree at k, unless ``question`` is given."""
 
     label = "per-question ranks widget"
 
@@ -241,8 +242,4 @@ class RanksWidget(WidgetView):
                 + details(shown + f"<p>{heatmap_legend(self.k.value, True)}</p>"))
 
 
-def ranks_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, chunks: Sequence[Mapping], k: int = 3,
-                 question: str | None = None) -> RanksWidget:
-    """The per-question ranks widget: filter the questions, see each run's first relevant rank (all questions)
-    and top k chunks (the picked one); starts where the runs disagree at k, unless ``question`` is given."""
-    return RanksWidget(runs, qrels, golden, chunks, k, question)
+ranks_widget = RanksWidget

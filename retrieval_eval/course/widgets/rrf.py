@@ -155,7 +155,8 @@ def rrf_table_html(result: Mapping, names: Sequence[str], rrf_k: float, depth: i
 
 
 class RRFWidget(WidgetView):
-    """The RRF explainer; build it with :func:`rrf_widget`."""
+    """The RRF explainer: pick a question, move the RRF constant, the depth and k, see why fusing ``inputs``
+    (the registered fusion's inputs unless named: hybrid's BM25 and vector) wins or loses. Starts where fusion hurts."""
 
     label = "RRF explainer"
 
@@ -228,8 +229,4 @@ class RRFWidget(WidgetView):
                 + details(self._metrics_html(True) + f"<p>{self.state['sentence']}</p>" + shown))
 
 
-def rrf_widget(runs: Mapping, qrels: Mapping, golden: pd.DataFrame, inputs: Sequence[str] | None = None,
-               question: str | None = None, k: int = 3, rrf_k: int = 60, depth: int = 10) -> RRFWidget:
-    """The RRF explainer: pick a question, move the RRF constant, the depth and k, see why fusing ``inputs``
-    (the registered fusion's inputs unless named: hybrid's BM25 and vector) wins or loses. Starts where fusion hurts."""
-    return RRFWidget(runs, qrels, golden, inputs, question, k, rrf_k, depth)
+rrf_widget = RRFWidget
