@@ -885,9 +885,6 @@ def bench_beir():
 # --- 10. The built-in second stage ----------------------------------------------------------------------
 
 
-RERANK_QUESTIONS = None  # all of them; TINY takes the first few
-
-
 def bench_rerank():
     """The median time the sentence reranker adds per question at N = 10 on the teaching set (hybrid's top 10):
     every sentence encoded anew (as a cross-encoder reads every pair; each question once, after a warm-up), and with
@@ -902,8 +899,7 @@ def bench_rerank():
     print(f"10. second stage (load average {load:.1f}): the sentence reranker on hybrid's top 10, {len(run)} questions")
     medians = {}
     for fresh, name in ((True, "every sentence encoded anew"), (False, "sentence vectors stored")):
-        seconds = seconds_per_question(reranker, run, texts, questions, depth=10, fresh=fresh,
-                                       repeat=1 if fresh else 3)
+        seconds = seconds_per_question(reranker, run, texts, questions, depth=10, fresh=fresh, repeat=1 if fresh else 3)
         medians[name] = round(seconds.median() * 1000, 1)
         print(f"   {name}: median {seconds.median() * 1000:.0f} ms per question (from {seconds.min() * 1000:.0f} to "
               f"{seconds.max() * 1000:.0f} ms)")
@@ -991,6 +987,7 @@ SECTIONS = {"evaluation": bench_evaluation, "bm25": bench_bm25, "embeddings": be
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 MEASURED = {}  # figures one section leaves for the summary of others
 WRITE_RECORDS = True  # benchmarks/rerank.json (notebook 06 reads it); not on tiny inputs
+RERANK_QUESTIONS = None  # the rerank section's first questions: all of them (on tiny inputs 3)
 TINY = {"EVAL_SIZES": ((50, 20),), "BM25_SIZES": (200, 400), "EMBED_CHUNKS": 20, "VECTORS": 1_000, "NOTEBOOK_COUNT": 1,
         "IMPORT_REPEATS": 1, "ENGINE_CHUNKS": 500, "ENGINE_QUESTIONS": 20, "RANK_BM25_QUESTIONS": 5, "SCALE_DOCS": 40,
         "SCALE_QUESTIONS": 20, "BEIR_CHUNKS": 40, "BEIR_QUESTIONS": 10, "WIDGET_REPEATS": 1, "REPEATS": 1,
