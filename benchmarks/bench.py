@@ -894,18 +894,17 @@ def bench_rerank():
 
     setup = h.evaluation_setup()
     texts, questions = {c["id"]: c["text"] for c in setup.chunks}, dict(zip(setup.golden["id"], setup.golden["question"]))
-    reranker = SentenceReranker()
+    reranker, run = SentenceReranker(), dict(list(setup.runs["hybrid"].items())[:RERANK_QUESTIONS])
     load = os.getloadavg()[0]
-    print(f"10. second stage (load average {load:.1f}): the sentence reranker on hybrid's top 10, {len(questions)} questions")
+    print(f"10. second stage (load average {load:.1f}): the sentence reranker on hybrid's top 10, {len(run)} questions")
     medians = {}
     for fresh, name in ((True, "every sentence encoded anew"), (False, "sentence vectors stored")):
-        seconds = seconds_per_question(reranker, setup.runs["hybrid"], texts, questions, depth=10, fresh=fresh,
-                                       repeat=1 if fresh else 3)
+        seconds = seconds_per_question(reranker, run, texts, questions, depth=10, fresh=fresh, repeat=1 if fresh else 3)
         medians[name] = round(seconds.median() * 1000, 1)
         print(f"   {name}: median {seconds.median() * 1000:.0f} ms per question (from {seconds.min() * 1000:.0f} to "
               f"{seconds.max() * 1000:.0f} ms)")
     record = {"measured": time.strftime("%Y-%m-%d", time.gmtime()), "machine": machine(),
-              "load average": round(max(load, os.getloadavg()[0]), 1), "questions": len(questions), "depth": 10,
+              "load average": round(max(load, os.getloadavg()[0]), 1), "questions": len(run), "depth": 10,
               "ms per question": medians}
     if WRITE_RECORDS:
         (ROOT / "benchmarks" / "rerank.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
@@ -988,10 +987,11 @@ SECTIONS = {"evaluation": bench_evaluation, "bm25": bench_bm25, "embeddings": be
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 MEASURED = {}  # figures one section leaves for the summary of others
 WRITE_RECORDS = True  # benchmarks/rerank.json (notebook 06 reads it); not on tiny inputs
+RERANK_QUESTIONS = None  # the rerank section's first questions: all of them (on tiny inputs 3)
 TINY = {"EVAL_SIZES": ((50, 20),), "BM25_SIZES": (200, 400), "EMBED_CHUNKS": 20, "VECTORS": 1_000, "NOTEBOOK_COUNT": 1,
         "IMPORT_REPEATS": 1, "ENGINE_CHUNKS": 500, "ENGINE_QUESTIONS": 20, "RANK_BM25_QUESTIONS": 5, "SCALE_DOCS": 40,
         "SCALE_QUESTIONS": 20, "BEIR_CHUNKS": 40, "BEIR_QUESTIONS": 10, "WIDGET_REPEATS": 1, "REPEATS": 1,
-        "WRITE_RECORDS": False, "GATE_SIZE": (50, 20), "LABEL_SIZE": (40, 20)}
+        "WRITE_RECORDS": False, "RERANK_QUESTIONS": 3, "GATE_SIZE": (50, 20), "LABEL_SIZE": (40, 20)}
 
 
 def run(names, tiny=False) -> list[tuple[str, str, str]]:
