@@ -67,10 +67,10 @@ NAMES = {
     "bm25_table": "analysis.baselines", "held_out_gains": "analysis.baselines", "ann_tradeoff": "analysis.regression", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
     "tie_effect": "retrieval.fusion",
     # 12 the golden-set audit
-    "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "read_known_false_negatives": "inputs.golden",
-    "with_known_false_negatives": "inputs.golden",
+    "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "with_known_false_negatives": "inputs.golden",
     # 17 labels you can trust
-    "agreement": "analysis.agreement", "model_judge": "analysis.judges", "pool": "analysis.judges",
+    "agreement": "analysis.agreement", "model_judge": "analysis.judges",
+    "abstention": "analysis.abstention", "judging_widget": "course.widgets.judging",
     # 13 a real golden set
     "document_level": "inputs.golden", "hit_rate": "analysis.conventions", "micro_recall": "analysis.conventions",
     "published_metrics": "analysis.conventions", "published_summary": "analysis.conventions",

@@ -26,6 +26,7 @@ import pytest
 import helpers as h
 from lab import (
     CHROMIUM,
+    KERNEL_IDLE,
     ROOT,
     chromium,
     execute,
@@ -42,11 +43,12 @@ from retrieval_eval.core.paths import RUNS_DIR
 from retrieval_eval.core.registry import METRICS, shown_metrics
 from retrieval_eval.course.widgets.playground import PLAYGROUND_START
 from retrieval_eval.course.widgets.rrf import FUSED, rrf_explanation
-from retrieval_eval.inputs.trec import read_run
+from retrieval_eval.inputs.trec import read_qrels, read_run
 from retrieval_eval.retrieval.rerank import two_stage_table
 
 SHOTS = Path(os.environ.get("WIDGET_SHOTS", ROOT / "output" / "screenshots"))
 FIXTURE = ROOT / "tests" / "data" / "widgets.ipynb"
+JUDGING = ROOT / "tests" / "data" / "judging.ipynb"  # the judging widget, served beside it (test at the end)
 WIDGETS = ("playground-widget", "rank-slider-widget", "ceiling-widget", "ranks-widget", "rrf-widget", "depth-widget")
 FIGURES = {"ceiling-widget": ".ceiling-plot", "depth-widget": ".depth-plot"}
 N_WIDGETS = 10  # in the fixture: the six, then four on hostile text
@@ -77,7 +79,7 @@ def lab_server(tmp_path_factory):
     SHOTS.mkdir(parents=True, exist_ok=True)
     tmp = tmp_path_factory.mktemp("lab")
     executed = execute(FIXTURE, tmp)
-    with jupyterlab(tmp / "lab", [executed]) as (base, token), chromium() as chrome:
+    with jupyterlab(tmp / "lab", [executed, JUDGING]) as (base, token), chromium() as chrome:
         yield chrome, base, token, executed
 
 
@@ -387,3 +389,42 @@ def test_a_second_window_after_the_kernel_changed_shows_the_static_copies(page, 
         second.screenshot(path=SHOTS / "1366x768_second_window_model_not_found.png")
     finally:
         second.close()
+
+
+def test_the_judging_widget_driven_by_keys_only_writes_qrels_that_score_as_pytrec_eval(lab_server, s):
+    """Keys alone in the focused box: grades, a skip and a back; JupyterLab's own keys (0 0 restarts the kernel, b adds a
+    cell) never reach the notebook; the box fits 1366×768 with the chunk's scrollbar; the file scores as pytrec_eval."""
+    import pytrec_eval
+
+    from retrieval_eval.analysis.judges import pool
+
+    chrome, base, token, executed = lab_server
+    page = new_page(chrome)
+    open_notebook(page, base, token, JUDGING.name)
+    run_all(page, [".rw-judging-box"], SHOTS / "failed_judging.png")
+    box = page.locator(".rw-judging-box")
+    box.click()
+    cells = page.locator(".jp-Cell").count()
+    before = notebook_state(page)
+    pairs = [(q, c) for q, ids in pool(s, 3, ["q01", "q02"]).items() for c in ids]
+    keys = ["2", "s", "0", "b", "1", "0", "0", "2", "1"]
+    for key in keys:
+        page.keyboard.press(key)
+        page.wait_for_timeout(150)
+    wait_for_text(page, ".rw-judging-box", f"Pair 8 of {len(pairs)}")
+    after = notebook_state(page)
+    assert page.locator(".jp-Cell").count() == cells and (before["active"], before["scroll"]) == (after["active"], after["scroll"])
+    assert page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).count()  # no restart asked for
+    area, fits = notebook_area(page), box.evaluate("b => { const r = b.getBoundingClientRect(); const t = b.querySelector('.rw-chunk');"
+                                                   " return {right: r.right, overflow: getComputedStyle(t).overflowY}; }")
+    assert fits["right"] <= area["right"] and fits["overflow"] == "scroll"
+    page.screenshot(path=SHOTS / "1366x768_judging.png")
+    page.close()
+    expected = {pairs[0]: 2, pairs[2]: 1, pairs[3]: 0, pairs[4]: 0, pairs[5]: 2, pairs[6]: 1}
+    written = read_qrels(executed.parent / "lab" / "notebooks" / "judgements" / "tester.qrels")
+    assert written == {q: {c: g for (q2, c), g in expected.items() if q2 == q} for q in ("q01", "q02")}
+    run = {q: {c: 100.0 - i for i, c in enumerate(s.runs["BM25"][q])} for q in written}
+    measures = pytrec_eval.RelevanceEvaluator(written, {"ndcg_cut.3", "P.3", "recall.3"}).evaluate(run)
+    ours = h.evaluate({"BM25": {q: s.runs["BM25"][q] for q in written}}, written, ks=[3]).loc["BM25"]
+    for metric, name in (("nDCG", "ndcg_cut_3"), ("precision", "P_3"), ("recall", "recall_3")):
+        assert ours[(metric, 3)] == pytest.approx(sum(m[name] for m in measures.values()) / len(measures), abs=1e-12)

@@ -204,9 +204,7 @@ def public_arguments(world: World, folder) -> dict:
         **{name: over_questions for name in ("micro_recall", "share_of_ceiling", "switchboard", "trec_eval_means")},
         "split_into_chunks": {"docs": w.docs, "tokenizer": TOKENIZER, "chunk_size": 64},
         "label_chunks": {"golden": w.golden, "chunks": w.chunks, "docs": w.docs},
-        "read_known_false_negatives": {"chunks": w.chunks, "qrels": w.qrels, "path": folder / "known.csv"},
-        "with_known_false_negatives": {"qrels": w.qrels, "known": pd.DataFrame(
-            {"id": pd.Series([], dtype=object), "chunk": pd.Series([], dtype=object)})},
+        "with_known_false_negatives": {"chunks": w.chunks, "qrels": w.qrels, "path": folder / "known.csv"},
         "reciprocal_rank_fusion": {"rankings": [list(POOL[:2]), w.ranked]},
         "BM25Retriever": {"chunks": w.chunks},
         "evaluate": {"runs": {"r": w.run}, "qrels": w.qrels, "ks": [3], "chunk_ids": chunk_ids},
@@ -369,8 +367,11 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "evaluation_setup": {"corpus": EXAMPLE / "corpus", "golden": EXAMPLE / "golden.csv", "chunk_size": 128, "cutoffs": [3]},
     "load_corpus": {"folder": EXAMPLE / "corpus"},
     "reranked_runs": {"setup": SimpleNamespace(level="chunk", runs={})},  # refused before anything is read
-    "model_judge": {"thresholds": [0.5]},
-    "pool": {"setup": SimpleNamespace(qrels={"q1": {"d0": 1}}, runs={"a": {"q1": ["d0", "d1"]}}), "questions": ["q1"]},
+    "model_judge": {"thresholds": [0.5]}, "default_retrievers": {"names": ["BM25"]},
+    "recall_at_budget": {"settings": {"s": SimpleNamespace(chunks=[{"id": "d0", "n_tokens": 5}], qrels={"q1": {"d0": 1}},
+                                                           runs={"a": {"q1": ["d0"]}})}},
+    "judging_widget": {"setup": SimpleNamespace(qrels={"q1": {"d0": 1}}, runs={"a": {"q1": ["d0", "d1"]}}), "judge": "ann",
+                       "questions": ["q1"], "folder": Path("/nonexistent")},  # refused before any file
     "ann_tradeoff": {"n_chunks": 50, "n_questions": 5, "settings": [(4, 4)]},
 }
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import helpers as h
 from retrieval_eval.core.errors import FormatError, GoldenSetError
 from retrieval_eval.core.paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
-from retrieval_eval.inputs.golden import GOLDEN_COLUMNS, graded_labels, load_golden
+from retrieval_eval.inputs.golden import GOLDEN_COLUMNS, graded_labels, load_golden, read_known_false_negatives
 from retrieval_eval.inputs.models import fast_tokenizer, token_counter
 
 
@@ -66,14 +66,15 @@ def test_graded_labels(golden, chunks, qrels):
 
 
 def test_known_false_negatives_are_each_in_one_chunk_and_not_yet_relevant(chunks, qrels):
-    known = h.read_known_false_negatives(chunks, qrels)  # checks every row; raises on any problem
+    known = read_known_false_negatives(chunks, qrels)  # checks every row; raises on any problem
     listed = pd.read_csv(KNOWN_FALSE_NEGATIVES_PATH, dtype=str, keep_default_na=False)
     assert list(known["id"]) == list(listed["id"]) and known["id"].is_unique
     texts = {c["id"]: h.normalise(c["text"]) for c in chunks}
     for qid, sentence, chunk in zip(known["id"], known["sentence"], known["chunk"]):
         assert [cid for cid, text in texts.items() if h.normalise(sentence) in text] == [chunk]
         assert chunk not in qrels[qid]
-    fixed = h.with_known_false_negatives(qrels, known)
+    fixed, table = h.with_known_false_negatives(qrels, chunks)
+    pd.testing.assert_frame_equal(table, known)
     assert all(len(fixed[q]) == len(qrels[q]) + (q in set(known["id"])) for q in qrels)
     assert all(fixed[q][c] == max(qrels[q].values()) for q, c in zip(known["id"], known["chunk"]))
     assert all(c not in qrels[q] for q, c in zip(known["id"], known["chunk"]))  # the input is not changed
@@ -92,10 +93,10 @@ def test_a_bad_false_negative_file_names_the_line(rows, message, tmp_path, chunk
     path = tmp_path / "known.csv"
     pd.DataFrame(rows, columns=["id", "sentence", "note"]).to_csv(path, index=False)
     with pytest.raises(GoldenSetError, match=message):
-        h.read_known_false_negatives(chunks, qrels, path)
+        read_known_false_negatives(chunks, qrels, path)
     pd.DataFrame(rows, columns=["id", "text", "note"]).to_csv(path, index=False)
     with pytest.raises(GoldenSetError, match=r"missing column\(s\) \['sentence'\]"):
-        h.read_known_false_negatives(chunks, qrels, path)
+        read_known_false_negatives(chunks, qrels, path)
 
 
 def test_example_golden_set_is_valid(example_docs, example_chunks, example_dir):
@@ -313,7 +314,7 @@ def test_a_missing_column_shows_the_header_that_was_found_and_how_to_fix_it():
         read_text("id,question,slice\nq1,Why?,x\n")
     message = str(err.value)
     assert "golden.csv:1: misses column(s) ['evidence']: its header line is 'id,question,slice'" in message
-    assert "The first line must name the columns id, question, evidence (any case; optional: slice, partial_evidence)" in message
+    assert "The first line must name the columns id, question, evidence (any case; optional: slice, partial_evidence, answerable)" in message
     with pytest.raises(FormatError, match=r"misses column\(s\) \['id', 'question', 'evidence'\]: its header "
                                           r"line is 'id\|question\|evidence\|slice', read with the comma as separator"):
         read_text("id|question|evidence|slice\nq1|Why?|a long enough evidence string|x\n")

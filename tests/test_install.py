@@ -276,7 +276,8 @@ print("torch" in sys.modules)
 @pytest.mark.slow
 @pytest.mark.notebook
 @pytest.mark.parametrize("name, lines", [("06_two_stage.ipynb", 0), ("11_what_the_baselines_are_made_of.ipynb", 1),
-                                         ("18_retrieval_and_the_answer.ipynb", 1)])
+                                         ("18_retrieval_and_the_answer.ipynb", 1),
+                                         ("17_labels_you_can_trust.ipynb", 0)])
 def test_under_lab_lite_a_notebook_says_what_needs_the_model_in_one_line_and_runs_every_other_cell(name, lines, tmp_path,
                                                                                                    monkeypatch):
     """Under `make lab-lite` (the model's packages hidden in the kernel): no error, every cell runs, and each cell that

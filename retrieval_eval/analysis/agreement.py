@@ -59,12 +59,16 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
               metric: str = SUCCESS, names: tuple[str, str] = ("A", "B"), depth: int = DEPTH,
               resamples: int = RESAMPLES) -> Agreement:
     """Agreement between labellings ``a`` and ``b`` (qrels ``{question: {chunk: grade}}``, the same questions) over
-    ``pool`` ``{question: chunk ids}``: by default every chunk either labels, with every run's top ``depth`` (without
+    ``pool`` ``{question: chunk ids}`` (its questions alone, what a labelling leaves out graded 0): by default every chunk either labels, with every run's top ``depth`` (without
     ``runs`` or a pool, only labelled chunks are compared: give one). With
     ``runs``, also the runs' means of ``metric`` at ``k`` under each labelling (on the questions it gives a relevant
     chunk), Kendall's tau between them, and the paired verdicts (:func:`.paired_comparisons`) under each. Grades are
     whole numbers; negative ones count as 0."""
     a, b, k, depth = check_qrels(a, scorable=False), check_qrels(b, scorable=False), check_k(k), check_k(depth, "depth")
+    if pool is not None:  # the pool's questions: one a labelling does not hold counts as all 0 (a judge's skipped pairs)
+        a, b = ({q: labels.get(q, {}) for q in pool} for labels in (a, b))
+        if not any(pool.values()):
+            raise ValueError("the pool holds no (question, chunk) pair to compare")
     runs = None if runs is None else check_runs(runs, a, scorable=False)[0]
     fractional = [(name, q) for name, labels in zip(names, (a, b)) for q, g in labels.items() if any(v % 1 for v in g.values())]
     if fractional:

@@ -144,11 +144,11 @@ def label(judge, setup, depth: int = DEPTH, questions: Sequence[str] | None = No
 ScoreJudge.label = ChatJudge.label = label
 
 
-def write_scores(setup, depth: int = DEPTH) -> pd.DataFrame:
-    """Compute the built-in judges' scores on the setup's pool and write them to :data:`SCORES_PATH`."""
-    texts, asked = _texts(setup), _questions(setup)
+def write_scores(*setups, depth: int = DEPTH) -> pd.DataFrame:
+    """Compute the built-in judges' scores on the setups' pools and write them to :data:`SCORES_PATH`."""
     scorers = {kind: model_judge(kind, fresh=True).scorer for kind in ("cosine", "sentence")}
-    rows = [(kind, pair_key(asked[q], texts[c]), score) for kind, scorer in scorers.items()
+    rows = [(kind, pair_key(asked[q], texts[c]), score) for setup in setups
+            for texts, asked in [(_texts(setup), _questions(setup))] for kind, scorer in scorers.items()
             for q, ids in pool(setup, depth).items() for c, score in zip(ids, scorer.score(asked[q], [texts[c] for c in ids]))]
     table = pd.DataFrame(rows, columns=["judge", "pair", "score"]).round({"score": 6})
     table.to_csv(SCORES_PATH, index=False)

@@ -27,7 +27,7 @@ from ..core.checks import check_k
 from ..core.evaluation import evaluate, first_relevant_ranks, per_question_scores, precision_ceiling
 from ..core.metrics import relevant_ids
 from ..core.paths import ROOT
-from ..inputs.golden import graded_labels, read_known_false_negatives, with_known_false_negatives
+from ..inputs.golden import graded_labels, with_known_false_negatives
 from ..inputs.models import SCORING_PACKAGES, scoring_versions
 from ..inputs.text import locate_evidence
 from ..retrieval.setup import reranked_runs
@@ -142,8 +142,8 @@ def markdown_table(table) -> str:
 def _label_line(setup, runs) -> str:
     """The labelling answer for the teaching set: the rule's kappa against the expert's re-reading over the runs' top 10
     (notebook 17)."""
-    known = read_known_false_negatives(setup.chunks, setup.qrels)
-    rule = agreement(setup.qrels, with_known_false_negatives(setup.qrels, known), runs=runs)
+    expert, known = with_known_false_negatives(setup.qrels, setup.chunks)
+    rule = agreement(setup.qrels, expert, runs=runs)
     return (f"By evidence string: a chunk holding it is relevant, automatic and strict. Against an expert's re-reading, "
             f"Cohen's kappa is {rule.kappa:.2f} ({rule.interval[0]:.2f}–{rule.interval[1]:.2f}); its {len(known)} misses "
             "are paraphrases.")

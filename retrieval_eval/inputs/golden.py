@@ -30,9 +30,12 @@ from .text import normalise
 
 MIN_EVIDENCE_CHARS = 20
 GOLDEN_COLUMNS = ("id", "question", "evidence", "slice")
-OPTIONAL_COLUMNS = ("partial_evidence",)  # hand-judged partial answers, for graded relevance
+# partial_evidence: hand-judged partial answers, for graded relevance; answerable: "no" marks a question the corpus
+# cannot answer (its evidence left empty): not scored by recall, but by abstention (analysis.abstention)
+OPTIONAL_COLUMNS = ("partial_evidence", "answerable")
 LEVELS = ("chunk", "document")
-EVIDENCE_FIELDS = {name: GOLDEN_FIELDS[name] for name in (*GOLDEN_COLUMNS, *OPTIONAL_COLUMNS)}
+EVIDENCE_FIELDS = {name: GOLDEN_FIELDS.get(name, (name,)) for name in (*GOLDEN_COLUMNS, *OPTIONAL_COLUMNS)}
+ANSWERABLE = {"yes": True, "true": True, "1": True, "": True, "no": False, "false": False, "0": False}
 
 
 def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None = None) -> pd.DataFrame:
@@ -54,10 +57,17 @@ def _evidence_golden(path: Path, columns: list[str], rows: list[tuple[int, dict]
         row = {"slice": "", **row}
         qid = row["id"]
         name = f"line {line}, question {qid!r}" if qid.strip() else f"line {line}"
-        problems += [f"{name}: blank {column}" for column in ("id", "question", "evidence") if not row[column].strip()]
+        answerable = ANSWERABLE.get(row.get("answerable", "").strip().lower())
+        problems += [f"{name}: blank {column}" for column in ("id", "question") if not row[column].strip()]
+        if answerable is None:
+            problems.append(f"{name}: answerable is {row['answerable']!r}: give yes or no (blank: yes)")
+        elif answerable and not row["evidence"].strip():
+            problems.append(f"{name}: blank evidence (mark a question the corpus cannot answer answerable=no)")
+        elif not answerable and row["evidence"].strip():
+            problems.append(f"{name}: marked answerable=no but gives evidence: leave one of them")
         if qid != qid.strip():
             problems.append(f"{name}: the id has leading or trailing spaces")
-        for column in ("evidence", *optional):
+        for column in [c for c in ("evidence", *optional) if c != "answerable"]:
             if row[column].strip() and len(normalise(row[column])) < MIN_EVIDENCE_CHARS:
                 problems.append(f"{name}: {column} {row[column]!r} is shorter than {MIN_EVIDENCE_CHARS} characters "
                                 "and may match by accident")
@@ -82,6 +92,8 @@ def _evidence_golden(path: Path, columns: list[str], rows: list[tuple[int, dict]
         raise GoldenSetError(f"{path.name}: " + "; ".join(problems))
     golden = pd.DataFrame(list(questions.values()), columns=[*GOLDEN_COLUMNS, *optional, "evidence_strings"])
     golden["evidence_strings"] = golden["evidence_strings"].map(tuple)
+    if "answerable" in golden:
+        golden["answerable"] = golden["answerable"].str.strip().str.lower().map(ANSWERABLE)
     return golden if golden["evidence_strings"].map(len).gt(1).any() else golden.drop(columns="evidence_strings")
 
 
@@ -195,7 +207,7 @@ def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, 
     elif path.suffix.lower() in (".csv", ".tsv", ".txt") or path.suffix.lower() == ".jsonl" and ragas_rows(path):
         ragas = ragas_rows(path)
         columns, rows = (["id", "question", "evidence"], ragas) if ragas is not None else read_table(
-            path, GOLDEN_FIELDS, [("question",), ("evidence", "relevant")], "question")
+            path, GOLDEN_FIELDS | EVIDENCE_FIELDS, [("question",), ("evidence", "relevant")], "question")
         if {"evidence", "relevant"} <= set(columns):
             raise GoldenSetError(f"{path}: has both an evidence and a relevant column: give one kind of label")
         if "relevant" in columns:
@@ -352,9 +364,19 @@ def read_known_false_negatives(chunks: Sequence[Mapping], qrels: Mapping[str, Ma
     return table[list(FALSE_NEGATIVE_COLUMNS)].assign(chunk=found)
 
 
-def with_known_false_negatives(qrels: Mapping[str, Mapping[str, float]], known: pd.DataFrame) -> dict:
-    """A copy of the qrels with each known false negative relevant, at its question's highest gain."""
+class KnownFalseNegatives(NamedTuple):
+    """The qrels with the known false negatives relevant, and the table they came from (:func:`with_known_false_negatives`)."""
+
+    qrels: dict
+    known: pd.DataFrame  #: :func:`read_known_false_negatives`'s rows: id, sentence, note, chunk
+
+
+def with_known_false_negatives(qrels: Mapping[str, Mapping[str, float]], chunks: Sequence[Mapping],
+                               path: str | Path = KNOWN_FALSE_NEGATIVES_PATH) -> KnownFalseNegatives:
+    """A copy of the qrels with each known false negative (:func:`read_known_false_negatives`) relevant, at its
+    question's highest gain, and their table."""
+    known = read_known_false_negatives(chunks, qrels, path)
     fixed = check_qrels(qrels)  # new dicts: the caller's qrels are not changed
     for qid, chunk in zip(known["id"], known["chunk"]):
         fixed[qid][chunk] = max(fixed[qid].values())
-    return fixed
+    return KnownFalseNegatives(fixed, known)

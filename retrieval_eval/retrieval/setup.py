@@ -49,6 +49,7 @@ def default_retrievers(model_name: str | None = None, chunk_size: int = CHUNK_SI
                        names: Sequence[str] = ()) -> dict[str, Stage]:
     """The registered retrievers every setup ranks with, for an embedding model and chunk size: BM25, vector search and
     hybrid search (RRF of the top 10 of each), and any registered since with ``shown``; ``names``: these instead."""
+    names = check_list(names, "names", "retriever names")
     unknown = [name for name in names if name not in RETRIEVERS]
     if unknown:
         raise ValueError(f"no registered retriever is named {unknown} (registered: {list(RETRIEVERS)})")

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from tqdm import tqdm
 
+from ..analysis.abstention import abstention, abstention_table, plot_abstention
 from ..analysis.audit import SHINGLE, golden_set_audit
 from ..analysis.comparisons import interval_table, paired_comparisons, values_at_k
 from ..analysis.statistics import ALPHA, fewest_discordant, paired_test
@@ -46,6 +47,7 @@ from ..retrieval.setup import left_out
 
 SHOWN = 10  # rows of a long list shown in the report; all of them go to a CSV file beside it
 LEFT_OUT, LEFT_OUT_COLUMNS = "left_out.csv", ["what", "item", "detail"]
+ABSTENTION = "abstention.csv"
 TEMPLATE = Path(__file__).parent / "templates" / "report.ipynb"  # the sections as a notebook, for a reader to re-run
 
 
@@ -124,6 +126,7 @@ class Evaluation:
     unit: str = "chunk"  # what the runs rank: "chunk", or "document" for qrels of an engine
     progress: bool = False  # a progress bar for the slow parts (the paired tests of thousands of questions)
     metrics: list = field(default_factory=list)  # registered metrics scored beside the shown ones (MAP, F1, ...)
+    abstention: pd.DataFrame | None = None  # the abstention curve of the questions marked unanswerable, if any
 
     def __post_init__(self):
         if self.scores is None:
@@ -139,8 +142,10 @@ class Evaluation:
 
 def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, folder: Path | None = None) -> Evaluation:
     """The report's input from :func:`~retrieval_eval.pipeline.evaluation_setup` (notebook 05, ``make evaluate``)."""
-    return Evaluation(setup.runs, setup.qrels, k, sorted({*ks, k}), setup.golden, setup.chunks, dict(about or {}),
-                      left_out_table(setup), folder, unit=setup.level)
+    unanswerable = "answerable" in setup.golden and not setup.golden["answerable"].all() and setup.level == "chunk"
+    return Evaluation({name: {q: run[q] for q in setup.qrels} for name, run in setup.runs.items()}, setup.qrels, k,
+                      sorted({*ks, k}), setup.golden, setup.chunks, dict(about or {}), left_out_table(setup), folder,
+                      unit=setup.level, abstention=abstention(setup).curve if unanswerable else None)
 
 
 def left_out_table(setup) -> pd.DataFrame:
@@ -179,6 +184,8 @@ def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -
         texts["questions.csv"] = ev.golden.to_csv(index=False)
     if len(ev.left_out):
         texts[LEFT_OUT] = ev.left_out.to_csv(index=False)
+    if ev.abstention is not None:
+        texts[ABSTENTION] = ev.abstention.to_csv(index=False)
     texts["bundle.json"] = json.dumps({"k": ev.k, "ks": ev.ks, "unit": ev.unit, "runs": list(files.items()),
                                        "questions": list(ev.qrels), "about": list(ev.about.items())},
                                       ensure_ascii=False, indent=1)
@@ -201,8 +208,9 @@ def load_bundle(folder: str | Path = ".") -> Evaluation:
                 else pd.DataFrame(columns=LEFT_OUT_COLUMNS))
     chunks = load_chunks(folder / "chunks.jsonl") if (folder / "chunks.jsonl").exists() else None
     scores = pd.read_csv(folder / "scores.csv", dtype={"run": str, "question": str, "metric": str})
+    abstained = pd.read_csv(folder / ABSTENTION, dtype={"run": str}) if (folder / ABSTENTION).exists() else None
     return Evaluation(runs, qrels, meta["k"], meta["ks"], golden, chunks, dict(meta["about"]), left_out, folder, scores,
-                      meta["unit"])
+                      meta["unit"], abstention=abstained)
 
 
 # --- how numbers, tables and figures are shown ------------------------------------------------------
@@ -269,6 +277,8 @@ def about_section(ev: Evaluation) -> Section:
             docs = len({c.get("doc", c["id"]) for c in ev.chunks})
             counts += (f" of {docs:,} documents, at the document level (the labels name documents): each run ranks "
                        "documents, each at its best chunk's rank")
+    if ev.abstention is not None:
+        counts += f" ({int(ev.abstention['unanswerable'].iloc[0]):,} more, marked answerable=no, by abstention: the last section)"
     table = pd.DataFrame({"value": list(ev.about.values())}, index=pd.Index(list(ev.about), name="input"))
     names = ", ".join(f"<b>{escape(n)}</b>" for n in ev.runs)
     return Section("What was evaluated", f"<p>{counts}; {len(ev.runs)} run{'s' * (len(ev.runs) != 1)}: {names}."
@@ -428,8 +438,25 @@ def audit_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
     return Section(title, html, audit._asdict())
 
 
+def abstention_section(ev: Evaluation) -> Section:
+    """The questions marked answerable=no, scored by abstention on the top chunk's score; left out without any."""
+    title = "Questions the corpus cannot answer: abstention"
+    if ev.abstention is None:
+        return Section(title, "<p>Left out: no question of the golden set is marked answerable=no.</p>")
+    table, first = abstention_table(ev.abstention), ev.abstention.iloc[0]
+    html = (f"<p>{int(first['unanswerable']):,} questions are marked answerable=no: recall cannot score them (they have "
+            "no relevant chunk), so they are scored by abstention. A system that says \"I don't know\" when its top "
+            "chunk's score is below a threshold rightly abstains on some of them, and wrongly on some of the "
+            f"{int(first['answerable']):,} answerable questions, losing their evidence. The score is the embedding "
+            "model's cosine of the question and the top chunk, one scale for every run. Per run, the highest threshold "
+            "that loses at most 10% of the answerable questions:</p>" + _table(table)
+            + _figure(plot_abstention, ev.abstention)
+            + (f'<p>Every threshold of the curve is in <a href="{ABSTENTION}">{ABSTENTION}</a>.</p>' if ev.folder else ""))
+    return Section(title, html, {"abstention": table})
+
+
 SECTIONS = (about_section, left_out_section, scores_section, ceiling_section, ranks_section, intervals_section,
-            tests_section, audit_section)
+            tests_section, audit_section, abstention_section)
 
 PAGE_STYLE = """body { font: 16px/1.45 system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #111; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 15px; }

@@ -29,7 +29,8 @@ def made_from() -> dict[str, dict]:
     """Each committed folder (under ``data/runs/``) and what it is made from: the teaching set, the teaching corpus at
     the other chunk sizes of deep dive 09, and the cookbook's set of deep dive 13 (paths from the checkout)."""
     folders = {".": {"corpus": CORPUS_DIR, "golden": GOLDEN_PATH}, "cookbook": {"corpus": COOKBOOK / "chunks.jsonl",
-                                                                              "golden": COOKBOOK / "golden.csv"}}
+                                                                              "golden": COOKBOOK / "golden.csv"},
+               "unanswerable": {"corpus": DATA_DIR / "chunks.jsonl", "golden": DATA_DIR / "unanswerable.csv"}}
     for size in CHUNK_SIZES:
         for overlap in (0, round(OVERLAP_SHARE * size)):
             if (size, overlap) != (CHUNK_SIZE, 0):  # the teaching set's own chunks
