@@ -99,11 +99,12 @@ def test_plain_words_state_the_counts_and_never_name_the_tests(runs, qrels):
     assert h.plain_verdict(found, "A", "A2", SUCCESS) == (
         "A and A2 give every one of the 12 questions the same result (found in the top 1 or not)")
     assert h.plain_summary(toy, "MRR") == ("On MRR@1, clearly ahead: A over B on MRR@1 (10–0); C over B on MRR@1 (8–0). "
-                                           "Every other gap is too close to call")
+                                           "Every other gap is too close to call (6 tests: 3 pairs × 2 metrics at k = 1, "
+                                           "judged together)")
     close = h.paired_comparisons({"A": RUNS["A"], "C": RUNS["C"]}, QRELS, k=1, metrics=[SUCCESS])
     assert h.plain_summary(close, SUCCESS) == ("On found in the top 1, no gap between them passed the test on these 12 "
-                                                 "questions: every one is too close to call")
-    assert h.plain_summary(close) == "No gap between them passed the test on these 12 questions: every one is too close to call"
+                                                 "questions: every one is too close to call (1 test: 1 pair × 1 metric at k = 1, judged together)")
+    assert h.plain_summary(close).startswith("No gap between them passed the test on these 12 questions: every one is")
     assert h.plain_summary(toy).startswith("Clearly ahead: A over B on found in the top 1 (10–0)")  # a sentence of its own
     table = h.paired_comparisons(runs, qrels, k=3, metrics=[SUCCESS, "MRR"])
     chance = h.against_chance(runs, qrels, 34, k=3)

@@ -61,16 +61,21 @@ def test_every_deep_dive_is_marked_optional():
 
 
 def answers_shown_unfolded(nb: dict) -> list[int]:
-    """The markdown cells that ask the reader to predict and whose answer, the first code output below them that
-    is more than a picture of the toy, is shown unfolded: neither inside a ``<details>`` block nor a live widget."""
+    """The markdown cells that ask the reader to predict and whose answer is shown unfolded: neither inside a
+    ``<details>`` block nor a live widget. The answer is the first code output below the prompt that is more than a
+    picture of the toy, and every output after it up to the next markdown cell (a table below a widget answers too)."""
+    def shown(cell) -> bool:
+        return cell["cell_type"] == "code" and any(set(o.get("data", {})) - {"image/png", "text/plain"}
+                                                   or o.get("output_type") == "stream" for o in cell.get("outputs", []))
+
     cells, unfolded = nb["cells"], []
     for i, cell in enumerate(cells):
         if cell["cell_type"] != "markdown" or not re.search(r"\bpredict\b", "".join(cell["source"]), re.I):
             continue
-        answer = next((c for c in cells[i + 1:] if c["cell_type"] == "code" and any(
-            set(o.get("data", {})) - {"image/png", "text/plain"} or o.get("output_type") == "stream" for o in c.get("outputs", []))),
-            None)
-        if answer is not None and not any(marker in json.dumps(answer["outputs"]) for marker in ("<details", "widget-view+json")):
+        first = next((j for j in range(i + 1, len(cells)) if shown(cells[j])), len(cells))
+        end = next((j for j in range(first, len(cells)) if cells[j]["cell_type"] == "markdown"), len(cells))
+        if any(shown(c) and not any(marker in json.dumps(c["outputs"]) for marker in ("<details", "widget-view+json"))
+               for c in cells[first:end]):
             unfolded.append(i)
     return unfolded
 

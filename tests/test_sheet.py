@@ -70,6 +70,10 @@ def test_the_recap_holds_the_four_definitions_ten_lines_of_code_and_five_short_l
     assert len(lines) == 5 and all(len(line.split()) <= 20 for line in lines) and all(line in text for line in lines)
     found = h.first_relevant_ranks(sheet_setup.runs, sheet_setup.qrels)["hybrid"].fillna(K + 1).le(K).sum()
     assert f"for {found} of {len(sheet_setup.qrels)} questions" in lines[0]
+    interview = h.interview_lines(sheet_setup, K)
+    assert lines[3].split(", ")[1] in interview["When do you use nDCG?"]  # one nDCG: graded
+    family = h.paired_comparisons({n: sheet_setup.runs[n] for n in ("BM25", "vector", "hybrid")}, sheet_setup.qrels, k=K)
+    assert f"({len(family)} tests judged together)" in interview["Is your improvement real?"]  # the verdict's family size
     assert f"{h.precision_ceiling(sheet_setup.qrels, K):.3f}" in text
 
 

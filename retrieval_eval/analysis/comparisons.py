@@ -66,8 +66,12 @@ def paired_comparisons(runs: Mapping, qrels: Mapping, k: int = 3, metrics: Seque
     table["verdict"] = [(f"{r.A} ahead" if r.difference > 0 else f"{r.B} ahead") if r["Holm p"] < alpha else TOO_CLOSE
                         for _, r in table.iterrows()]
     table.attrs.update(alpha=alpha, k=k, questions=len(qrels),
-                       family=f"{len(table)} tests: {len(pairs)} pairs × {len(metrics)} metrics at k = {k}")
+                       family=f"{_count(len(table), 'test')}: {_count(len(pairs), 'pair')} × {_count(len(metrics), 'metric')} at k = {k}")
     return table
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def _metric_names(metrics) -> list:
@@ -102,7 +106,8 @@ def plain_verdict(table: pd.DataFrame, a: str, b: str, metric: str) -> str:
 
 
 def plain_summary(table: pd.DataFrame, metric: str | None = None) -> str:
-    """The verdicts (on one metric, or all) in one sentence: who is clearly ahead of whom; every other gap too close."""
+    """The verdicts (on one metric, or all) in one sentence: who is clearly ahead of whom; every other gap too close;
+    and how many tests were judged together."""
     rows = table if metric is None else table.xs(metric, level="metric", drop_level=False)
     k, n = table.attrs["k"], table.attrs["questions"]
     ahead = [f"{r.verdict.replace(' ahead', '')} over {r.B if r.verdict == f'{r.A} ahead' else r.A} on "
@@ -111,6 +116,7 @@ def plain_summary(table: pd.DataFrame, metric: str | None = None) -> str:
     where = f"On {_metric_label(metric, k)}, " if metric else ""
     text = where + (f"no gap between them passed the test on these {n} questions: every one is too close to call" if not ahead
                     else "clearly ahead: " + "; ".join(ahead) + ". Every other gap is too close to call")
+    text += f" ({table.attrs['family']}, judged together)"  # the family size beside the verdicts
     return text[0].upper() + text[1:]  # a sentence of its own, with or without the metric in front
 
 

@@ -24,6 +24,7 @@ from ..core.evaluation import (
 from ..core.metrics import relevant_ids
 from ..core.paths import OUTPUT_DIR
 from ..core.registry import shown_metrics
+from ..inputs.golden import graded_labels
 from ..retrieval.setup import RETRIEVERS, evaluation_setup
 
 A4_INCHES, MARGIN = (8.27, 11.69), 0.55
@@ -64,11 +65,12 @@ def recap_lines(setup, k: int = 3) -> list[str]:
     found = int((first_relevant_ranks({"hybrid": runs["hybrid"]}, qrels)["hybrid"].fillna(k + 1) <= k).sum())
     single = sum(len(relevant_ids(g)) == 1 for g in qrels.values())
     pair = paired_comparisons({"BM25": runs["BM25"], "hybrid": runs["hybrid"]}, qrels, k=k).loc[("BM25 − hybrid", "recall")]
+    graded = evaluate({"hybrid": runs["hybrid"]}, graded_labels(setup.golden, setup.chunks), ks=[k]).iloc[0][("nDCG", k)]
     lines = [f"Recall@{k} first: hybrid puts the evidence in the LLM's top {k} for {found} of {n} questions.",
              f"Precision@{k} is {table[('precision', k)]:.2f} of a ceiling {precision_ceiling(qrels, k):.2f}: "
              f"{single} of {n} questions have one relevant chunk.",
              f"MRR@{k}, {table[('MRR', k)]:.2f}, says how high the first hit sits; recall says whether it arrived.",
-             f"nDCG@{k}, {table[('nDCG', k)]:.2f}, when some chunks answer better; its ideal ranks every judged chunk.",
+             f"nDCG@{k} with graded labels, {graded:.2f}, when some chunks answer better; its ideal ranks every judged chunk.",
              f"Hybrid against BM25, question by question: {pair['losses']} wins, {pair['wins']} losses on recall@{k}: "
              f"{pair['verdict']}."]
     too_long = [line for line in lines if len(line.split()) > 20]

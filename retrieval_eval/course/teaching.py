@@ -178,7 +178,8 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
     part = int(((recall > 0) & (recall < 1)).sum())  # questions with several relevant chunks, some in the top k
     graded = evaluate({"hybrid": runs["hybrid"]}, graded_labels(golden, chunks), ks=[k]).iloc[0]
     single, n = sum(len(relevant_ids(g)) == 1 for g in qrels.values()), len(qrels)
-    pair = paired_comparisons(three, qrels, k=k).loc[("BM25 − hybrid", "recall")]
+    family = paired_comparisons(three, qrels, k=k)
+    pair = family.loc[("BM25 − hybrid", "recall")]
     chance = against_chance(three, qrels, len(setup.chunk_ids), k)
     lines = {
         "Which metric do you read first?": f"Recall at the k my LLM reads: hybrid's recall@{k} is "
@@ -197,7 +198,7 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
             f"moved recall@{k} {table[('recall', k)]:.2f} to {after[('recall', k)]:.2f}, recall@1 "
             f"{table[('recall', 1)]:.2f} to {after[('recall', 1)]:.2f}; recall@10, {table[('recall', 10)]:.2f}, caps it.",
         "Is your improvement real?": f"I compare question by question. Hybrid beats BM25 on {pair['losses']} "
-            f"questions and loses {pair['wins']} of {n}: {pair['verdict']}. "
+            f"questions and loses {pair['wins']} of {n}: {pair['verdict']} ({len(family)} tests judged together). "
             + ("Both beat random clearly." if (chance.loc[["BM25", "hybrid"], "p"] < 0.001).all() else ""),
         "Does recall predict the answer?": _answer_line(),
     }
