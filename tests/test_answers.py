@@ -55,6 +55,8 @@ def test_the_separation_is_scikit_learns_auc_with_an_interval_around_it():
     assert (table["low"] < table["AUC"]).all() and (table["AUC"] < table["high"]).all()
     assert table.equals(answer_by_retrieval(PUBLISHED[0], "separation"))  # fixed seed
     assert list(table["AUC"]) == sorted(table["AUC"], reverse=True)
+    gap = table["AUC"] - table["AUC"].iloc[0]  # each minus the best on the same resamples: the best's gap is exactly 0
+    assert (table.iloc[0][["gap low", "gap high"]] == 0).all() and (table["gap low"] <= gap).all() and (gap <= table["gap high"]).all()
 
 
 @pytest.mark.parametrize(("cell", "message"), [
@@ -111,6 +113,7 @@ def test_recall_at_budget_is_recall_against_the_word_pieces_of_the_top_k():
     # q3 has no relevant chunk in this setting (its evidence cut): it counts 0
     assert table["recall"].tolist() == pytest.approx([0.5 / 3, 1.5 / 3, 2 / 3])
     assert table["tokens"].tolist() == pytest.approx([70 / 3, 160 / 3, 90])
+    assert table["median tokens"].tolist() == [10, 40, 90]
     assert (table["low"] <= table["recall"]).all() and (table["recall"] <= table["high"]).all()
     drawn, fig = recall_at_budget({"toy": _toy_setting(), "again": _toy_setting()}, ks=[1, 2, 3], plot=True)
     assert [line.get_label() for line in fig.axes[0].get_lines()] == ["toy, r", "again, r"]

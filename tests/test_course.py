@@ -63,10 +63,11 @@ def test_every_deep_dive_is_marked_optional():
 def answers_shown_unfolded(nb: dict) -> list[int]:
     """The markdown cells that ask the reader to predict and whose answer is shown unfolded: neither inside a
     ``<details>`` block nor a live widget. The answer is the first code output below the prompt that is more than a
-    picture of the toy, and every output after it up to the next markdown cell (a table below a widget answers too)."""
-    def shown(cell) -> bool:
+    picture of the toy, and every table or text display after it up to the next markdown cell (a table below a widget
+    answers too; a printed status line, such as "no cross-encoder installed", does not)."""
+    def shown(cell, printed: bool = True) -> bool:
         return cell["cell_type"] == "code" and any(set(o.get("data", {})) - {"image/png", "text/plain"}
-                                                   or o.get("output_type") == "stream" for o in cell.get("outputs", []))
+                                                   or printed and o.get("output_type") == "stream" for o in cell.get("outputs", []))
 
     cells, unfolded = nb["cells"], []
     for i, cell in enumerate(cells):
@@ -74,8 +75,8 @@ def answers_shown_unfolded(nb: dict) -> list[int]:
             continue
         first = next((j for j in range(i + 1, len(cells)) if shown(cells[j])), len(cells))
         end = next((j for j in range(first, len(cells)) if cells[j]["cell_type"] == "markdown"), len(cells))
-        if any(shown(c) and not any(marker in json.dumps(c["outputs"]) for marker in ("<details", "widget-view+json"))
-               for c in cells[first:end]):
+        if any(shown(c, printed=j == first) and not any(m in json.dumps(c["outputs"]) for m in ("<details", "widget-view+json"))
+               for j, c in enumerate(cells[first:end], start=first)):
             unfolded.append(i)
     return unfolded
 

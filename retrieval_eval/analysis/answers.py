@@ -72,7 +72,8 @@ def answer_by_retrieval(path: str | Path = COOKBOOK_BASIC, view: str = "shares")
 
 def separation(path: str | Path, n_resamples: int = 2000, seed: int = SEED) -> pd.DataFrame:
     """How well each per-question metric tells a correct answer from a wrong one: the area under the ROC curve
-    (scikit-learn; 0.5 is chance, ties count half) with a percentile-bootstrap interval over questions (fixed seed)."""
+    (scikit-learn; 0.5 is chance, ties count half) with a percentile-bootstrap interval over questions (fixed seed), and
+    the interval of its AUC minus the best metric's on the same resamples (``gap low``, ``gap high``)."""
     from sklearn.metrics import roc_auc_score
     rows = _rows(path)
     correct = rows["correct"].to_numpy()
@@ -81,20 +82,22 @@ def separation(path: str | Path, n_resamples: int = 2000, seed: int = SEED) -> p
     weights = np.random.default_rng(seed).multinomial(len(rows), np.full(len(rows), 1 / len(rows)), check_k(n_resamples, "n_resamples"))
     w_right, w_wrong = weights[:, correct], weights[:, ~correct]
     keep = (w_right.sum(1) > 0) & (w_wrong.sum(1) > 0)  # a resample with one kind of answer has no curve
-    table = {}
+    table, boot = {}, {}
     for name in SCORES:
         s = rows[name].to_numpy()
         beats = np.sign(s[correct][:, None] - s[~correct][None, :]) / 2 + 0.5  # 1 above, 0.5 tied, 0 below
         aucs = np.einsum("bi,ij,bj->b", w_right[keep], beats, w_wrong[keep]) / (w_right[keep].sum(1) * w_wrong[keep].sum(1))
-        low, high = np.percentile(aucs, [2.5, 97.5])
+        boot[name], (low, high) = aucs, np.percentile(aucs, [2.5, 97.5])
         table[name] = {"AUC": float(roc_auc_score(correct, s)), "low": float(low), "high": float(high)}
-    return pd.DataFrame.from_dict(table, orient="index").sort_values("AUC", ascending=False)
+    table = pd.DataFrame.from_dict(table, orient="index").sort_values("AUC", ascending=False)
+    gaps = np.array([np.percentile(boot[n] - boot[table.index[0]], [2.5, 97.5]) for n in table.index])  # paired
+    return table.assign(**{"gap low": gaps[:, 0], "gap high": gaps[:, 1]})
 
 
 def budget_table(settings: Mapping[str, object], ks: Sequence[int] = range(1, 11)) -> pd.DataFrame:
     """Recall against the tokens the LLM reads. Per setting (anything with ``chunks``, ``qrels`` and ``runs``: a set-up,
     a chunking of deep dive 09), run and k, over the run's questions: the mean word pieces of the top k chunks (the
-    chunks' ``n_tokens``, else counted with the embedding model's tokenizer) and mean recall@k with its 95% bootstrap
+    chunks' ``n_tokens``, else counted with the embedding model's tokenizer), their median, and mean recall@k with its 95% bootstrap
     interval. A question with no relevant chunk in a setting (a boundary cut its evidence) counts 0, as in deep dive 09."""
     if not isinstance(settings, Mapping) or not settings:
         raise ValueError(f"settings must be a non-empty mapping {{name: set-up}}, got {settings!r:.60}")
@@ -110,5 +113,6 @@ def budget_table(settings: Mapping[str, object], ks: Sequence[int] = range(1, 11
                 recall = [recall_at_k(r, relevant_ids(s.qrels[q]), k) if q in s.qrels else 0.0 for q, r in run.items()]
                 mean, low, high = bootstrap_ci(recall)
                 rows.append({"setting": setting, "run": name, "k": k, "recall": mean, "low": low, "high": high,
-                             "tokens": float(np.mean([sum(size[c] for c in r[:k]) for r in run.values()]))})
+                             **{f"{'median ' * m}tokens": float(f([sum(size[c] for c in r[:k]) for r in run.values()]))
+                                for m, f in ((0, np.mean), (1, np.median))}})
     return pd.DataFrame(rows)
