@@ -125,7 +125,7 @@ sheet: $(STAMP)
 # PWD as make received it: a relative path is refused when it names another folder than the one make runs in.
 # Adding a parameter: its name here and one line in cli.PARAMETERS.
 PARAMETERS := CORPUS GOLDEN BEIR SPLIT QRELS QUESTIONS LEVEL RUNS MODEL_NAME CHUNK_SIZE K KS METRICS RERANKER REPORT \
-              BASELINE CANDIDATE METRIC MARGIN HISTORY LABEL
+              BASELINE CANDIDATE METRIC MARGIN MODE HISTORY LABEL
 $(foreach name,$(PARAMETERS),$(eval override $(name) := $$(value $(name))))
 export $(PARAMETERS)
 export START_DIR := $(PWD)
@@ -137,7 +137,8 @@ evaluate-runs: $(STAMP)
 	$(PY) -m retrieval_eval.tool.cli evaluate-runs
 
 # `make gate BASELINE=base.trec CANDIDATE=new.trec (QRELS=file | GOLDEN=file.csv CORPUS=folder) [METRIC=recall] [K=3]
-#  [MARGIN=0]`: exit 0 not worse, 1 worse beyond MARGIN by a one-sided paired test, 2 bad input (README "Gate").
+#  [MARGIN=0] [MODE=worse|non-inferiority]`: exit 0 not shown worse, 1 worse beyond MARGIN by a one-sided paired test
+#  (MODE=non-inferiority: 1 unless the drop's one-sided 95% upper bound is below MARGIN), 2 bad input (README "Gate").
 gate: $(STAMP)
 	$(PY) -m retrieval_eval.tool.gate
 

@@ -936,7 +936,7 @@ def bench_gate():
             done = exc
         seconds, after = time.perf_counter() - start, os.times()
     cpu = after.children_user + after.children_system - cpu.children_user - cpu.children_system  # what load cannot inflate
-    verdict = next(line for line in done.stdout.splitlines() if line.startswith(("Worse", "Not worse")))
+    verdict = next(line for line in done.stdout.splitlines() if line.startswith(("Worse", "Not shown worse")))
     print(f"11. make gate: {n_questions:,} questions x {depth} ranks, two TREC runs against their qrels (load "
           f"{os.getloadavg()[0]:.1f})")
     print(f"   {seconds:.1f} s ({cpu:.1f} s of CPU), exit status {done.returncode} (target < {GATE_TARGET_S} s: "

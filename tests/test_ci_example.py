@@ -39,6 +39,6 @@ def test_the_workflow_gates_a_pull_requests_run(tmp_path, lost, failed):
               for name, step in steps.items()}
     assert status == {"gate": 1 if failed else 0, "summary": 0}
     summary = (tmp_path / "step_summary.md").read_text()
-    assert summary.startswith("## Retrieval gate: " + ("❌ worse" if failed else "✅ not worse"))
+    assert summary.startswith("## Retrieval gate: " + ("❌ worse" if failed else "✅ not shown worse"))
     [row] = read_history(tmp_path / workflow["env"]["HISTORY"])
-    assert (row["label"], row["gate"], row["run"]) == ("PR 7 0123456", "worse" if failed else "not worse", "candidate.trec")
+    assert (row["label"], row["gate"], row["run"]) == ("PR 7 0123456", "worse" if failed else "not shown worse", "candidate.trec")

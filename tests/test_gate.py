@@ -45,10 +45,28 @@ def test_worse_beyond_a_margin_is_tested_on_the_shifted_drops():
 def test_slightly_worse_within_the_margin_passes_and_untested_says_why():
     verdict = gate(BASELINE, losing(2), QRELS, margin=0.1)
     assert not verdict.worse and verdict.p is None and verdict.status == 0
-    assert verdict.sentence.endswith("does not show it worse by more than the margin 0.1 (the candidate is not below "
-                                     "the baseline minus the margin).")
+    assert ("does not show it worse by more than the margin 0.1 (the candidate is not below the baseline minus the "
+            "margin)." in verdict.sentence)
     without = gate(BASELINE, losing(2), QRELS)  # no margin: two losses of two differing questions, p = 1/4
     assert not without.worse and without.p == pytest.approx(0.25)
+
+
+def test_not_shown_worse_says_the_smallest_loss_the_set_can_see():
+    four = gate(BASELINE, losing(4), QRELS)  # 4 lost, 0 gained: p = 1/16 passes
+    assert not four.worse and four.p == pytest.approx(1 / 16) and four.label == "not shown worse"
+    assert "can see at best a loss of 5 questions with none gained (0.125)" in four.sentence  # 0.5^5 < 0.05 < 0.5^4
+    assert gate(BASELINE, losing(5), QRELS).worse
+
+
+def test_non_inferiority_fails_unless_the_drops_upper_bound_is_below_the_margin():
+    four = gate(BASELINE, losing(4), QRELS, margin=0.05, mode="non-inferiority")
+    assert four.worse and four.bound > 0.1 and four.label == "not shown within the margin"  # 4 of 40 lost: 0.1 mean drop
+    equal = gate(BASELINE, BASELINE, QRELS, margin=0.05, mode="non-inferiority")
+    assert not equal.worse and equal.bound == 0 and equal.sentence.startswith("Within the margin: ")
+    one = gate(BASELINE, losing(1), QRELS, margin=0.1, mode="non-inferiority")  # a drop of 0.025, bound below 0.1
+    assert not one.worse and 0.025 <= one.bound < 0.1
+    with pytest.raises(ValueError, match="non-inferiority with a margin above 0"):
+        gate(BASELINE, BASELINE, QRELS, mode="non-inferiority")
 
 
 def test_equal_and_better_candidates_pass_with_nothing_to_test():
@@ -139,7 +157,7 @@ def test_builds_append_rows_that_read_back_and_never_rewrite_earlier_ones(tmp_pa
         assert history.read_bytes().startswith(before)
     rows = read_history(history)
     assert [(r["label"], r["run"], r["gate"], r["questions"]) for r in rows] == [
-        ("build 1", "run.trec", "not worse", N), ("build 2", "run.trec", "not worse", N), ("build 3", "run.trec", "worse", N)]
+        ("build 1", "run.trec", "not shown worse", N), ("build 2", "run.trec", "not shown worse", N), ("build 3", "run.trec", "worse", N)]
     assert [r["metrics"]["recall@3"]["mean"] for r in rows] == [1.0, 1 - 2 / N, 0.5]
     low, high = rows[2]["metrics"]["recall@3"]["low"], rows[2]["metrics"]["recall@3"]["high"]
     assert (low, high) == pytest.approx(wilson_ci(20, N)[1:])  # 0/1 per question: the Wilson interval
@@ -174,3 +192,12 @@ def test_make_evaluate_runs_appends_one_row_per_run(tmp_path, capsys):
     rows = read_history(history)
     assert [(r["run"], r["label"], r["gate"], r["metrics"]["recall@3"]["mean"]) for r in rows] == [
         ("run.trec", "nightly", None, 1.0), ("run2.trec", "nightly", None, 0.5)]
+
+
+def test_make_gate_mode_non_inferiority_fails_what_is_not_shown_within_the_margin(tmp_path, capsys):
+    assert gate_module.main({**files(tmp_path, losing(4)), "MARGIN": "0.05"}) == 0  # not shown worse
+    assert gate_module.main({**files(tmp_path, losing(4)), "MARGIN": "0.05", "MODE": "non-inferiority",
+                             "REPORT": "ni"}) == 1
+    assert "Not shown within the margin: " in capsys.readouterr().out
+    assert gate_module.main({**files(tmp_path, losing(4)), "MODE": "better"}) == 2
+    assert "MODE" in capsys.readouterr().err

@@ -14,16 +14,20 @@ from ..core.checks import check_list
 from ..core.evaluation import per_question_scores
 from ..core.metrics import first_relevant_rank, relevant_ids
 from ..core.registry import METRICS
-from .statistics import ALPHA, SEED, paired_test, permutation_test
+from .statistics import ALPHA, SEED, bootstrap_ci, fewest_discordant, paired_test, permutation_test
 
 DIFF_COLUMNS = ("question", "baseline", "candidate", "baseline rank", "candidate rank")
+
+
+MODES = ("worse", "non-inferiority")  # fail when shown worse beyond the margin; fail unless shown within it
 
 
 @dataclass(frozen=True)
 class Verdict:
     """What :func:`gate` found: both means, the drop beyond the margin, the paired test and its one-sided ``p``
-    (None when the candidate is not below baseline − margin: nothing to test), ``worse``, and the per-question
-    ``diff`` (the questions whose value changed, losses first, with both first relevant ranks; 0 = none retrieved)."""
+    (None when the candidate is not below baseline − margin: nothing to test), ``worse`` (the gate fails), the
+    ``mode``, ``bound`` (the one-sided 95% upper bound of the mean drop; None in mode "worse") and the per-question ``diff`` (the questions
+    whose value changed, losses first, with both first relevant ranks; 0 = none retrieved)."""
 
     metric: str
     margin: float
@@ -34,43 +38,63 @@ class Verdict:
     p: float | None
     worse: bool
     diff: pd.DataFrame
+    mode: str = "worse"
+    bound: float | None = None
 
     @property
     def status(self) -> int:
         return 1 if self.worse else 0
 
     @property
+    def label(self) -> str:
+        if self.mode == "worse":
+            return "worse" if self.worse else "not shown worse"
+        return "not shown within the margin" if self.worse else "within the margin"
+
+    @property
     def sentence(self) -> str:
         lost = int((self.diff["candidate"] < self.diff["baseline"]).sum())
         change = (f"{self.metric} went from {self.baseline:.3f} to {self.candidate:.3f} on {self.n} questions "
                   f"({self.candidate - self.baseline:+.3f}; {lost} questions lost, {len(self.diff) - lost} gained)")
+        if self.mode != "worse":
+            return (f"{self.label.capitalize()}: {change}; the one-sided {1 - ALPHA:.0%} upper bound of the drop, "
+                    f"{self.bound:+.3f}, is {'not ' * self.worse}below the margin {self.margin:g}.")
         beyond = f" by more than the margin {self.margin:g}" if self.margin else ""
         if self.worse:
             return (f"Worse: {change}; a one-sided paired test shows it worse{beyond} "
                     f"({self.test['test']}, {self.test['method']}: p = {self.p:.2g} < {ALPHA}).")
         why = (f"p = {self.p:.2g} ≥ {ALPHA}" if self.p is not None
                else f"the candidate is not below the baseline{' minus the margin' * bool(self.margin)}")
-        return f"Not worse: {change}; a one-sided paired test does not show it worse{beyond} ({why})."
+        fewest = fewest_discordant(2 * ALPHA)  # one-sided: 0.5^d < α
+        return (f"Not shown worse: {change}; a one-sided paired test does not show it worse{beyond} ({why}). "
+                f"On {self.n} questions it can see at best a loss of {fewest} questions with none gained "
+                f"({fewest / self.n:.3f}{' beyond the margin' * bool(self.margin)}); "
+                f"smaller losses pass (MODE=non-inferiority fails unless the drop is shown within the margin).")
 
     def as_dict(self) -> dict:
-        return {"verdict": "worse" if self.worse else "not worse", "exit": self.status, "sentence": self.sentence,
+        return {"verdict": self.label, "exit": self.status, "sentence": self.sentence, "mode": self.mode,
                 "metric": self.metric, "margin": self.margin, "questions": self.n, "baseline": self.baseline,
                 "candidate": self.candidate, "p_one_sided": self.p, "alpha": ALPHA, "test": self.test["test"],
-                "method": self.test["method"],
+                "method": self.test["method"], "drop_upper_bound": self.bound,
                 "diff": self.diff.to_dict(orient="records")}
 
 
 def gate(baseline: Mapping[str, Sequence[str]], candidate: Mapping[str, Sequence[str]], qrels: Mapping,
-         metric: str = "recall", k: int = 3, margin: float = 0.0, scores: pd.DataFrame | None = None) -> Verdict:
-    """Is ``candidate`` worse than ``baseline`` (rankings by question) at ``metric``@``k`` by more than ``margin``?
-    H0: the mean drop is at most the margin. The per-question drops minus the margin are tested one-sided with
-    the paired test of :mod:`~retrieval_eval.analysis.statistics` (exact McNemar when the margin is 0 and the values
-    0 or 1; else sign flips of the shifted drops, symmetric under H0), whose two-sided p halves. ``scores``: the two
-    runs' :func:`~retrieval_eval.core.evaluation.per_question_scores` (runs "baseline" and "candidate"), if at hand."""
+         metric: str = "recall", k: int = 3, margin: float = 0.0, scores: pd.DataFrame | None = None,
+         mode: str = "worse") -> Verdict:
+    """Does the gate fail ``candidate`` against ``baseline`` (rankings by question) at ``metric``@``k``?
+    ``mode="worse"``: fail when shown worse by more than ``margin`` (H0: the mean drop is at most the margin; the
+    per-question drops minus the margin are tested one-sided with the paired test of
+    :mod:`~retrieval_eval.analysis.statistics`: exact McNemar when the margin is 0 and the values 0 or 1, else sign
+    flips of the shifted drops; its two-sided p halves). ``mode="non-inferiority"``: fail unless the one-sided 95%
+    bootstrap upper bound of the mean drop is below ``margin`` (> 0). ``scores``: the two runs'
+    :func:`~retrieval_eval.core.evaluation.per_question_scores` (runs "baseline" and "candidate"), if at hand."""
     if metric not in METRICS:
         raise ValueError(f"metric must be a registered metric {list(METRICS)}, got {metric!r}")
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
         raise ValueError(f"margin must be a number from 0 up to 1, got {margin!r}")
+    if mode not in MODES or (mode != "worse" and not margin):
+        raise ValueError(f"mode must be one of {list(MODES)} (non-inferiority with a margin above 0), got {mode!r}")
     if scores is None or not ((scores["metric"] == metric) & (scores["k"] == k)).any():
         scores = per_question_scores({"baseline": baseline, "candidate": candidate}, qrels, [k], [metric])
     scores = scores[(scores["metric"] == metric) & (scores["k"] == k)]
@@ -79,12 +103,14 @@ def gate(baseline: Mapping[str, Sequence[str]], candidate: Mapping[str, Sequence
     test = paired_test(base, cand) if margin == 0 else permutation_test(base - margin, cand)
     drop = float((base - cand).mean()) - margin
     p = test["p"] / 2 if drop > 1e-12 else None
+    bound = bootstrap_ci(base - cand, confidence=1 - 2 * ALPHA)[2] if mode != "worse" else None
+    worse = p is not None and p < ALPHA if mode == "worse" else not bound < margin
     diff = table[base != cand].rename_axis(columns=None).reset_index()
     diff = diff.assign(**{name: [first_relevant_rank(run.get(q, []), relevant_ids(qrels[q])) or 0 for q in diff["question"]]
                           for name, run in (("baseline rank", baseline), ("candidate rank", candidate))})[list(DIFF_COLUMNS)]
     diff = diff.assign(order=diff["candidate"] - diff["baseline"]).sort_values(["order", "question"], kind="stable")
     return Verdict(METRICS[metric].at(k), float(margin), len(table), float(base.mean()), float(cand.mean()), test, p,
-                   p is not None and p < ALPHA, diff.drop(columns="order").reset_index(drop=True))
+                   worse, diff.drop(columns="order").reset_index(drop=True), mode, bound)
 
 
 ANN_SETTINGS = ((4, 4), (4, 16), (8, 16), (16, 16), (16, 64))  # (M, ef_search) of the HNSW graphs compared
@@ -132,7 +158,7 @@ def ann_tradeoff(n_chunks: int = 10_000, n_questions: int = 1_000, dim: int = 12
         rows[f"M {m}, ef {ef}"] = {"overlap with exact": overlap, f"recall@{k}": verdict.candidate,
                                    "answers lost": int((verdict.diff["candidate"] < verdict.diff["baseline"]).sum()),
                                    "answers gained": int((verdict.diff["candidate"] > verdict.diff["baseline"]).sum()),
-                                   "gate": "worse" if verdict.worse else "not worse", "p": verdict.p,
+                                   "gate": verdict.label, "p": verdict.p,
                                    "build and search, s": seconds}
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(f"HNSW, {n_chunks:,} chunks, {n_questions:,} questions")
     table.attrs["exact"] = {f"recall@{k}": gate(exact, exact, qrels, "recall", k).baseline, "seconds": exact_seconds}

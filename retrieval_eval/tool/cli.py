@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.regression import MODES
 from ..core.errors import ParameterError, ReportError, TrecFormatError, raise_problems
 from ..core.evaluation import KS, RANK_COLUMNS
 from ..core.paths import CORPUS_DIR, GOLDEN_PATH, ROOT
@@ -181,6 +182,12 @@ def _report_name(text: str, start=None) -> str:
     return name
 
 
+def _mode(text: str, start=None) -> str:
+    if text.strip() not in MODES:
+        raise ValueError(f"must be one of {list(MODES)}")
+    return text.strip()
+
+
 def _split(text: str, start=None) -> str:
     """A BEIR split: the name of a file under qrels/, never a path (``../x`` would read outside the folder)."""
     if not re.fullmatch(r"\w[\w-]*(\.\w[\w-]*)*", text.strip()):
@@ -219,6 +226,7 @@ PARAMETERS = {
     "CANDIDATE": Parameter(_existing("file"), GATE),
     "METRIC": Parameter(_metric, GATE, "recall"),
     "MARGIN": Parameter(_margin, GATE, 0.0),  # how far the candidate's mean may fall before it counts as worse
+    "MODE": Parameter(_mode, GATE, "worse"),  # non-inferiority: fail unless the drop is shown within MARGIN
     "HISTORY": Parameter(_history),  # a history file to append one row per run to
     "LABEL": Parameter(_label, default=""),  # this build's name in the history
 }
