@@ -114,3 +114,8 @@ def test_held_out_gains_keep_a_real_gain_and_lose_a_gain_picked_from_noise():
     # the worst on the other: every in-sample gain comes back held out with its sign flipped.
     assert chance["in-sample gain"] > 0.1 and chance["held-out gain"] == pytest.approx(-chance["in-sample gain"])
     assert chance["gain on all"] == 0 and chance["picks that lost held out"] > 0.5
+    assert real["held out, leave one out"] == 1  # each question left out: the pick on the other 39 finds it
+    # Leave one out by hand: the pick on the other 39 questions, scored on the one left out.
+    values = np.array([[noise[s][q][0] in qrels[q] for s in noise] for q in qrels], dtype=float)
+    by_hand = np.mean([values[i, np.delete(values, i, 0).mean(0).argmax()] - values[i, 0] for i in range(40)])
+    assert chance["held out, leave one out"] == pytest.approx(by_hand)
