@@ -72,3 +72,13 @@ def test_the_registered_index_at_34_chunks_returns_exact_searchs_top_3(setup, tm
     exact, index = named.runs["vector"], named.runs[HNSW]
     overlap = np.mean([len(set(exact[q][:3]) & set(index[q][:3])) / 3 for q in exact])
     assert overlap == 1.0
+
+
+def test_build_and_search_are_timed_apart_per_setting_and_for_exact_search():
+    rng = np.random.default_rng(3)
+    chunks, seconds = rng.standard_normal((200, 8), dtype=np.float32), {}
+    assert hnsw_search(chunks, chunks[:5], 3, seconds=seconds) == hnsw_search(chunks, chunks[:5], 3)
+    assert set(seconds) == {"build", "search"} and all(s > 0 for s in seconds.values())
+    table = ann_tradeoff(n_chunks=500, n_questions=20, dim=8, settings=((4, 4), (8, 8)), seed=5)
+    assert (table[["build, s", "search, s"]] > 0).all().all() and table["build, s"].nunique() == 2
+    assert table.attrs["exact"]["build, s"] > 0 and table.attrs["exact"]["search, s"] > 0

@@ -8,6 +8,7 @@ import hashlib
 import io
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache
@@ -291,12 +292,12 @@ class Vector(Stage):
 
 
 def hnsw_search(embeddings: np.ndarray, queries: np.ndarray, depth: int, m: int = 16, ef_search: int = 16,
-                ef_construction: int = 40, place: np.ndarray | None = None) -> list[list[int]]:
+                ef_construction: int = 40, place: np.ndarray | None = None, seconds: dict | None = None) -> list[list[int]]:
     """Approximate search: per query the rows of ``embeddings`` with the highest inner product that an HNSW graph
     (faiss-cpu's ``IndexHNSWFlat``: ``m`` links per vector, ``ef_construction`` and ``ef_search`` candidates kept while
     building and searching) finds, best first, equal scores by ``place`` (each row's place in the tie order; default: row
 order); at most ``depth``. Built on one thread, so the same
-    graph and the same rankings every time."""
+    graph and the same rankings every time. ``seconds``: a dict that gets the seconds to ``"build"`` and ``"search"``."""
     import faiss
     for name, value in (("depth", depth), ("m", m), ("ef_search", ef_search), ("ef_construction", ef_construction)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -304,9 +305,14 @@ order); at most ``depth``. Built on one thread, so the same
     faiss.omp_set_num_threads(1)
     index = faiss.IndexHNSWFlat(embeddings.shape[1], m, faiss.METRIC_INNER_PRODUCT)
     index.hnsw.efConstruction = ef_construction
-    index.add(np.ascontiguousarray(embeddings, dtype=np.float32))
+    embeddings, queries = (np.ascontiguousarray(x, dtype=np.float32) for x in (embeddings, queries))
+    start = time.perf_counter()
+    index.add(embeddings)
     index.hnsw.efSearch = ef_search
-    scores, rows = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(depth, len(embeddings)))
+    built = time.perf_counter()
+    scores, rows = index.search(queries, min(depth, len(embeddings)))
+    if seconds is not None:
+        seconds.update(build=built - start, search=time.perf_counter() - built)
     place = np.arange(len(embeddings)) if place is None else place
     return [[int(r) for _, _, r in sorted((-s, place[r], r) for s, r in zip(score, row) if r >= 0)]
             for score, row in zip(scores, rows)]
