@@ -298,13 +298,7 @@ def test_the_lesson_in_one_tab_hides_each_answer_until_its_step_and_reads_big(la
     assert ROOT.joinpath("lab", "custom.css").exists()
 
 
-# tool/history.py (helper "production"'s) draws make history's chart itself at 90 dpi with 7–8 pt ticks and legend:
-# about 9 px as 16 shows it. Strict: once it draws in the course's style this fails, and the mark goes.
-HISTORY_CHART = pytest.mark.xfail(strict=True, reason="make history's chart is drawn outside course/plots' style")
-
-
-@pytest.mark.parametrize("notebook", [pytest.param(p, marks=HISTORY_CHART) if p.stem == "16_in_production" else p
-                                      for p in DEEP], ids=[p.stem for p in DEEP])
+@pytest.mark.parametrize("notebook", DEEP, ids=[p.stem for p in DEEP])
 def test_deep_dive_figures_read_at_16_px_as_shown(lab, notebook):
     """A deep dive's committed figures as the notebook shows them at 1366×768 (no run): each drawn in the course's
     style (course/plots.py: 100 dpi, its smallest text FONT_PT) and that text at 16 px or more."""

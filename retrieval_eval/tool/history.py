@@ -21,6 +21,7 @@ from ..inputs.models import fingerprint
 FIELDS = {"time": str, "label": str, "run": str, "settings": str, "questions": int, "k": int, "metrics": dict,
           "gate": (str, type(None))}
 INTERVAL = ("mean", "low", "high")
+FAILED = ("worse", "not shown within the margin")  # the gate verdicts that fail a build
 
 
 def read_history(path: str | os.PathLike) -> list[dict]:
@@ -71,30 +72,35 @@ def append_history(path: str | os.PathLike, rows: list[dict]) -> Path:
 
 
 def plot_history(rows: list[dict], path: str | os.PathLike) -> Path:
-    """Each metric over the builds (one per time and label, in file order), a line per run with its interval;
-    a run the gate flagged worse is a red cross. Saved as PNG."""
+    """Each metric over the builds (one per time and label, in file order), a line per metric and run with its
+    interval, in the course's figure style; a run the gate failed is a red cross. Saved as PNG."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from ..course.plots import STYLE, WIDTH
     builds = list(dict.fromkeys((r["time"], r["label"]) for r in rows))
     metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False, sharey=True)
-    for ax, metric in zip(axes[0], metrics):
-        for run in dict.fromkeys(r["run"] for r in rows):
-            mine = [r for r in rows if r["run"] == run and metric in r["metrics"]]
-            x = [builds.index((r["time"], r["label"])) for r in mine]
+    run = (lambda r: r["run"]) if len(rows) > len(builds) else (lambda r: "")  # one row a build: one line a metric
+    runs = list(dict.fromkeys(map(run, rows)))
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(WIDTH, 5))
+        lines = [(metric, run) for metric in metrics for run in runs]
+        for j, (metric, name) in enumerate(lines):
+            mine = [r for r in rows if run(r) == name and metric in r["metrics"]]
+            x = [builds.index((r["time"], r["label"])) + 0.06 * (j - (len(lines) - 1) / 2) for r in mine]  # side by side
             mean, low, high = ([r["metrics"][metric][f] for r in mine] for f in INTERVAL)
             ax.errorbar(x, mean, yerr=[[m - lo for m, lo in zip(mean, low)], [h - m for m, h in zip(mean, high)]],
-                        marker="o", capsize=3, label=run)
-            flagged = [(xi, m) for xi, m, r in zip(x, mean, mine) if r["gate"] == "worse"]
+                        marker="o", capsize=3, label=f"{name}: {metric}" if name else metric)
+            flagged = [(xi, m) for xi, m, r in zip(x, mean, mine) if r["gate"] in FAILED]
             if flagged:
-                ax.scatter(*zip(*flagged), marker="X", s=140, color="red", zorder=3, label=f"{run}: gate said worse")
-        ax.set(title=metric, xticks=range(len(builds)), ylim=(0, 1.02), xlabel="build")
-        ax.set_xticklabels([label or time[:16] for time, label in builds], rotation=30, ha="right", fontsize=8)
-    axes[0][0].set_ylabel("mean with 95% interval")
-    axes[0][-1].legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
+                ax.scatter(*zip(*flagged), marker="X", s=140, color="red", zorder=3, label="the gate failed it")
+        ax.set(xticks=range(len(builds)), ylim=(0, 1.02), ylabel="mean with 95% interval")
+        ax.set_xticklabels([label or time[:16] for time, label in builds], rotation=20, ha="right")
+        once = dict(zip(*ax.get_legend_handles_labels()[::-1]))  # each label once
+        ax.legend(once.values(), once.keys(), loc="lower left")
+        fig.tight_layout()
+        fig.savefig(path, dpi=STYLE["figure.dpi"])
     plt.close(fig)
     return Path(path)
 
