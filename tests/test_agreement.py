@@ -145,3 +145,14 @@ def test_over_a_pool_only_its_questions_count_and_a_question_left_out_is_all_0()
     result = h.agreement(a, b, pool={"q": ["x", "z"]})
     assert result.pairs == 2 and result.observed == 0.5
     assert h.agreement(a, {"r": {"y": 1}}, pool={"q": ["x", "z"]}).observed == 0.5  # b holds no q: all 0
+
+
+def test_the_cosine_judge_reads_a_chunk_as_vector_search_does(setup):
+    """Same model, same window: on every question vector search's top chunk is the judge's highest cosine."""
+    from retrieval_eval.analysis.judges import pool
+
+    scorer = h.model_judge("cosine").scorer  # the committed scores: no model
+    texts, asked = {c["id"]: c["text"] for c in setup.chunks}, dict(zip(setup.golden["id"], setup.golden["question"]))
+    for q, ids in pool(setup).items():
+        scores = scorer.score(asked[q], [texts[c] for c in ids])
+        assert ids[scores.index(max(scores))] == setup.runs["vector"][q][0]
