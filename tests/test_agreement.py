@@ -156,3 +156,12 @@ def test_the_cosine_judge_reads_a_chunk_as_vector_search_does(setup):
     for q, ids in pool(setup).items():
         scores = scorer.score(asked[q], [texts[c] for c in ids])
         assert ids[scores.index(max(scores))] == setup.runs["vector"][q][0]
+
+
+def test_both_labellings_score_the_runs_on_the_same_questions():
+    """A question one labelling gives no relevant chunk is left out of both means: one set of questions."""
+    a, b = {"q1": {"x": 1}, "q2": {"y": 1}}, {"q1": {"x": 1}, "q2": {}}
+    runs = {"r": {"q1": ["x"], "q2": ["z"]}, "s": {"q1": ["z"], "q2": ["y"]}}
+    result = h.agreement(a, b, runs=runs, k=1, names=("a", "b"), resamples=10)
+    assert result.scored == 1 and result.means.to_dict() == {"a": {"r": 1.0, "s": 0.0}, "b": {"r": 1.0, "s": 0.0}}
+    assert "the 1 questions both labellings give a relevant chunk" in result.summary()
