@@ -165,3 +165,10 @@ def test_both_labellings_score_the_runs_on_the_same_questions():
     result = h.agreement(a, b, runs=runs, k=1, names=("a", "b"), resamples=10)
     assert result.scored == 1 and result.means.to_dict() == {"a": {"r": 1.0, "s": 0.0}, "b": {"r": 1.0, "s": 0.0}}
     assert "the 1 questions both labellings give a relevant chunk" in result.summary()
+
+
+def test_tied_means_are_shown_as_ties_not_as_an_order():
+    a, b = {"q1": {"x": 1}, "q2": {"y": 1}}, {"q1": {"x": 1, "z": 1}, "q2": {"y": 1, "z": 1}}
+    runs = {"r": {"q1": ["x"], "q2": ["z"]}, "s": {"q1": ["z"], "q2": ["y"]}}
+    summary = h.agreement(a, b, runs=runs, k=1, names=("a", "b"), resamples=10).summary()
+    assert "a: r = s; b: r = s" in summary and "the same order" in summary and "tau undefined" in summary

@@ -45,11 +45,13 @@ class Agreement(NamedTuple):
                  f"over {self.questions} questions; Cohen's kappa (relevant or not) **{self.kappa:.2f}** (95% interval "
                  f"{low:.2f} to {high:.2f}, resampling questions), weighted kappa on the grades {self.weighted_kappa:.2f}."]
         if self.means is not None:
-            order = {name: " > ".join(self.means[name].sort_values(ascending=False, kind="stable").index) for name in self.names}
+            order = {name: "".join((" = " if v == last else " > ") + run for run, v, last in zip(
+                ranked.index, ranked, [None, *ranked]))[3:] for name in self.names
+                for ranked in [self.means[name].sort_values(ascending=False, kind="stable")]}  # ties shown as =, not ordered
             same = "the same" if order[a] == order[b] else "**a different**"
             held = int(self.verdicts["held"].sum())
             lines.append(f"- Order of the runs: {same} order ({a}: {order[a]}; {b}: {order[b]}), Kendall's tau "
-                         f"{self.tau:.2f} over {len(self.means)} runs (scored on the {self.scored} questions both labellings give a relevant chunk); {held} of {len(self.verdicts)} paired verdicts "
+                         + (f"{self.tau:.2f}" if self.tau == self.tau else "undefined (a labelling ties every run)") + f" over {len(self.means)} runs (scored on the {self.scored} questions both labellings give a relevant chunk); {held} of {len(self.verdicts)} paired verdicts "
                          "hold under both labellings.")
         return "\n".join(lines)
 
