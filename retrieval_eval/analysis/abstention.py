@@ -110,9 +110,11 @@ def plot_abstention(curve: pd.DataFrame):
     """The curve: unanswerable questions abstained on (up) against answerable questions lost (right), per run."""
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for name, part in curve.groupby("run", sort=False):
-        ax.step(part["answerable lost"], part["unanswerable abstained"], where="post", label=name)
-    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="chance")
-    ax.set(xlabel="answerable questions lost (abstained on)", ylabel="unanswerable questions abstained on",
+        line, = ax.step(part["answerable lost"], part["unanswerable abstained"], where="post", label=name)
+        # abstaining at random: the evidence is lost on the run's share of questions found in the top k
+        ax.plot([0, part["answerable lost"].max()], [0, 1], color=line.get_color(), linestyle=":", linewidth=1)
+    ax.plot([], [], color="grey", linestyle=":", label="abstaining at random")
+    ax.set(xlabel="answerable questions losing evidence found in the top k", ylabel="unanswerable questions abstained on",
            xlim=(-0.02, 1.02), ylim=(-0.02, 1.05), title="Abstaining below a threshold on the top chunk's score")
     ax.legend(loc="lower right")
     fig.tight_layout()
