@@ -848,10 +848,13 @@ def write_beir_folder(folder: Path, seed: int = SEED) -> Path:
             f.write(json.dumps({"_id": f"c{i:04d}", "title": windows[w][0].replace("_", " "), "text": windows[w][1]}) + "\n")
     with open(folder / "queries.jsonl", "w", encoding="utf-8") as q, open(folder / "qrels" / "test.tsv", "w") as r:
         r.write("query-id\tcorpus-id\tscore\n")
-        for n, i in enumerate(rng.choice(BEIR_CHUNKS, BEIR_QUESTIONS, replace=False)):
+        spans = {}  # distinct questions: a window drawn twice (or a repeated phrase) would repeat one
+        for i in rng.permutation(BEIR_CHUNKS):
             words = windows[picked[i]][1].split()
             start = int(rng.integers(0, len(words) - 8))
             span = " ".join(words[start : start + 8])
+            spans.setdefault(h.normalise(span), (span, i))
+        for n, (span, i) in enumerate(list(spans.values())[:BEIR_QUESTIONS]):
             q.write(json.dumps({"_id": f"q{n:03d}", "text": span + "?"}) + "\n")
             r.write("".join(f"q{n:03d}\tc{j:04d}\t{2 if j == i else 1}\n" for j, w in enumerate(picked) if span in windows[w][1]))
     return folder

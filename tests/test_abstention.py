@@ -16,7 +16,7 @@ from retrieval_eval.analysis.abstention import (
     top_scores,
     unanswerable_runs,
 )
-from retrieval_eval.core.errors import GoldenSetError
+from retrieval_eval.core.errors import FormatError, GoldenSetError
 from retrieval_eval.inputs.golden import load_golden
 from retrieval_eval.tool import cli
 from retrieval_eval.tool import report as report_module
@@ -78,9 +78,11 @@ def test_the_curve_counts_the_questions_below_each_threshold(polder):
     for name, part in curve.groupby("run"):
         assert part["threshold"].is_monotonic_increasing and part.iloc[-1]["threshold"] == np.inf
         assert part.iloc[0][["unanswerable abstained", "answerable lost"]].tolist() == [0, 0]
-        assert part.iloc[-1][["unanswerable abstained", "answerable lost"]].tolist() == [1, 1]
-        for t, share in zip(part["threshold"], part["unanswerable abstained"]):
+        hit = pd.Series({q: h.success_at_k(polder.runs[name][q], {c for c, g in polder.qrels[q].items() if g > 0}, 3) for q in polder.qrels})  # lost: in the top 3
+        assert part.iloc[-1][["unanswerable abstained", "answerable lost"]].tolist() == [1, hit.mean()] and hit.mean() < 1
+        for t, share, lost in zip(part["threshold"], part["unanswerable abstained"], part["answerable lost"]):
             assert share == (none[name] < t).sum() / len(none)
+            assert lost == ((some[name] < t) & (hit[some.index] > 0)).sum() / len(some)
     table = abstention_table(curve, lost=0.1)
     assert (table["answerable lost"] <= 0.1).all() and list(table.index) == list(polder.runs)
 
@@ -117,3 +119,31 @@ def test_make_evaluate_scores_the_answerable_questions_as_before_and_reports_abs
     pd.testing.assert_frame_equal(ev.abstention, curve)
     assert report_module.render(ev) == (folder / "report.html").read_text(encoding="utf-8")
     assert os.path.exists(folder / "abstention.csv")
+
+
+C = "01_plans_and_prices#00"
+ID_FILES = {  # every golden format with its own fields: (file name, marked row, unmarked row, header)
+    "ids.csv": ("id,question,relevant,answerable", f"q1,What does Plus cost?,{C},", "u1,Who makes the motors?,,no",
+                "u1,Who makes the motors?,,"),
+    "ids.jsonl": ("", f'{{"id": "q1", "question": "What does Plus cost?", "relevant": ["{C}"]}}',
+                  '{"id": "u1", "question": "Who makes the motors?", "relevant": [], "answerable": false}',
+                  '{"id": "u1", "question": "Who makes the motors?", "relevant": []}'),
+    "ragas.jsonl": ("", f'{{"user_input": "What does Polder Plus cost?", "reference": "", "reference_contexts": ["{GOOD}"]}}',
+                    '{"user_input": "Who makes the motors?", "reference": "", "reference_contexts": [], "answerable": "no"}',
+                    '{"user_input": "Who makes the motors?", "reference": "", "reference_contexts": []}'),
+}
+
+
+@pytest.mark.parametrize("name", ID_FILES)
+def test_every_golden_format_reads_an_empty_label_marked_so_and_names_the_line_of_one_not(tmp_path, polder, name):
+    header, answerable, marked, unmarked = ID_FILES[name]
+    path = tmp_path / name
+    path.write_text("\n".join(filter(None, [header, answerable, marked])) + "\n", encoding="utf-8")
+    labelled = load_golden(path, polder.chunks)
+    assert labelled.golden["answerable"].tolist() == [True, False] and list(labelled.qrels) == [labelled.golden["id"][0]]
+    path.write_text("\n".join(filter(None, [header, answerable, unmarked])) + "\n", encoding="utf-8")
+    with pytest.raises((FormatError, GoldenSetError)) as raised:
+        load_golden(path, polder.chunks)
+    line = 3 if header else 2
+    assert str(raised.value).count("no id") + str(raised.value).count("blank evidence") == 1
+    assert f":{line}" in str(raised.value) or f"line {line}" in str(raised.value)

@@ -145,3 +145,30 @@ def test_over_a_pool_only_its_questions_count_and_a_question_left_out_is_all_0()
     result = h.agreement(a, b, pool={"q": ["x", "z"]})
     assert result.pairs == 2 and result.observed == 0.5
     assert h.agreement(a, {"r": {"y": 1}}, pool={"q": ["x", "z"]}).observed == 0.5  # b holds no q: all 0
+
+
+def test_the_cosine_judge_reads_a_chunk_as_vector_search_does(setup):
+    """Same model, same window: on every question vector search's top chunk is the judge's highest cosine."""
+    from retrieval_eval.analysis.judges import pool
+
+    scorer = h.model_judge("cosine").scorer  # the committed scores: no model
+    texts, asked = {c["id"]: c["text"] for c in setup.chunks}, dict(zip(setup.golden["id"], setup.golden["question"]))
+    for q, ids in pool(setup).items():
+        scores = scorer.score(asked[q], [texts[c] for c in ids])
+        assert ids[scores.index(max(scores))] == setup.runs["vector"][q][0]
+
+
+def test_both_labellings_score_the_runs_on_the_same_questions():
+    """A question one labelling gives no relevant chunk is left out of both means: one set of questions."""
+    a, b = {"q1": {"x": 1}, "q2": {"y": 1}}, {"q1": {"x": 1}, "q2": {}}
+    runs = {"r": {"q1": ["x"], "q2": ["z"]}, "s": {"q1": ["z"], "q2": ["y"]}}
+    result = h.agreement(a, b, runs=runs, k=1, names=("a", "b"), resamples=10)
+    assert result.scored == 1 and result.means.to_dict() == {"a": {"r": 1.0, "s": 0.0}, "b": {"r": 1.0, "s": 0.0}}
+    assert "the 1 questions both labellings give a relevant chunk" in result.summary()
+
+
+def test_tied_means_are_shown_as_ties_not_as_an_order():
+    a, b = {"q1": {"x": 1}, "q2": {"y": 1}}, {"q1": {"x": 1, "z": 1}, "q2": {"y": 1, "z": 1}}
+    runs = {"r": {"q1": ["x"], "q2": ["z"]}, "s": {"q1": ["z"], "q2": ["y"]}}
+    summary = h.agreement(a, b, runs=runs, k=1, names=("a", "b"), resamples=10).summary()
+    assert "a: r = s; b: r = s" in summary and "the same order" in summary and "tau undefined" in summary

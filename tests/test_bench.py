@@ -28,3 +28,13 @@ def test_section_runs_on_tiny_inputs(name):
 def test_unknown_section_is_refused():
     with pytest.raises(SystemExit, match="unknown section.*'evaluaton'"):
         bench.run(["evaluaton"])
+
+
+def test_the_synthetic_golden_sets_pass_the_door_at_full_size(tmp_path):
+    """The bench's generated inputs at the size `make bench` uses (not the tiny one): a generator that repeats a
+    question stopped the BEIR section at full size only."""
+    from retrieval_eval.retrieval.setup import load_inputs
+    inputs = load_inputs(golden=bench.write_beir_folder(tmp_path / "beir"))
+    assert len(inputs.golden) == bench.BEIR_QUESTIONS and len(inputs.chunks) == bench.BEIR_CHUNKS
+    _, golden = bench.synthetic_golden_set(bench.np.random.default_rng(bench.SEED), tmp_path / "set")
+    assert not bench.pd.read_csv(golden)["question"].map(bench.h.normalise).duplicated().any()

@@ -373,7 +373,8 @@ def test_long_steps_show_progress_bars(tmp_path, capsys, example_dir):
                        retrievers={"mine": lambda question: []})
     shown = capsys.readouterr().err
     for step in ("chunking", "BM25 indexing", "ranking with BM25", "embedding chunks", "embedding questions", "ranking with mine"):
-        assert re.search(rf"{step}: +100%", shown), step
+        assert re.search(rf"{step}( \([^)]*\))?: +100%", shown), step
+    assert re.search(r"embedding chunks \(\d+ not cached, \d+ a batch\)", shown)  # how many, before the first batch
 
 
 # --- messy real-world input, end to end ---------------------------------------------------------

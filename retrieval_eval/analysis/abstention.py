@@ -1,7 +1,7 @@
 """Questions the corpus cannot answer (``answerable=no`` in a golden set), scored by abstention: recall has no relevant
 chunk to count. A RAG system abstains ("I don't know") when the score of its top chunk is below a threshold; per run
-and threshold, the share of unanswerable questions it abstains on against the share of answerable questions it
-abstains on too, losing their evidence. The score is a judge's (:func:`.judges.model_judge`) of the question and the
+and threshold, the share of unanswerable questions it abstains on against the share of answerable questions whose evidence, in its top k, it
+loses by abstaining. The score is a judge's (:func:`.judges.model_judge`) of the question and the
 run's top chunk: one scale for every run (BM25's scores have no fixed range, and RRF's follow the ranks alone)."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ..core.checks import check_k
+from ..core.metrics import relevant_ids
 from ..core.paths import CACHE_DIR, DATA_DIR
 from ..inputs.golden import read_golden_csv
 from ..retrieval.setup import default_retrievers
@@ -71,19 +73,22 @@ class Abstention(NamedTuple):
         return plot_abstention(self.curve)
 
 
-def abstention(setup, unanswerable: str | Path | None = None, judge: str = "cosine",
+def abstention(setup, unanswerable: str | Path | None = None, judge: str = "cosine", k: int = 3,
                cache_dir: str | Path = CACHE_DIR) -> Abstention:
     """The abstention curve: per run and threshold (every top score seen, and +inf), the share of unanswerable
-    questions whose top chunk scores below it (abstained, rightly) and the share of the answerable ones (evidence
-    lost). The unanswerable questions are the setup's or ``unanswerable``'s (:func:`unanswerable_runs`)."""
-    asked, runs = unanswerable_runs(setup, unanswerable, cache_dir)
+    questions whose top chunk scores below it (abstained, rightly) and the share of the answerable ones abstained on
+    with a relevant chunk in the run's top ``k`` (evidence lost: without one there was none to lose). The
+    unanswerable questions are the setup's or ``unanswerable``'s (:func:`unanswerable_runs`)."""
+    asked, runs, k = *unanswerable_runs(setup, unanswerable, cache_dir), check_k(k)
     if not asked:
         raise ValueError("no question is marked answerable=no: there is nothing to abstain on")
     answerable = dict(zip(setup.golden["id"], setup.golden["question"]))
     none = top_scores(setup, asked, runs, judge)
     some = top_scores(setup, {q: answerable[q] for q in setup.qrels}, {n: setup.runs[n] for n in runs}, judge)
     thresholds = np.unique(np.r_[none.to_numpy().ravel(), some.to_numpy().ravel(), np.inf])
-    rows = [(name, t, float((none[name] < t).mean()), float((some[name] < t).mean()), len(none), len(some))
+    found = pd.DataFrame({n: {q: bool(set(setup.runs[n][q][:k]) & relevant_ids(setup.qrels[q])) for q in some.index}
+                          for n in runs})
+    rows = [(name, t, float((none[name] < t).mean()), float(((some[name] < t) & found[name]).mean()), len(none), len(some))
             for name in runs for t in thresholds[thresholds > -np.inf]]
     return Abstention(pd.DataFrame(rows, columns=COLUMNS))
 
@@ -105,9 +110,11 @@ def plot_abstention(curve: pd.DataFrame):
     """The curve: unanswerable questions abstained on (up) against answerable questions lost (right), per run."""
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for name, part in curve.groupby("run", sort=False):
-        ax.step(part["answerable lost"], part["unanswerable abstained"], where="post", label=name)
-    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="chance")
-    ax.set(xlabel="answerable questions lost (abstained on)", ylabel="unanswerable questions abstained on",
+        line, = ax.step(part["answerable lost"], part["unanswerable abstained"], where="post", label=name)
+        # abstaining at random: the evidence is lost on the run's share of questions found in the top k
+        ax.plot([0, part["answerable lost"].max()], [0, 1], color=line.get_color(), linestyle=":", linewidth=1)
+    ax.plot([], [], color="grey", linestyle=":", label="abstaining at random")
+    ax.set(xlabel="answerable questions losing evidence found in the top k", ylabel="unanswerable questions abstained on",
            xlim=(-0.02, 1.02), ylim=(-0.02, 1.05), title="Abstaining below a threshold on the top chunk's score")
     ax.legend(loc="lower right")
     fig.tight_layout()

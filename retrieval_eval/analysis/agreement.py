@@ -32,8 +32,8 @@ class Agreement(NamedTuple):
     weighted_kappa: float  #: Cohen's kappa on the grades, linear weights
     confusion: pd.DataFrame  #: pairs by grade: rows the first labelling, columns the second
     names: tuple  #: the two labellings' names
-    scored: tuple | None = None  #: with ``runs``: per labelling, the questions it gives a relevant chunk (those scored)
-    means: pd.DataFrame | None = None  #: run × labelling: the metric's mean at k on that labelling's scored questions
+    scored: int | None = None  #: with ``runs``: the questions both labellings give a relevant chunk (those scored)
+    means: pd.DataFrame | None = None  #: run × labelling: the metric's mean at k on the ``scored`` questions
     tau: float | None = None  #: Kendall's tau-b between the runs' means under each labelling
     verdicts: pd.DataFrame | None = None  #: per pair of runs: the verdict under each labelling and whether it held
 
@@ -45,11 +45,13 @@ class Agreement(NamedTuple):
                  f"over {self.questions} questions; Cohen's kappa (relevant or not) **{self.kappa:.2f}** (95% interval "
                  f"{low:.2f} to {high:.2f}, resampling questions), weighted kappa on the grades {self.weighted_kappa:.2f}."]
         if self.means is not None:
-            order = {name: " > ".join(self.means[name].sort_values(ascending=False, kind="stable").index) for name in self.names}
+            order = {name: "".join((" = " if v == last else " > ") + run for run, v, last in zip(
+                ranked.index, ranked, [None, *ranked]))[3:] for name in self.names
+                for ranked in [self.means[name].sort_values(ascending=False, kind="stable")]}  # ties shown as =, not ordered
             same = "the same" if order[a] == order[b] else "**a different**"
             held = int(self.verdicts["held"].sum())
             lines.append(f"- Order of the runs: {same} order ({a}: {order[a]}; {b}: {order[b]}), Kendall's tau "
-                         f"{self.tau:.2f} over {len(self.means)} runs (scored on the {self.scored[0]} and {self.scored[1]} questions each labelling gives a relevant chunk); {held} of {len(self.verdicts)} paired verdicts "
+                         + (f"{self.tau:.2f}" if self.tau == self.tau else "undefined (a labelling ties every run)") + f" over {len(self.means)} runs (scored on the {self.scored} questions both labellings give a relevant chunk); {held} of {len(self.verdicts)} paired verdicts "
                          "hold under both labellings.")
         return "\n".join(lines)
 
@@ -61,8 +63,8 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
     """Agreement between labellings ``a`` and ``b`` (qrels ``{question: {chunk: grade}}``, the same questions) over
     ``pool`` ``{question: chunk ids}`` (its questions alone, what a labelling leaves out graded 0): by default every chunk either labels, with every run's top ``depth`` (without
     ``runs`` or a pool, only labelled chunks are compared: give one). With
-    ``runs``, also the runs' means of ``metric`` at ``k`` under each labelling (on the questions it gives a relevant
-    chunk), Kendall's tau between them, and the paired verdicts (:func:`.paired_comparisons`) under each. Grades are
+    ``runs``, also the runs' means of ``metric`` at ``k`` under each labelling (on the questions both give a relevant
+    chunk: one set of questions), Kendall's tau between them, and the paired verdicts (:func:`.paired_comparisons`) under each. Grades are
     whole numbers; negative ones count as 0."""
     a, b, k, depth = check_qrels(a, scorable=False), check_qrels(b, scorable=False), check_k(k), check_k(depth, "depth")
     if pool is not None:  # the pool's questions: one a labelling does not hold counts as all 0 (a judge's skipped pairs)
@@ -100,14 +102,13 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
                        float(cohen_kappa_score(units["a"], units["b"], weights="linear")), confusion, tuple(names))
     if runs is None:
         return result
-    scorable = [[q for q in labels if any(v > 0 for v in labels[q].values())] for labels in (a, b)]
-    scored = [({n: {q: run[q] for q in qs} for n, run in runs.items()}, {q: labels[q] for q in qs})
-              for qs, labels in zip(scorable, (a, b))]
+    common = [q for q in a if any(v > 0 for v in a[q].values()) and any(v > 0 for v in b[q].values())]
+    scored = [({n: {q: run[q] for q in common} for n, run in runs.items()}, {q: labels[q] for q in common}) for labels in (a, b)]
     means = pd.DataFrame({name: values_at_k(*pair, k, metric).mean() for name, pair in zip(names, scored)})
     tests = [paired_comparisons(*pair, k, [metric])["verdict"] for pair in scored]
     verdicts = pd.DataFrame({names[0]: tests[0], names[1]: tests[1]}).droplevel("metric")
     verdicts["held"] = verdicts[names[0]] == verdicts[names[1]]
-    return result._replace(scored=tuple(map(len, scorable)), means=means, tau=float(kendalltau(means[names[0]], means[names[1]]).statistic), verdicts=verdicts)
+    return result._replace(scored=len(common), means=means, tau=float(kendalltau(means[names[0]], means[names[1]]).statistic), verdicts=verdicts)
 
 
 def _kappa(cells: np.ndarray) -> np.ndarray:

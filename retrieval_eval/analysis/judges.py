@@ -18,6 +18,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from ..core.checks import check_list, check_qrels, finite_number
 from ..core.paths import DATA_DIR
+from ..inputs.chunks import CHUNK_SIZE
 from ..retrieval.rerank import SentenceReranker
 from .agreement import DEPTH
 
@@ -55,9 +56,10 @@ class _Committed:
 
 
 class _ChunkCosine(SentenceReranker):
-    """The cosine of the question with the whole chunk, read up to the model's own window (256 word pieces)."""
+    """The cosine of the question with the whole chunk, read up to vector search's window (``CHUNK_SIZE``, past the 128
+    word pieces the model was trained on): the score vector search ranks by."""
 
-    name = "cosine"
+    name, window = "cosine", CHUNK_SIZE
 
     def score(self, question: str, texts: Sequence[str]) -> list[float]:
         return [float(s) for s in self._encode(list(texts)) @ self._encode([question])[0]]

@@ -139,14 +139,14 @@ def markdown_table(table) -> str:
     return "\n".join(lines + ["| " + " | ".join(map(cell, row)) + " |" for row in table.itertuples(index=False)])
 
 
-def _label_line(setup, runs) -> str:
-    """The labelling answer for the teaching set: the rule's kappa against the expert's re-reading over the runs' top 10
-    (notebook 17)."""
+def _label_line(setup, runs, k: int = 3) -> str:
+    """The labelling answer for the teaching set: the rule's kappa against the expert (the rule plus the review's
+    additions) over the pairs the review read, every run's top k with every label (notebook 17)."""
     expert, known = with_known_false_negatives(setup.qrels, setup.chunks)
-    rule = agreement(setup.qrels, expert, runs=runs)
-    return (f"By evidence string: a chunk holding it is relevant, automatic and strict. Against an expert's re-reading, "
-            f"Cohen's kappa is {rule.kappa:.2f} ({rule.interval[0]:.2f}–{rule.interval[1]:.2f}); its {len(known)} misses "
-            "are paraphrases.")
+    read = {q: {*expert[q], *(c for run in runs.values() for c in run[q][:k])} for q in setup.qrels}
+    rule = agreement(setup.qrels, expert, pool=read)
+    return (f"By evidence string: automatic and strict. An expert re-read its top-{k} pool ({rule.pairs} pairs) and "
+            f"added {len(known)} paraphrases: Cohen's kappa {rule.kappa:.2f} ({rule.interval[0]:.2f}–{rule.interval[1]:.2f}).")
 
 
 def _answer_line() -> str:
@@ -193,7 +193,7 @@ def interview_lines(setup, k: int = 3) -> dict[str, str]:
             f"{graded[('nDCG', k)]:.2f}; the ideal holds every judged chunk.",
         "How did you label relevance?": f"A chunk is relevant if it contains the question's evidence string, copied "
             f"from the corpus: automatic and strict. {single} of {n} questions have one relevant chunk."
-            if not setup.teaching else _label_line(setup, three),
+            if not setup.teaching else _label_line(setup, three, k),
         "How would you evaluate a reranker?": f"Same candidates before and after, beside an oracle. Our stand-in "
             f"moved recall@{k} {table[('recall', k)]:.2f} to {after[('recall', k)]:.2f}, recall@1 "
             f"{table[('recall', 1)]:.2f} to {after[('recall', 1)]:.2f}; recall@10, {table[('recall', 10)]:.2f}, caps it.",

@@ -27,7 +27,9 @@ CHUNK_FIELDS = {"id": ("id", "_id", "chunk_id"), "doc": ("doc", "doc_id", "docum
 QUESTION_FIELDS = {"id": ("id", "_id", "qid", "query_id", "question_id"), "question": ("question", "query", "text"),
                    "slice": ("slice",)}
 GOLDEN_FIELDS = {**QUESTION_FIELDS, "relevant": ("relevant", "relevant_ids"), "gain": ("gain", "gains"),
-                 "evidence": ("evidence",), "partial_evidence": ("partial_evidence",)}
+                 "evidence": ("evidence",), "partial_evidence": ("partial_evidence",), "answerable": ("answerable",)}
+# answerable: "no" marks a question the corpus cannot answer, its labels left empty (scored by abstention)
+ANSWERABLE = {"yes": True, "true": True, "1": True, "": True, "none": True, "no": False, "false": False, "0": False}
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}  # the separators a CSV file may use
 SPREADSHEETS = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
 _SPREADSHEET_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")  # zip (xlsx, ods, numbers), OLE (xls)
@@ -289,10 +291,11 @@ def own_corpus(golden: str | Path) -> Path | None:
 
 
 def assemble(questions: Sequence[tuple], questions_file: Path, labels: Sequence[tuple], labels_file: Path,
-             split: bool = False) -> Labels:
+             split: bool = False, unanswerable: Sequence[str] = ()) -> Labels:
     """A golden set from ``(line, id, question, slice)`` rows and ``(line, question id, labelled id, gain)`` rows,
     every problem listed at once. With ``split``, questions without a label are left out with a note
-    (a BEIR split, a qrels file for some of the questions); else each needs one."""
+    (a BEIR split, a qrels file for some of the questions); else each needs one, but the ``unanswerable`` (kept with
+    ``answerable`` False)."""
     problems, seen, where, qrels = [], {}, {}, {}
     for line, qid, question, _ in questions:
         if qid in seen:
@@ -308,7 +311,7 @@ def assemble(questions: Sequence[tuple], questions_file: Path, labels: Sequence[
         else:
             qrels.setdefault(qid, {})[doc] = gain
             where[qid, doc] = f"{labels_file}:{line}"
-    unlabelled = [q for q in seen if q not in qrels]
+    unlabelled = [q for q in seen if q not in qrels and q not in unanswerable]
     judged_only = [q for q in qrels if not any(g > 0 for g in qrels[q].values())]
     if not split:
         problems += [f"{questions_file}:{seen[q]}: question {q!r} has no relevant id" for q in unlabelled + judged_only]
@@ -318,11 +321,13 @@ def assemble(questions: Sequence[tuple], questions_file: Path, labels: Sequence[
               f"{_some(unlabelled)}")] * bool(unlabelled)
     notes += [(str(labels_file), f"{len(judged_only)} question(s) have only labels of gain <= 0 (none relevant), not "
                f"scorable (trec_eval would score them 0): {_some(judged_only)}")] * bool(judged_only)
-    kept = [(line, q, text, s) for line, q, text, s in questions if q in qrels and q not in set(judged_only)]
-    if not kept:
+    kept = [(line, q, text, s) for line, q, text, s in questions if q in qrels and q not in set(judged_only) or q in unanswerable]
+    if not qrels or not kept:
         raise GoldenSetError(f"{questions_file}: no question has a relevant label in {labels_file}")
     golden = pd.DataFrame([r[1:] for r in kept], columns=["id", "question", "slice"])
-    return Labels(golden, {q: qrels[q] for q in golden["id"]}, where, notes)
+    if unanswerable:
+        golden["answerable"] = ~golden["id"].isin(unanswerable)
+    return Labels(golden, {q: qrels[q] for q in golden["id"] if q in qrels}, where, notes)
 
 
 def _some(ids: Sequence[str]) -> str:
@@ -338,17 +343,22 @@ def id_labels(path: str | Path, records: Sequence[tuple[int, dict]] | None = Non
     if llama:
         return _llamaindex_labels(path, *llama)
     records = records if records is not None else read_records(path, GOLDEN_FIELDS, [("question",), ("relevant",)], "question")
-    questions, labels = [], []
+    questions, labels, unanswerable = [], [], []
     for number, (line, record) in enumerate(records, start=1):
         qid = _identifier(record["id"], path, line, "id") if "id" in record else f"q{number}"
         questions.append((line, qid, _text(record["question"], path, line, "question", blank=True),
                           _text(record.get("slice"), path, line, "slice", blank=True)))
-        labels += [(line, qid, doc, gain) for doc, gain in _relevant(record["relevant"], record.get("gain"), path, line)]
-    return assemble(questions, path, labels, path)
+        answerable = ANSWERABLE.get(str(record.get("answerable", "")).strip().lower())
+        if answerable is None:
+            raise FormatError(path, line, f"the field answerable is {record['answerable']!r}: give yes or no (blank: yes)")
+        unanswerable += [qid] * (not answerable)
+        labels += [(line, qid, doc, gain) for doc, gain in _relevant(record["relevant"], record.get("gain"), path, line, answerable)]
+    return assemble(questions, path, labels, path, unanswerable=unanswerable)
 
 
-def _relevant(relevant, gain, path: Path, line: int) -> list[tuple[str, int]]:
-    """``[(id, gain)]`` from a ``relevant`` field and an optional ``gain`` field (see :func:`id_labels`)."""
+def _relevant(relevant, gain, path: Path, line: int, answerable: bool = True) -> list[tuple[str, int]]:
+    """``[(id, gain)]`` from a ``relevant`` field and an optional ``gain`` field (see :func:`id_labels`); none, and
+    must be none, for a question marked ``answerable`` no."""
     relevant, gain = _listed(relevant, path, line, "relevant"), _listed(gain, path, line, "gain")
     if isinstance(relevant, dict):
         if gain not in (None, "", []):
@@ -360,8 +370,10 @@ def _relevant(relevant, gain, path: Path, line: int) -> list[tuple[str, int]]:
             raise FormatError(path, line, f"the field gain gives {len(gains)} gains for the {len(relevant)} ids of the "
                                           "field relevant: give one for all, or one per id")
         pairs = list(zip(relevant, gains))
-    if not pairs:
-        raise FormatError(path, line, "the field relevant names no id")
+    if not answerable and pairs:
+        raise FormatError(path, line, "marked answerable=no but the field relevant names ids: leave one of them")
+    if answerable and not pairs:
+        raise FormatError(path, line, "the field relevant names no id (mark a question the corpus cannot answer answerable=no)")
     return [(_identifier(d, path, line, "relevant"), _whole(g, path, line, "gain")) for d, g in pairs]
 
 
@@ -410,7 +422,7 @@ def _llamaindex_labels(path: Path, text: str, parts: dict) -> Labels:
     return assemble(questions, path, labels, path)
 
 
-RAGAS_FIELDS = {"question": ("user_input",), "evidence": ("reference_contexts",)}
+RAGAS_FIELDS = {"question": ("user_input",), "evidence": ("reference_contexts",), "answerable": ("answerable",)}
 
 
 def ragas_rows(path: Path) -> list[tuple[int, dict]] | None:
@@ -431,7 +443,8 @@ def ragas_rows(path: Path) -> list[tuple[int, dict]] | None:
         if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
             raise FormatError(path, line, f"reference_contexts must be a list of texts, got a {_kind(contexts)}")
         question = _text(record["question"], path, line, "user_input", blank=True)
-        rows += [(line, {"id": f"q{number}", "question": question, "evidence": c}) for c in contexts or [""]]
+        rows += [(line, {"id": f"q{number}", "question": question, "evidence": c,
+                         "answerable": str(record.get("answerable", ""))}) for c in contexts or [""]]
     return rows
 
 

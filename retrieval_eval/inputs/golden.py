@@ -18,6 +18,7 @@ from ..core.errors import GoldenSetError
 from ..core.paths import GOLDEN_PATH, KNOWN_FALSE_NEGATIVES_PATH
 from .chunks import check_chunks, chunk_spans
 from .formats import (
+    ANSWERABLE,
     GOLDEN_FIELDS,
     Labels,
     beir_labels,
@@ -35,7 +36,6 @@ GOLDEN_COLUMNS = ("id", "question", "evidence", "slice")
 OPTIONAL_COLUMNS = ("partial_evidence", "answerable")
 LEVELS = ("chunk", "document")
 EVIDENCE_FIELDS = {name: GOLDEN_FIELDS.get(name, (name,)) for name in (*GOLDEN_COLUMNS, *OPTIONAL_COLUMNS)}
-ANSWERABLE = {"yes": True, "true": True, "1": True, "": True, "no": False, "false": False, "0": False}
 
 
 def read_golden_csv(path: str | Path = GOLDEN_PATH, problems: list[str] | None = None) -> pd.DataFrame:
@@ -206,7 +206,7 @@ def load_golden(path: str | Path, chunks: Sequence[Mapping], docs: Mapping[str, 
         labels = beir_labels(path, split)
     elif path.suffix.lower() in (".csv", ".tsv", ".txt") or path.suffix.lower() == ".jsonl" and ragas_rows(path):
         ragas = ragas_rows(path)
-        columns, rows = (["id", "question", "evidence"], ragas) if ragas is not None else read_table(
+        columns, rows = (["id", "question", "evidence", "answerable"], ragas) if ragas is not None else read_table(
             path, GOLDEN_FIELDS | EVIDENCE_FIELDS, [("question",), ("evidence", "relevant")], "question")
         if {"evidence", "relevant"} <= set(columns):
             raise GoldenSetError(f"{path}: has both an evidence and a relevant column: give one kind of label")

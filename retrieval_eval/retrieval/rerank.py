@@ -42,7 +42,7 @@ class SentenceReranker:
     that answers is not diluted by the rest of the chunk, but a sentence sharing the question's words without
     answering wins, and an answer spanning sentences (a table row and its header) loses."""
 
-    name = "sentence"
+    name, window = "sentence", None  # window: word pieces read; None, the model's own
 
     def __init__(self, model_name: str | None = None):
         self.model_name, self._model = model_name, None
@@ -66,7 +66,7 @@ class SentenceReranker:
     def _encode(self, texts: list[str]) -> np.ndarray:
         new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if new:
-            self.model.max_seq_length = self.model.native_window  # the model is shared: its own window, not vector search's
+            self.model.max_seq_length = self.window or self.model.native_window  # the model is shared: set it each time
             for t, v in zip(new, self.model.encode(new, normalize_embeddings=True, show_progress_bar=False, batch_size=64)):
                 self._vectors[t] = v
         return np.stack([self._vectors[t] for t in texts])

@@ -242,7 +242,7 @@ class VectorRetriever:
         self.model.max_seq_length = self.window  # the model is shared: this retriever's window
         paths = [self.cache_folder / (hashlib.sha256(t.encode("utf-8")).hexdigest() + ".npy") for t in texts]
         todo = [i for i, p in enumerate(paths) if not p.exists()]
-        for start in tqdm(range(0, len(todo), BATCH), desc="embedding chunks", unit="batch", disable=not progress or not todo):
+        for start in tqdm(range(0, len(todo), BATCH), desc=f"embedding chunks ({len(todo)} not cached, {BATCH} a batch)", unit="batch", disable=not progress or not todo):
             part = todo[start : start + BATCH]
             for i, vector in zip(part, self.model.encode([texts[i] for i in part], prompt=self.document_prefix, **ENCODE)):
                 buffer = io.BytesIO()

@@ -145,7 +145,7 @@ def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, f
     unanswerable = "answerable" in setup.golden and not setup.golden["answerable"].all() and setup.level == "chunk"
     return Evaluation({name: {q: run[q] for q in setup.qrels} for name, run in setup.runs.items()}, setup.qrels, k,
                       sorted({*ks, k}), setup.golden, setup.chunks, dict(about or {}), left_out_table(setup), folder,
-                      unit=setup.level, abstention=abstention(setup).curve if unanswerable else None)
+                      unit=setup.level, abstention=abstention(setup, k=k).curve if unanswerable else None)
 
 
 def left_out_table(setup) -> pd.DataFrame:
@@ -447,7 +447,7 @@ def abstention_section(ev: Evaluation) -> Section:
     html = (f"<p>{int(first['unanswerable']):,} questions are marked answerable=no: recall cannot score them (they have "
             "no relevant chunk), so they are scored by abstention. A system that says \"I don't know\" when its top "
             "chunk's score is below a threshold rightly abstains on some of them, and wrongly on some of the "
-            f"{int(first['answerable']):,} answerable questions, losing their evidence. The score is the bundled embedding "
+            f"{int(first['answerable']):,} answerable questions, losing their evidence when it is in the top {ev.k}. The score is the bundled embedding "
             "model's (all-MiniLM-L6-v2) cosine of the question and the top chunk, one scale for every run. Per run, the highest threshold "
             "that loses at most 10% of the answerable questions:</p>" + _table(table)
             + _figure(plot_abstention, ev.abstention)
