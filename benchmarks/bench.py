@@ -70,7 +70,7 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    corpus's words, Zipf-distributed) and 5,000 questions, generated from the fixed seed into a temporary
    folder; the whole target with an empty cache (``RETRIEVAL_EVAL_CACHE`` and ``RETRIEVAL_EVAL_OUTPUT`` in
    that folder): wall time, split where the report folder is claimed (the terminal part, then the
-   report), the peak memory of its largest process, the cache's size, and the report's slowest cell.
+   report), the peak memory of its largest process, and the cache's size.
    Targets: at most 5 minutes and a cache of at most 50 MB.
 
 10. The second stage (``rerank``): the sentence reranker on hybrid's top 10 of each golden-set question, every
@@ -556,11 +556,7 @@ def time_make_evaluate(tmp: Path, *parameters: str) -> tuple[float, float, int]:
 
 def bench_report():
     """`make evaluate` on the synthetic set, cold (empty cache): the whole target's time, the peak memory of
-    its largest process, the cache's size, and the report's slowest cell."""
-    from datetime import datetime
-
-    import nbformat
-
+    its largest process and the cache's size."""
     rng = np.random.default_rng(SEED)  # its own generator: the same data whichever sections run
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
@@ -568,20 +564,12 @@ def bench_report():
         corpus, golden = synthetic_golden_set(rng, tmp / "set")
         seconds, terminal, peak_kib = time_make_evaluate(tmp, f"CORPUS={corpus}", f"GOLDEN={golden}", "REPORT=scale")
         cache_mib = sum(f.stat().st_size for f in (tmp / "cache").rglob("*") if f.is_file()) / 2**20
-        folder = tmp / "output" / "scale"
-        cells = [c for c in nbformat.read(folder / "report.ipynb", as_version=4).cells if c.cell_type == "code"]
-        times = {c.source.splitlines()[0].lstrip("# "): (datetime.fromisoformat(c.metadata.execution["iopub.status.idle"])
-                                                          - datetime.fromisoformat(c.metadata.execution["iopub.status.busy"]))
-                 .total_seconds() for c in cells if "execution" in c.metadata}
-        times = times or {"none: the report keeps no cell timings": 0.0}
-        slowest = max(times, key=times.get)
-        report_mib = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
+        report_mib = sum(f.stat().st_size for f in (tmp / "output" / "scale").iterdir()) / 2**20
     print(f"9. make evaluate at scale: {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, cold cache; {os.cpu_count()} "
           f"cores, no GPU; load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
     print(f"   {seconds:.0f} s in all (target <= {SCALE_TARGET_S} s: {'met' if seconds <= SCALE_TARGET_S else 'MISSED'}); "
           f"the terminal part {terminal:.0f} s, the report {seconds - terminal:.0f} s; peak memory {peak_kib / 1024:.0f} MiB (the largest process); cache {cache_mib:.1f} MiB (target <= "
-          f"{SCALE_TARGET_MB} MB: {'met' if cache_mib * 2**20 <= SCALE_TARGET_MB * 1e6 else 'MISSED'}); the report's "
-          f"{len(cells)} cells {sum(times.values()):.0f} s, the slowest '{slowest}' {times[slowest]:.1f} s; report folder "
+          f"{SCALE_TARGET_MB} MB: {'met' if cache_mib * 2**20 <= SCALE_TARGET_MB * 1e6 else 'MISSED'}); report folder "
           f"{report_mib:.0f} MiB")
     return [(f"`make evaluate`, {SCALE_DOCS:,} documents, {SCALE_QUESTIONS:,} questions, empty cache",
              f"{seconds:.0f} s in all (target 5 minutes): {terminal:.0f} s until the report, {seconds - terminal:.0f} s "
