@@ -5,7 +5,7 @@
 starts JupyterLab there on a free 127.0.0.1 port with a random token, its settings and state in that
 folder; :func:`chromium` opens Debian's Chromium through Playwright (its own browser download does not
 work here) with real scrollbars (Playwright hides them by default); :func:`open_and_run` opens a notebook
-and runs all its cells. Every wait has a timeout, and the server, its kernels and the browser are
+and runs all its cells; :func:`save_notebook` saves it with its outputs. Every wait has a timeout, and the server, its kernels and the browser are
 stopped when the ``with`` blocks end.
 """
 
@@ -199,6 +199,16 @@ def open_and_run(page, base: str, token: str, name: str, wait_for: Sequence[str]
     """:func:`open_notebook`, then :func:`run_all`."""
     open_notebook(page, base, token, name)
     run_all(page, wait_for, screenshot)
+
+
+def save_notebook(page, path: Path) -> None:
+    """Save the notebook shown (Ctrl+S) and wait until JupyterLab has written it to ``path``, its served copy."""
+    before, deadline = path.stat().st_mtime_ns, time.monotonic() + STEP_MS / 1000
+    page.keyboard.press("Control+s")
+    while path.stat().st_mtime_ns == before:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"JupyterLab did not save {path.name}")
+        time.sleep(0.1)
 
 
 def show_at_top(page, selector: str) -> None:

@@ -1,5 +1,6 @@
-"""The lesson plan walked in one tab: each core notebook opened in JupyterLab at 1366×768 (scrollbars shown), Run All,
-View ▸ Appearance ▸ Presentation Mode (lab/custom.css loaded, as ``make lab`` does), then every "Predict" prompt
+"""The lesson plan walked in one tab: each core notebook opened in JupyterLab at 1366×768 (scrollbars shown), Run All
+(the run's one execution of it, saved and checked as tests/test_notebooks.py checks the others: no error, nothing
+written under data/, the committed key outputs, with an empty cache), View ▸ Appearance ▸ Presentation Mode (lab/custom.css loaded, as ``make lab`` does), then every "Predict" prompt
 scrolled to the top of the notebook as a lecturer would show it. Before its step no line the step reveals is on the
 screen; the step (opening the fold under the prompt) reveals it. Tables and the interview lines read at 16 px or more,
 the interview lines left-aligned, and every figure's text at 16 px or more as shown (a live widget's figure:
@@ -20,7 +21,9 @@ import re
 import shutil
 from pathlib import Path
 
+import nbformat
 import pytest
+from test_notebooks import check_execution, data_fingerprint
 from test_slides import CORE
 
 import helpers as h
@@ -36,6 +39,7 @@ from lab import (
     open_and_run,
     open_notebook,
     press,
+    save_notebook,
     set_shown,
     shut_down_kernels,
     wait_idle,
@@ -241,12 +245,15 @@ def walk_widget_steps(page, notebook: str, key) -> list:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab serving the core notebooks (with lab/custom.css), and Chromium."""
+    """JupyterLab serving the core notebooks (with lab/custom.css) from ``served``, and Chromium; every kernel starts
+    with RETRIEVAL_EVAL_CACHE pointing at one new, empty folder: (browser, base URL, token, served)."""
     tmp = tmp_path_factory.mktemp("lesson")
     (tmp / "benchmarks").mkdir()  # 06 reads ../benchmarks/rerank.json beside its folder
     shutil.copy(ROOT / "benchmarks" / "rerank.json", tmp / "benchmarks")
-    with jupyterlab(tmp, CORE + DEEP) as (base, token), chromium() as chrome:
-        yield chrome, base, token
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RETRIEVAL_EVAL_CACHE", str(tmp / "cache"))
+        with jupyterlab(tmp, CORE + DEEP) as (base, token), chromium() as chrome:
+            yield chrome, base, token, tmp / "notebooks"
 
 
 def top(page, index: int) -> None:
@@ -257,10 +264,11 @@ def top(page, index: int) -> None:
 
 @pytest.mark.parametrize("notebook", CORE, ids=[p.stem for p in CORE])
 def test_the_lesson_in_one_tab_hides_each_answer_until_its_step_and_reads_big(lab, key, notebook, tmp_path):
-    chrome, base, token = lab
-    page = new_page(chrome, 1366, 768)
+    chrome, base, token, served = lab
+    page, data_before = new_page(chrome, 1366, 768), data_fingerprint()
     try:
         open_and_run(page, base, token, notebook.name, screenshot=tmp_path / "run_all.png")
+        save_notebook(page, served / notebook.name)
         errors = page.locator(".jp-OutputArea-output[data-mime-type*='error']").all_inner_texts()
         menu(page, "View", "Appearance")
         page.locator(".lm-Menu-itemLabel", has_text="Presentation Mode").first.click()
@@ -285,6 +293,8 @@ def test_the_lesson_in_one_tab_hides_each_answer_until_its_step_and_reads_big(la
         page.close()
         shut_down_kernels(base, token)
     assert not errors, errors[0][-300:]  # Run All as the class sees it
+    check_execution(notebook.name, nbformat.read(served / notebook.name, as_version=4),
+                    nbformat.read(notebook, as_version=4), data_before)
     assert kinds["presenting"]
     assert len(prompts) == sum("Predict" in "".join(c["source"]) for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
                                if c["cell_type"] == "markdown")
@@ -302,7 +312,7 @@ def test_the_lesson_in_one_tab_hides_each_answer_until_its_step_and_reads_big(la
 def test_deep_dive_figures_read_at_16_px_as_shown(lab, notebook):
     """A deep dive's committed figures as the notebook shows them at 1366×768 (no run): each drawn in the course's
     style (course/plots.py: 100 dpi, its smallest text FONT_PT) and that text at 16 px or more."""
-    chrome, base, token = lab
+    chrome, base, token, _ = lab
     page = new_page(chrome, 1366, 768)
     try:
         open_notebook(page, base, token, notebook.name)
