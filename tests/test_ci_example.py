@@ -37,6 +37,7 @@ def build(folder: Path, steps: dict, workflow: dict, candidate: dict, number: in
             for name, step in steps.items()}
 
 
+@pytest.mark.slow  # the workflow's steps in bash, each a make target in its own process
 @pytest.mark.parametrize("lost, failed", [(20, True), (0, False)])
 def test_the_workflow_gates_a_pull_requests_run_and_the_cached_history_builds_up(tmp_path, lost, failed):
     workflow = yaml.safe_load(WORKFLOW.read_text())

@@ -604,6 +604,7 @@ def test_a_report_stopped_by_kill_9_is_marked_unfinished_from_the_start(tmp_path
     assert mark.read_text().startswith(f"being written by process {os.getpid()}")
 
 
+@pytest.mark.slow  # make evaluate-runs in a fresh process (what it imports is the test)
 def test_the_report_is_rendered_in_this_process_and_its_notebook_shows_the_same(tmp_path):
     """No kernel is started; report.ipynb, unexecuted, calls the same sections on the bundle: the same page."""
     script = (f"import sys; from retrieval_eval.tool import cli; status = cli.main(['evaluate-runs'], {{"

@@ -21,7 +21,6 @@ import re
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 from test_notebooks import check_execution, data_fingerprint
 from test_slides import CORE
@@ -293,6 +292,8 @@ def test_the_lesson_in_one_tab_hides_each_answer_until_its_step_and_reads_big(la
         page.close()
         shut_down_kernels(base, token)
     assert not errors, errors[0][-300:]  # Run All as the class sees it
+    import nbformat  # imported here: 2 s (jsonschema's format checkers) make test-fast, which collects this file, need not pay
+
     check_execution(notebook.name, nbformat.read(served / notebook.name, as_version=4),
                     nbformat.read(notebook, as_version=4), data_before)
     assert kinds["presenting"]

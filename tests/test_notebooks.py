@@ -16,7 +16,6 @@ import hashlib
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
 from test_slides import CORE
 
@@ -73,6 +72,8 @@ def check_execution(name: str, executed, committed, data_before: dict) -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_and_committed_outputs_are_current(path, request):
+    import nbformat  # imported here, as nbclient below: 2 s (jsonschema's format checkers) make test-fast need not pay
+
     update = request.config.getoption("--update-notebooks")
     committed = nbformat.read(path, as_version=4)
     assert update or all(
@@ -83,9 +84,7 @@ def test_notebook_runs_and_committed_outputs_are_current(path, request):
         pytest.skip("executed once per run, by tests/test_lesson.py's Run All in JupyterLab, with these checks")
     nb = nbformat.read(path, as_version=4)
     before = data_fingerprint()
-    from nbclient import (
-        NotebookClient,  # imported here: 2 s that make test-fast, which collects this file, need not pay
-    )
+    from nbclient import NotebookClient
 
     NotebookClient(
         nb, timeout=900, kernel_name="python3", store_widget_state=False, coalesce_streams=True,

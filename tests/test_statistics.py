@@ -182,6 +182,7 @@ def test_a_repeated_permutation_test_is_remembered_and_gives_the_same_result():
     assert first["p"] == pytest.approx(brute_force_p(a, b))
 
 
+@pytest.mark.slow  # 2^16 flips by hand in Python
 def test_exact_p_on_repeated_gap_sizes_equals_brute_force():
     # 16 differing questions whose reciprocal-rank gaps take four sizes: the grouped distribution, 2^16 flips by hand
     a = [1, 1 / 2, 1 / 3, 0, 1, 1, 1 / 2, 0, 1 / 3, 1, 0, 1 / 2, 1, 1 / 3, 1, 1 / 2]
