@@ -5,8 +5,8 @@
 starts JupyterLab there on a free 127.0.0.1 port with a random token, its settings and state in that
 folder; :func:`chromium` opens Debian's Chromium through Playwright (its own browser download does not
 work here) with real scrollbars (Playwright hides them by default); :func:`open_and_run` opens a notebook
-and runs all its cells; :func:`save_notebook` saves it with its outputs. Every wait has a timeout, and the server, its kernels and the browser are
-stopped when the ``with`` blocks end.
+and runs all its cells; :func:`save_notebook` saves it with its outputs. Every wait has a timeout, and the
+server, its kernels and the browser are stopped when the ``with`` blocks end.
 """
 
 from __future__ import annotations

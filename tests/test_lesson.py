@@ -1,10 +1,11 @@
 """The lesson plan walked in one tab: each core notebook opened in JupyterLab at 1366×768 (scrollbars shown), Run All
 (the run's one execution of it, saved and checked as tests/test_notebooks.py checks the others: no error, nothing
-written under data/, the committed key outputs, with an empty cache), View ▸ Appearance ▸ Presentation Mode (lab/custom.css loaded, as ``make lab`` does), then every "Predict" prompt
-scrolled to the top of the notebook as a lecturer would show it. Before its step no line the step reveals is on the
-screen; the step (opening the fold under the prompt) reveals it. Tables and the interview lines read at 16 px or more,
-the interview lines left-aligned, and every figure's text at 16 px or more as shown (a live widget's figure:
-tests/test_browser.py). Slides are tests/test_slides.py's.
+written under data/, the committed key outputs, with an empty cache), View ▸ Appearance ▸ Presentation Mode
+(lab/custom.css loaded, as ``make lab`` does), then every "Predict" prompt scrolled to the top of the notebook as a
+lecturer would show it. Before its step no line the step reveals is on the screen; the step (opening the fold under
+the prompt) reveals it. Tables and the interview lines read at 16 px or more, the interview lines left-aligned, and
+every figure's text at 16 px or more as shown (a live widget's figure: tests/test_browser.py). Slides are
+tests/test_slides.py's.
 
 Then every guided step of the widgets, as the lesson plan's teacher's key lists them: each widget driven in the page as
 the class drives it (clicks, slider keys, from *reset*) with its numbers hidden; with the step's instruction and then
