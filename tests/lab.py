@@ -100,9 +100,11 @@ def jupyterlab(tmp: Path, notebooks: Sequence[Path]) -> Iterator[tuple[str, str]
     for notebook in notebooks:
         shutil.copy(notebook, root)
     # User settings: no news or update checks (they would try the internet and put a toast over the
-    # page), and every cell kept rendered (JupyterLab skips rendering cells out of view by default).
+    # page), every cell kept rendered (JupyterLab skips rendering cells out of view by default), and no
+    # autosave (a second window's autosave makes the first ask "File Changed" over the page; tests save explicitly).
     for plugin, values in {"apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-                           "notebook-extension/tracker": {"windowingMode": "none"}}.items():
+                           "notebook-extension/tracker": {"windowingMode": "none"},
+                           "docmanager-extension/plugin": {"autosave": False}}.items():
         path = state / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
