@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -251,22 +251,45 @@ def wait_idle(root) -> None:
     root.page.wait_for_function("e => !e.classList.contains('rw-busy')", arg=root.element_handle())
 
 
+# A JavaScript function: count on the widget's element each time its class ``rw-busy`` goes (the kernel has drawn).
+WATCH_DRAWS = """e => { e._draws = 0; if (e._watch) e._watch.disconnect();
+  e._watch = new MutationObserver(records => records.forEach(r => {
+    if ((r.oldValue || '').includes('rw-busy') && !e.classList.contains('rw-busy')) e._draws++; }));
+  e._watch.observe(e, {attributes: true, attributeFilter: ['class'], attributeOldValue: true}); }"""
+
+
+def redrawn(root, action: Callable[[], object]) -> None:
+    """Do ``action`` (a click, a key) and wait until the kernel has drawn the widget again for it: its ``rw-busy``
+    came and went. A fixed wait lost that race on a loaded machine, where the kernel starts seconds later."""
+    root.evaluate(WATCH_DRAWS)
+    action()
+    root.page.wait_for_function("e => e._draws > 0", arg=root.element_handle())
+    wait_idle(root)
+
+
 def set_shown(root, shown: bool) -> None:
     """Press the widget's *show the numbers* toggle until its numbers are shown (or hidden)."""
     button = root.locator(".rw-reveal")
     if ("mod-active" in (button.get_attribute("class") or "")) != shown:
         button.click()
     root.page.wait_for_function("([b, s]) => b.classList.contains('mod-active') === s", arg=[button.element_handle(), shown])
+    # The button turns at once in the browser; the kernel redraws later (seconds on a loaded machine) and writes the
+    # change line last, "Predict first" exactly while the numbers are hidden: wait for that, not for a time.
+    root.page.wait_for_function("([c, s]) => c.innerText === '' || c.innerText.includes('Predict first') !== s",
+                                arg=[root.locator(".rw-change").first.element_handle(), shown])
     wait_idle(root)
+
+
+def reset(root) -> None:
+    """Press the widget's *reset* and wait for its redraw."""
+    redrawn(root, root.locator(".rw-reset").first.click)
 
 
 def press(root, control: str, key: str, times: int = 1) -> None:
     """Press ``key`` on a slider's handle (``.playground-k``) ``times`` times, each change drawn before the next."""
     handle = root.locator(f"{control} .noUi-handle").first
     for _ in range(times):
-        handle.focus()
-        root.page.keyboard.press(key)
-        wait_idle(root)
+        redrawn(root, lambda: (handle.focus(), root.page.keyboard.press(key)))
 
 
 # A JavaScript function: the text of the visible notebook area, one text node a line (a node counts when its box

@@ -36,8 +36,12 @@ from lab import (
     notebook_area,
     notebook_state,
     open_notebook,
+    redrawn,
+    reset,
     run_all,
+    set_shown,
     show_at_top,
+    widget,
 )
 from retrieval_eval.core.paths import RUNS_DIR
 from retrieval_eval.core.registry import METRICS, shown_metrics
@@ -113,22 +117,6 @@ def to_top(page, name: str, nth: int = 0) -> None:
 
 def visible_text(page, name: str, nth: int = 0) -> str:
     return page.locator(f".{name}").nth(nth).inner_text()
-
-
-def set_shown(page, name: str, shown: bool, nth: int = 0) -> None:
-    root = page.locator(f".{name}").nth(nth)
-    button = root.locator(".rw-reveal")
-    if ("mod-active" in (button.get_attribute("class") or "")) != shown:
-        button.click()
-    page.wait_for_function("([n, i, s]) => { const b = document.querySelectorAll('.' + n)[i].querySelector('.rw-reveal');"
-                           " return b.classList.contains('mod-active') === s && b.innerText.includes(s ? 'hide' : 'show'); }",
-                           arg=[name, nth, shown])
-    wait_idle(page, name, nth)
-
-
-def wait_idle(page, name: str, nth: int = 0) -> None:
-    page.wait_for_timeout(250)
-    page.wait_for_function("([n, i]) => !document.querySelectorAll('.' + n)[i].classList.contains('rw-busy')", arg=[name, nth])
 
 
 def wait_for_text(page, selector: str, text: str) -> str:
@@ -254,8 +242,7 @@ IMAGE_DIGEST = """async sel => { const img = document.querySelector(sel);
 def test_hidden_numbers_stay_off_screen_until_shown(page, s):
     for name in WIDGETS:
         to_top(page, name)
-        page.locator(f".{name} .rw-reset").first.click()
-        wait_idle(page, name)
+        reset(widget(page, name))
         values, hidden_text = hidden_values(page, s, name), visible_text(page, name)
         figure = f".{name} {FIGURES[name]}" if name in FIGURES else None
         hidden_image = page.evaluate(IMAGE_DIGEST, figure) if figure else None
@@ -264,28 +251,25 @@ def test_hidden_numbers_stay_off_screen_until_shown(page, s):
         if name == "ranks-widget":
             assert page.evaluate("() => [...document.querySelectorAll('.ranks-heatmap td')].filter(td => td.offsetParent)"
                                  ".every(td => td.innerText === '?')")
-        set_shown(page, name, True)
+        set_shown(widget(page, name), True)
         page.screenshot(path=SHOTS / f"1366x768_{name}_shown.png")
         assert [v for v in values if v in visible_text(page, name)], (name, values)  # the right strings were checked
         if figure:  # the revealed figure is another image; hidden again, the same empty axes
             assert page.evaluate(IMAGE_DIGEST, figure) != hidden_image, name
-            set_shown(page, name, False)
+            set_shown(widget(page, name), False)
             assert page.evaluate(IMAGE_DIGEST, figure) == hidden_image, name
-        page.locator(f".{name} .rw-reset").first.click()
-        wait_idle(page, name)
+        reset(widget(page, name))
 
 
 def test_the_change_line_lists_every_metric_that_moved_after_a_multi_click_move(page):
     """07's first step, from the start: click rank 1 twice and rank 2 once, then show the numbers."""
     to_top(page, "playground-widget")
-    page.locator(".playground-widget .rw-reset").first.click()
-    wait_idle(page, "playground-widget")
+    reset(widget(page, "playground-widget"))
     height = page.locator(".playground-widget").first.bounding_box()["height"]
     for rank in (1, 1, 2):
-        page.locator(f".playground-rank-{rank}").first.click()
-        wait_idle(page, "playground-widget")
+        redrawn(widget(page, "playground-widget"), page.locator(f".playground-rank-{rank}").first.click)
     assert "→" not in visible_text(page, "playground-widget")  # no change shown before the numbers
-    set_shown(page, "playground-widget", True)
+    set_shown(widget(page, "playground-widget"), True)
     ranking = [f"r{i}" for i in range(1, 11)]
     before, after = {"r2": 2, "r4": 1, "r7": 1}, {"r1": 2, "r4": 1, "r7": 1}
     line = page.locator(".playground-widget .rw-change").first.inner_text()
@@ -302,7 +286,7 @@ def test_the_change_line_lists_every_metric_that_moved_after_a_multi_click_move(
 
 def test_controls_move_the_numbers(page, s):
     to_top(page, "ceiling-widget")
-    set_shown(page, "ceiling-widget", True)
+    set_shown(widget(page, "ceiling-widget"), True)
     page.locator(".ceiling-k .noUi-handle").first.focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
@@ -311,7 +295,7 @@ def test_controls_move_the_numbers(page, s):
     assert f"ceiling {h.precision_ceiling(s.qrels, 3):.3f} → {h.precision_ceiling(s.qrels, 5):.3f}" in line
     page.locator(".ceiling-widget .rw-reset").first.click()
     to_top(page, "depth-widget")
-    set_shown(page, "depth-widget", True)
+    set_shown(widget(page, "depth-widget"), True)
     page.locator(".depth-n .noUi-handle").first.focus()
     page.keyboard.press("ArrowLeft")  # N = 10 → 5
     table = two_stage_table(s.runs, s.qrels, k=3)
@@ -349,14 +333,13 @@ def test_arrow_keys_act_on_the_control_and_never_move_the_notebook(page):
     to_top(page, "rrf-widget")
     press_on(page, ".rrf-question select", "ArrowUp")
     for name in ("ranks-widget", "ceiling-widget", "rrf-widget"):
-        page.locator(f".{name} .rw-reset").first.click()
-        wait_idle(page, name)
+        reset(widget(page, name))
 
 
 def test_the_payload_shows_as_typed_and_never_runs(page):
     for name in ("ceiling-widget", "ranks-widget", "rrf-widget", "depth-widget"):
         to_top(page, name, 1)
-        set_shown(page, name, True, 1)
+        set_shown(widget(page, name, 1), True)
         assert PAYLOAD in visible_text(page, name, 1), name
         page.screenshot(path=SHOTS / f"1366x768_{name}_hostile_text_shown.png")
     assert page.evaluate(STATE)["payload_images"] == 0 and page.dialogs == []

@@ -39,10 +39,11 @@ from lab import (
     open_and_run,
     open_notebook,
     press,
+    redrawn,
+    reset,
     save_notebook,
     set_shown,
     shut_down_kernels,
-    wait_idle,
     widget,
 )
 from retrieval_eval.course.widgets.key import teacher_key
@@ -99,7 +100,7 @@ def number(root, pattern: str) -> str | None:
 
 
 def clicks(*selectors: str):
-    return lambda root: [(root.locator(s).first.click(), wait_idle(root)) for s in selectors]
+    return lambda root: [redrawn(root, root.locator(s).first.click) for s in selectors]
 
 
 def keys(control: str, key: str, times: int = 1):
@@ -119,8 +120,9 @@ def ceiling_falls(root) -> str:
 def best_share(root) -> str:
     rows = re.findall(r"\n(\S+)\s+(\d\.\d{3})\s+\d\.\d{3}\s+\d+%", root.locator(".ceiling-numbers").inner_text())
     best = max(rows, key=lambda row: float(row[1]))[0]  # the highest precision@3 in the widget's table
-    root.locator(".ceiling-retriever button", has_text=re.compile(rf"^{re.escape(best)}$")).click()
-    wait_idle(root)
+    button = root.locator(".ceiling-retriever button", has_text=re.compile(rf"^{re.escape(best)}$"))
+    if "mod-active" not in (button.get_attribute("class") or ""):  # a click on the chosen one draws nothing
+        redrawn(root, button.click)
     share = number(root, rf"{re.escape(best)} reaches precision@3 = [\d.]+, (\d+%)")
     return f"{best}: {share}"
 
@@ -217,13 +219,12 @@ def walk_widget_steps(page, notebook: str, key) -> list:
     """Every key step of this notebook driven in the page: the problems found (an answer early, a wrong value)."""
     problems = []
     for row in key[key["notebook"] == notebook].itertuples():
-        name, reset, act, read = STEPS[(row.notebook, row.step)]
+        name, from_start, act, read = STEPS[(row.notebook, row.step)]
         root = widget(page, name)
         root.scroll_into_view_if_needed()
         set_shown(root, False)
-        if reset:
-            root.locator(".rw-reset").first.click()
-            wait_idle(root)
+        if from_start:
+            reset(root)
         act(root)
         found = early(row.expected, screens(page, root))
         if read not in DRIVES and read(root):  # hidden, the widget shows none of what the step reads
