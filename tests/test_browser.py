@@ -8,7 +8,8 @@ the static copies; after, each widget is checked as a class meets it, at 1366×7
 1920×1080: it fits the visible notebook area without a horizontal scrollbar, its text reads at least
 16 px, it is the one output of its cell that shows, and before "show the numbers" its visible text holds
 none of its hidden values and its figure is not the revealed one. Then the change line after a
-multi-click move, the keyboard, the payload (shown as typed, never run), a second window after the
+multi-click move, a kernel paused over a reveal and a key press (the tests wait for its redraw), the
+keyboard, the payload (shown as typed, never run), a second window after the
 kernel changed (the static copies, never "model not found"), and a kernel restart (the "Not live" note).
 Screenshots of each widget hidden and revealed go to $WIDGET_SHOTS (default output/screenshots/).
 
@@ -19,8 +20,12 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
 import pytest
 
 import helpers as h
@@ -36,6 +41,7 @@ from lab import (
     notebook_area,
     notebook_state,
     open_notebook,
+    press,
     redrawn,
     reset,
     run_all,
@@ -318,6 +324,34 @@ def press_on(page, selector: str, key: str) -> dict:
     after = notebook_state(page)
     assert (before["active"], before["scroll"]) == (after["active"], after["scroll"]), (selector, key, before, after)
     return after
+
+
+@contextmanager
+def kernel_paused(seconds: float):
+    """This worker's kernels stopped (SIGSTOP) for ``seconds`` from now, as a loaded machine delays them."""
+    kernels = [p for p in psutil.Process().children(recursive=True) if "ipykernel_launcher" in " ".join(p.cmdline())]
+    for kernel in kernels:
+        kernel.suspend()
+    timer = threading.Timer(seconds, lambda: [kernel.resume() for kernel in kernels])
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.join()
+
+
+def test_a_slow_kernel_is_waited_for_before_a_number_is_read(page, s):
+    """A reveal and a key press with the kernel paused for 2 s: the helpers wait for its redraw, not for a time."""
+    root = widget(page, "ceiling-widget")
+    to_top(page, "ceiling-widget")
+    reset(root)
+    for act in (lambda: set_shown(root, True), lambda: press(root, ".ceiling-k", "ArrowRight")):
+        start = time.monotonic()
+        with kernel_paused(2):
+            act()
+            assert time.monotonic() - start >= 2
+    assert f"precision@4 = {h.precision_ceiling(s.qrels, 4):.3f}" in root.locator(".ceiling-sentence").inner_text()
+    reset(root)
 
 
 def test_arrow_keys_act_on_the_control_and_never_move_the_notebook(page):
