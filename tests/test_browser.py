@@ -1,17 +1,17 @@
 """The classroom widgets in a real browser: JupyterLab 4 on localhost, headless Chromium via Playwright,
 real scrollbars shown.
 
-The fixture notebook tests/data/widgets.ipynb (every widget on the teaching set, then the widgets that
-show user text again on data whose run name, question, slice and chunk id are an HTML payload) is run
-with nbclient, as ``make notebooks`` runs notebooks, and opened in JupyterLab. Before Run All it shows
-the static copies; after, each widget is checked as a class meets it, at 1366×768, at 125% zoom and at
-1920×1080: it fits the visible notebook area without a horizontal scrollbar, its text reads at least
-16 px, it is the one output of its cell that shows, and before "show the numbers" its visible text holds
-none of its hidden values and its figure is not the revealed one. Then the change line after a
-multi-click move, a kernel paused over a reveal and a key press (the tests wait for its redraw), the
-keyboard, the payload (shown as typed, never run), a second window after the
-kernel changed (the static copies, never "model not found"), and a kernel restart (the "Not live" note).
-Screenshots of each widget hidden and revealed go to $WIDGET_SHOTS (default output/screenshots/).
+The fixture notebook tests/data/widgets.ipynb (every widget on the teaching set, then the widgets that show
+user text again on data whose run name, question, slice and chunk id are an HTML payload) is run with
+nbclient, as ``make notebooks`` runs notebooks, and opened in JupyterLab. Before Run All it shows the static
+copies; after, each widget is checked as a class meets it, at 1366×768, at 125% zoom and at 1920×1080: it fits
+the visible notebook area without a horizontal scrollbar, its text reads at least 16 px, it is the one output
+of its cell that shows, and before "show the numbers" its visible text holds none of its hidden values and its
+figure is not the revealed one. Then the change line after a multi-click move, a kernel paused over a reveal
+and a key press (the tests wait for its redraw), the keyboard, the payload (shown as typed, never run), a
+second window after the kernel changed (the static copies, never "model not found"), and a kernel restart (the
+"Not live" note). Screenshots of each widget hidden and revealed go to $WIDGET_SHOTS (default
+output/screenshots/).
 
 Needs /usr/bin/chromium (``make test`` installs Debian's chromium when it is missing).
 """
