@@ -270,12 +270,13 @@ def test_hidden_numbers_stay_off_screen_until_shown(page, s):
 def test_the_change_line_lists_every_metric_that_moved_after_a_multi_click_move(page):
     """07's first step, from the start: click rank 1 twice and rank 2 once, then show the numbers."""
     to_top(page, "playground-widget")
-    reset(widget(page, "playground-widget"))
-    height = page.locator(".playground-widget").first.bounding_box()["height"]
+    root = widget(page, "playground-widget")
+    reset(root)
+    height = root.bounding_box()["height"]
     for rank in (1, 1, 2):
-        redrawn(widget(page, "playground-widget"), page.locator(f".playground-rank-{rank}").first.click)
+        redrawn(root, root.locator(f".playground-rank-{rank}").first.click)
     assert "→" not in visible_text(page, "playground-widget")  # no change shown before the numbers
-    set_shown(widget(page, "playground-widget"), True)
+    set_shown(root, True)
     ranking = [f"r{i}" for i in range(1, 11)]
     before, after = {"r2": 2, "r4": 1, "r7": 1}, {"r1": 2, "r4": 1, "r7": 1}
     line = page.locator(".playground-widget .rw-change").first.inner_text()
@@ -293,17 +294,14 @@ def test_the_change_line_lists_every_metric_that_moved_after_a_multi_click_move(
 def test_controls_move_the_numbers(page, s):
     to_top(page, "ceiling-widget")
     set_shown(widget(page, "ceiling-widget"), True)
-    page.locator(".ceiling-k .noUi-handle").first.focus()
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
+    press(widget(page, "ceiling-widget"), ".ceiling-k", "ArrowRight", 2)
     wait_for_text(page, ".ceiling-sentence", f"At k = 5 no ranking can pass precision@5 = {h.precision_ceiling(s.qrels, 5):.3f}")
     line = page.locator(".ceiling-widget .rw-change").first.inner_text()
     assert f"ceiling {h.precision_ceiling(s.qrels, 3):.3f} → {h.precision_ceiling(s.qrels, 5):.3f}" in line
     page.locator(".ceiling-widget .rw-reset").first.click()
     to_top(page, "depth-widget")
     set_shown(widget(page, "depth-widget"), True)
-    page.locator(".depth-n .noUi-handle").first.focus()
-    page.keyboard.press("ArrowLeft")  # N = 10 → 5
+    press(widget(page, "depth-widget"), ".depth-n", "ArrowLeft")  # N = 10 → 5
     table = two_stage_table(s.runs, s.qrels, k=3)
     wait_for_text(page, ".depth-sentence", f"The top 5 of hybrid hold {table.loc[('hybrid', 5), 'recall@N (ceiling)']:.3f}")
     page.screenshot(path=SHOTS / "1366x768_depth-widget_N5_shown.png")
