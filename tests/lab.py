@@ -268,16 +268,11 @@ def redrawn(root, action: Callable[[], object]) -> None:
 
 
 def set_shown(root, shown: bool) -> None:
-    """Press the widget's *show the numbers* toggle until its numbers are shown (or hidden)."""
+    """Press the widget's *show the numbers* toggle if its numbers are not already shown (or hidden), and wait for the
+    kernel's redraw (every redraw, a reveal too, marks the widget ``rw-busy``)."""
     button = root.locator(".rw-reveal")
     if ("mod-active" in (button.get_attribute("class") or "")) != shown:
-        button.click()
-    root.page.wait_for_function("([b, s]) => b.classList.contains('mod-active') === s", arg=[button.element_handle(), shown])
-    # The button turns at once in the browser; the kernel redraws later (seconds on a loaded machine) and writes the
-    # change line last, "Predict first" exactly while the numbers are hidden: wait for that, not for a time.
-    root.page.wait_for_function("([c, s]) => c.innerText === '' || c.innerText.includes('Predict first') !== s",
-                                arg=[root.locator(".rw-change").first.element_handle(), shown])
-    wait_idle(root)
+        redrawn(root, button.click)
 
 
 def reset(root) -> None:

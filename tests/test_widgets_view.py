@@ -81,6 +81,18 @@ def test_every_widget_has_the_shared_root_and_keeps_arrow_keys_inside(widgets):
         assert len(notes) == 1 and widget.label in notes[0].value
 
 
+def test_every_redraw_marks_the_widget_busy_until_it_is_drawn(widgets):
+    """``rw-busy`` comes and goes with each redraw, a reveal's too: the browser tests wait on it (tests/lab.py)."""
+    for widget in widgets:
+        seen = []
+        record = lambda change, seen=seen: seen.append("rw-busy" in change["new"])  # noqa: E731
+        widget.ui.observe(record, names="_dom_classes")
+        widget.reveal.value = not widget.reveal.value
+        widget.reset()
+        widget.ui.unobserve(record, names="_dom_classes")
+        assert seen == [True, False, True, False], widget.label
+
+
 def test_while_hidden_no_value_reaches_the_screen_and_the_static_copy_folds_them(widgets):
     for widget in widgets:
         widget.reset()

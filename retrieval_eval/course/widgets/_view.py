@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 
 import anywidget
 import ipywidgets as w
@@ -258,23 +259,31 @@ class WidgetView:
             return
         if change is not None and change["owner"] in self.new_round:
             self.baseline, self.since = None, f"the {change['owner'].description or 'question'} was changed"
-        self.ui.add_class("rw-busy")
-        try:
+        with self._busy():
             self.state = self._compute()
             self.baseline = self.state["values"] | (self.baseline or {})  # a value that appears counts from here
             self._draw(self.shown)
             self.change.value = self._change_html()
-        finally:
-            self.ui.remove_class("rw-busy")
 
     def _on_reveal(self, change) -> None:
         self.shown = change["new"]
         self.reveal.description = "hide the numbers" if self.shown else "show the numbers"
         if not self._quiet:
-            if not self.shown:  # the class predicts again, from what it has just seen
-                self.baseline, self.since = self.state["values"], "the numbers were hidden"
-            self._draw(self.shown)
-            self.change.value = self._change_html()
+            with self._busy():
+                if not self.shown:  # the class predicts again, from what it has just seen
+                    self.baseline, self.since = self.state["values"], "the numbers were hidden"
+                self._draw(self.shown)
+                self.change.value = self._change_html()
+
+    @contextmanager
+    def _busy(self) -> Iterator[None]:
+        """The class ``rw-busy`` on the widget while the kernel redraws it: "updating…" shows after 0.12 s, and a
+        browser test waits for the class to come and go before it reads a number."""
+        self.ui.add_class("rw-busy")
+        try:
+            yield
+        finally:
+            self.ui.remove_class("rw-busy")
 
     def moved(self) -> dict[str, str]:
         """What moved since the start of this round of predictions, "old → new" (shown with the numbers)."""
