@@ -304,7 +304,7 @@ def test_the_change_line_lists_every_metric_that_moved_after_a_multi_click_move(
     assert "RR 0.500 → 1.000" in line and "nDCG 0.541 → 0.776" in line
     assert page.locator(".playground-widget").first.bounding_box()["height"] == height  # reserved: nothing jumps
     page.screenshot(path=SHOTS / "1366x768_playground-widget_after_three_clicks_shown.png")
-    page.locator(".playground-widget .rw-reset").first.click()
+    reset(widget(page, "playground-widget"))
     wait_for_text(page, ".playground-rank-1", "#1 · 0")
 
 
@@ -315,18 +315,18 @@ def test_controls_move_the_numbers(page, s):
     wait_for_text(page, ".ceiling-sentence", f"At k = 5 no ranking can pass precision@5 = {h.precision_ceiling(s.qrels, 5):.3f}")
     line = page.locator(".ceiling-widget .rw-change").first.inner_text()
     assert f"ceiling {h.precision_ceiling(s.qrels, 3):.3f} → {h.precision_ceiling(s.qrels, 5):.3f}" in line
-    page.locator(".ceiling-widget .rw-reset").first.click()
+    reset(widget(page, "ceiling-widget"))
     to_top(page, "depth-widget")
     set_shown(widget(page, "depth-widget"), True)
     press(widget(page, "depth-widget"), ".depth-n", "ArrowLeft")  # N = 10 → 5
     table = two_stage_table(s.runs, s.qrels, k=3)
     wait_for_text(page, ".depth-sentence", f"The top 5 of hybrid hold {table.loc[('hybrid', 5), 'recall@N (ceiling)']:.3f}")
     page.screenshot(path=SHOTS / "1366x768_depth-widget_N5_shown.png")
-    page.locator(".depth-widget .rw-reset").first.click()
+    reset(widget(page, "depth-widget"))
     to_top(page, "ranks-widget")
     page.locator(".ranks-search input").first.press_sequentially("frost", delay=80)
     wait_for_text(page, ".ranks-head", "q13 ·")
-    page.locator(".ranks-widget .rw-reset").first.click()
+    reset(widget(page, "ranks-widget"))
     wait_for_text(page, ".ranks-matches", f"{len(s.golden)} of {len(s.golden)}")
 
 
