@@ -49,7 +49,7 @@ def test_mcnemar_p_and_mid_p_by_hand():
     assert result["mid_p"] == pytest.approx(2 * (1 + 11 + 55 / 2) / 2**11)
     assert result["test"] == "McNemar's exact test" and result["method"] == "exact binomial on 11 questions that differ"
     assert (result["wins"], result["ties"], result["losses"]) == (9, 36, 2)
-    assert result["difference"] == pytest.approx(7 / 47) and result["se"] == 0.0
+    assert result["difference"] == pytest.approx(7 / 47) and result["error"] == 0.0
     assert paired_test(a, b) == result
     # on values of 0 and 1 the sign-flip permutation test is the same exact test: the same p
     assert h.permutation_test(a, b)["p"] == pytest.approx(result["p"])
@@ -84,10 +84,10 @@ def test_permutation_test_is_exact_on_five_pairs():
     # 2^5 = 32 equally likely sign patterns; only "all +" and "all −" are as extreme: p = 2/32.
     result = h.permutation_test([1, 1, 1, 1, 1], [0, 0, 0, 0, 0])
     assert result["p"] == pytest.approx(2 / 32)
-    assert result["method"] == "exact, 2^5 flips" and result["se"] == 0.0
+    assert result["method"] == "exact, 2^5 flips" and result["error"] == 0.0
     assert h.permutation_test([1, 0, 1], [1, 0, 1]) == {
         "test": "paired permutation test", "method": "no question differs", "difference": 0.0,
-        "wins": 0, "ties": 3, "losses": 0, "mid_p": pytest.approx(math.nan, nan_ok=True), "p": 1.0, "se": 0.0,
+        "wins": 0, "ties": 3, "losses": 0, "mid_p": pytest.approx(math.nan, nan_ok=True), "p": 1.0, "error": 0.0,
     }
 
 
@@ -110,7 +110,7 @@ def test_a_mean_difference_of_zero_has_p_one_exactly(a, b):
     differences = [Fraction(x).limit_denominator(1000) - Fraction(y).limit_denominator(1000) for x, y in zip(a, b)]
     result = h.permutation_test(a, b)
     if sum(differences) == 0:
-        assert (result["p"], result["se"], result["method"]) == (1.0, 0.0, "the mean difference is 0")
+        assert (result["p"], result["error"], result["method"]) == (1.0, 0.0, "the mean difference is 0")
     else:
         assert result["p"] == pytest.approx(brute_force_p(a, b))
 
@@ -139,35 +139,107 @@ def test_exact_permutation_p_equals_brute_force_on_random_cases(pairs):
 
 
 def test_monte_carlo_p_is_b_plus_one_over_n_plus_one_and_never_zero():
-    # 25 questions, A wins all, the exact limit set below the 26 sums: no random flip of 10,000 reaches |mean| = 1,
-    # so p = 1 / 10,001
-    result = h.permutation_test([1] * 25, [0] * 25, exact_limit=10)
+    # 25 questions, A ahead on all (gaps of two sizes), the exact limit set below the 126 sums: no random flip of
+    # 10,000 reaches the observed sum, so p = 1 / 10,001
+    a, b = [1] * 20 + [0.5] * 5, [0] * 25
+    result = h.permutation_test(a, b, exact_limit=10)
     assert result["p"] == 1 / 10_001
-    assert result["method"] == "Monte Carlo, 10,000 flips, ± 0.0001" and result["se"] > 0
-    assert h.permutation_test([1] * 25, [0] * 25, n_resamples=99, exact_limit=10)["p"] == 1 / 100
-    assert h.permutation_test([1] * 25, [0] * 25)["p"] == pytest.approx(2 / 2**25)  # exact by default
+    assert result["method"] == "Monte Carlo, 10,000 flips, ± 0.0001" and result["error"] > 0
+    assert h.permutation_test(a, b, n_resamples=99, exact_limit=10)["p"] == 1 / 100
+    assert h.permutation_test(a, b)["p"] == pytest.approx(2 / 2**25)  # exact by default
+
+
+TWO_SIZES = ([1] * 12 + [0] * 4 + [0.5] * 6 + [0] * 3, [0] * 12 + [1] * 4 + [0] * 6 + [0.5] * 3)  # ±1 and ±0.5
 
 
 def test_monte_carlo_p_agrees_with_the_exact_p_within_its_error():
-    # 18 wins, 7 losses of 1 each: exact two-sided p = 2 P(X >= 18), X ~ Binomial(25, 1/2)
-    a, b = [1] * 18 + [0] * 7, [0] * 18 + [1] * 7
-    exact = 2 * stats.binom.sf(17, 25, 0.5)
+    exact = h.permutation_test(*TWO_SIZES)
+    assert exact["method"] == "exact, 2^25 flips" and exact["p"] == pytest.approx(two_size_p(12, 4, 6, 3))
     for n_resamples, seed in [(10_000, SEED), (2_000, 7)]:
-        result = h.permutation_test(a, b, n_resamples=n_resamples, seed=seed, exact_limit=10)
+        result = h.permutation_test(*TWO_SIZES, n_resamples=n_resamples, seed=seed, exact_limit=10)
         extreme = result["p"] * (n_resamples + 1) - 1
         assert extreme == pytest.approx(round(extreme)) and 0 <= round(extreme) <= n_resamples
-        assert result["se"] == pytest.approx(math.sqrt(result["p"] * (1 - result["p"]) / n_resamples), rel=0.01)
-        assert abs(result["p"] - exact) < 4 * result["se"]
-    assert h.permutation_test(a, b) == h.permutation_test(a, b, seed=7)  # exact: no seed matters
-    assert h.permutation_test(a, b)["p"] == pytest.approx(exact)
+        assert result["error"] == pytest.approx(math.sqrt(result["p"] * (1 - result["p"]) / n_resamples), rel=0.01)
+        assert abs(result["p"] - exact["p"]) < 4 * result["error"]
+    assert h.permutation_test(*TWO_SIZES) == h.permutation_test(*TWO_SIZES, seed=7)  # exact: no seed matters
 
 
 def test_exact_limit_decides_between_the_exact_distribution_and_sampling():
-    a, b = [1] * 6, [0] * 6  # six gaps of one size: 7 distinct sums
-    assert h.permutation_test(a, b, exact_limit=7)["method"] == "exact, 2^6 flips"
-    sampled = h.permutation_test(a, b, exact_limit=6, n_resamples=50)
+    a, b = [1] * 5 + [0.5] * 3, [0] * 8  # two sizes: 6 × 4 = 24 combinations of + signs; 2^8 > 50 flips
+    assert h.permutation_test(a, b, exact_limit=24)["method"] == "exact, 2^8 flips"
+    sampled = h.permutation_test(a, b, exact_limit=23, n_resamples=50)
     assert sampled["method"].startswith("Monte Carlo, 50 flips")
     assert sampled["p"] * 51 == pytest.approx(round(sampled["p"] * 51))
+
+
+# --- at the sizes users run: 64 to 1,000,000 differing questions ------------------------------------
+
+
+def two_size_p(up1: int, down1: int, up_half: int, down_half: int) -> float:
+    """The exact two-sided sign-flip p of gaps ±1 and ±0.5 from SciPy's binomial alone (a reference in another form:
+    the sum over the half-size signs of the whole-size tail), at any size."""
+    m1, mh = up1 + down1, up_half + down_half
+    observed = abs((up1 - down1) + 0.5 * (up_half - down_half))
+    j = np.arange(mh + 1)  # + signs among the half-size gaps
+    rest = observed - 0.5 * (2 * j - mh)  # the whole-size sum needed: S1 >= rest or S1 <= -observed - half part
+    upper = stats.binom.sf(np.ceil((rest + m1) / 2 - 1e-9) - 1, m1, 0.5)
+    lower = stats.binom.cdf(np.floor((-observed - 0.5 * (2 * j - mh) + m1) / 2 + 1e-9), m1, 0.5)
+    return float(min(1.0, (stats.binom.pmf(j, mh, 0.5) * (upper + lower)).sum()))
+
+
+@pytest.mark.parametrize("wins, losses", [(10, 20), (25, 40), (40, 70), (250, 300), (2_400, 2_600),
+                                          (498_500, 501_500)])
+def test_the_paired_tests_equal_scipys_exact_sign_test_at_any_size(wins, losses):
+    """30, 65, 110, 550, 5,000 and 1,000,000 differing questions of 0/1 values: McNemar and the permutation test are
+    scipy.stats.binomtest's exact p, never an overflow (2^64 no longer fits the counts)."""
+    a = np.r_[np.ones(wins), np.zeros(losses), np.ones(7)]
+    b = np.r_[np.zeros(wins), np.ones(losses), np.ones(7)]
+    reference = stats.binomtest(wins, wins + losses, 0.5).pvalue
+    for test in (h.mcnemar_test, h.permutation_test, paired_test):
+        result = test(a, b)
+        assert result["p"] == pytest.approx(reference, rel=1e-9, abs=1e-300) and result["error"] == 0
+    graded = h.permutation_test(a * 0.5, b * 0.5)  # one size of gap, 0.5: the same sign test
+    assert graded["p"] == pytest.approx(reference, rel=1e-9) and graded["method"].startswith("exact")
+
+
+@pytest.mark.parametrize("scale, method", [(1, "exact"), (10, "exact"), (100, "Monte Carlo"), (20_000, "normal")])
+def test_graded_differences_of_two_sizes_against_scipys_binomial_at_scale(scale, method):
+    """Gaps of ±1 and ±0.5 on 25 to 500,000 differing questions: exact while the sums are few, then random flips,
+    then the normal approximation, each within its stated error of the exact p (SciPy's binomial, two_size_p)."""
+    counts = [12 * scale, 4 * scale + (scale > 1), 6 * scale, 3 * scale]
+    a = np.r_[np.ones(counts[0]), np.zeros(counts[1]), np.full(counts[2], 0.5), np.zeros(counts[3])]
+    b = np.r_[np.zeros(counts[0]), np.ones(counts[1]), np.zeros(counts[2]), np.full(counts[3], 0.5)]
+    result, reference = h.permutation_test(a, b), two_size_p(*counts)
+    assert result["method"].startswith(method)
+    assert abs(result["p"] - reference) <= max(4 * result["error"], 1e-9 * reference)
+    if method == "normal":
+        assert 0 < result["error"] < 0.01
+
+
+def test_the_normal_approximation_holds_a_million_graded_differences_in_bounded_memory():
+    """1,000,000 differing questions of many sizes: the normal approximation, within its Berry–Esseen bound of a
+    Monte Carlo reference built from the same differences' sign flips (drawn here, 2,000 of them, in blocks)."""
+    rng = np.random.default_rng(3)
+    gaps = rng.choice([1, 0.5, 1 / 3, 0.25, 0.2], 1_000_000) * rng.choice([1, -1], 1_000_000, p=[0.5008, 0.4992])
+    result = h.permutation_test(gaps, np.zeros_like(gaps))
+    assert result["method"].startswith("normal approximation, 1,000,000 differing questions")
+    flips = np.concatenate([(rng.choice([-1.0, 1.0], (100, len(gaps))) @ gaps) for _ in range(20)])
+    monte_carlo = (np.abs(flips) >= abs(gaps.sum())).mean()
+    assert abs(result["p"] - monte_carlo) <= result["error"] + 4 * math.sqrt(0.25 / len(flips))
+
+
+def test_bootstrap_memory_is_linear_in_n_and_the_normal_interval_takes_over_past_its_cost():
+    from retrieval_eval.analysis.statistics import BOOTSTRAP, NORMAL
+    rng = np.random.default_rng(5)
+    values = rng.choice([0, 0.25, 0.5, 1], 20_001)
+    normal = mean_interval(values)
+    assert normal["interval"] == NORMAL
+    half = stats.norm.ppf(0.975) * values.std(ddof=1) / math.sqrt(len(values))
+    assert (normal["low"], normal["high"]) == pytest.approx((values.mean() - half, values.mean() + half))
+    sampled = bootstrap_ci(values[:5_000])  # 5,000 × 10,000 draws: the percentile bootstrap, close to the normal
+    assert mean_interval(values[:5_000])["interval"] == BOOTSTRAP
+    half = stats.norm.ppf(0.975) * values[:5_000].std(ddof=1) / math.sqrt(5_000)
+    assert sampled[1:] == pytest.approx((values[:5_000].mean() - half, values[:5_000].mean() + half), abs=0.002)
 
 
 def test_a_repeated_permutation_test_is_remembered_and_gives_the_same_result():

@@ -15,12 +15,16 @@ from ..core.checks import check_k, check_list, check_probability, finite_number
 
 N_RESAMPLES = 10_000  # bootstrap resamples, and random sign flips when a permutation test cannot be exact
 SEED = 20091  # fixed: two runs print identical intervals and p-values
-BATCH = 1000  # resamples SciPy draws at once: the same values, in bounded memory (5,000 questions: not GBs)
+BATCH = 1000  # resamples SciPy draws at once, fewer when n is large: BATCH_CELLS values at most (memory linear in n)
+BATCH_CELLS = 10**7  # 80 MB of float64
 EXACT_LIMIT = 10**6  # a permutation test is exact when its null distribution needs at most this many sums
+SAMPLED_CELLS = 2 * 10**8  # resamples × questions worth drawing (10,000 of 20,000); beyond, the normal approximation
+BERRY_ESSEEN = 0.56  # Shevtsova (2010): |F − Φ| <= 0.56 Σ E|X|³ / (Σ Var X)^(3/2), independent X of any distributions
+CORRECTION = 1.0  # the score bound's continuity correction, in questions (its size: margin_test)
 ALPHA = 0.05  # the family-wise error rate of the verdicts
 POWER = 0.8  # the chance of detecting a real difference planners usually aim for
-WILSON, BOOTSTRAP = "Wilson score", "percentile bootstrap"
-MCNEMAR, PERMUTATION = "McNemar's exact test", "paired permutation test"
+WILSON, BOOTSTRAP, NORMAL = "Wilson score", "percentile bootstrap", "normal (central limit)"
+MCNEMAR, PERMUTATION, SCORE = "McNemar's exact test", "paired permutation test", "Tango's score test"
 
 
 def _values(values, name: str) -> np.ndarray:
@@ -49,20 +53,35 @@ def _binary(values: np.ndarray) -> bool:
     return bool(np.isin(values, (0.0, 1.0)).all())
 
 
+def _batch(n: int) -> int:
+    return min(BATCH, max(1, BATCH_CELLS // n))
+
+
+def _sampled(n: int, n_resamples: int = N_RESAMPLES) -> bool:
+    """Whether drawing ``n_resamples`` resamples of n values is worth it (:data:`SAMPLED_CELLS`): else the normal."""
+    return n * n_resamples <= SAMPLED_CELLS
+
+
 def bootstrap_ci(values: Sequence[float], n_resamples: int = N_RESAMPLES, confidence: float = 0.95,
                  seed: int = SEED) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the percentile-bootstrap interval over questions (Efron & Tibshirani 1993).
-    Identical values give a zero-width interval, which says nothing."""
+    """``(mean, low, high)``: the percentile-bootstrap interval over questions (Efron & Tibshirani 1993), in memory
+    linear in n. Past :data:`SAMPLED_CELLS` (20,000 questions at 10,000 resamples) the normal interval, mean ± z·s/√n,
+    which the percentile interval tends to as n grows (a test compares them there). Identical values give a
+    zero-width interval, which says nothing."""
     from scipy import stats
     values = _values(values, "values")
+    n_resamples, confidence = check_k(n_resamples, "n_resamples"), check_probability(confidence, "confidence")
     if len(values) < 2:
         raise ValueError(f"need at least 2 values for a bootstrap interval, got {len(values)}")
+    mean = float(values.mean())
     if np.all(values == values[0]):
-        return float(values[0]), float(values[0]), float(values[0])
-    result = stats.bootstrap((values,), np.mean, n_resamples=check_k(n_resamples, "n_resamples"),
-                             confidence_level=check_probability(confidence, "confidence"), method="percentile",
-                             rng=np.random.default_rng(seed), batch=BATCH)
-    return float(values.mean()), float(result.confidence_interval.low), float(result.confidence_interval.high)
+        return mean, mean, mean
+    if not _sampled(len(values), n_resamples):
+        half = float(stats.norm.ppf((1 + confidence) / 2) * values.std(ddof=1) / math.sqrt(len(values)))
+        return mean, mean - half, mean + half
+    result = stats.bootstrap((values,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+                             method="percentile", rng=np.random.default_rng(seed), batch=_batch(len(values)))
+    return mean, float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -77,7 +96,8 @@ def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, 
 
 
 def mean_interval(values: Sequence[float], confidence: float = 0.95, method: str | None = None) -> dict:
-    """The mean with the interval that suits the values: Wilson when all are 0 or 1, else the percentile bootstrap."""
+    """The mean with the interval that suits the values: Wilson when all are 0 or 1, else the percentile bootstrap
+    (the normal interval past 20,000 questions: :func:`bootstrap_ci`)."""
     values = _values(values, "values")
     method = method or (WILSON if _binary(values) else BOOTSTRAP)
     if method == WILSON:
@@ -86,6 +106,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95, method: str
         mean, low, high = wilson_ci(int(values.sum()), len(values), confidence)
     elif method == BOOTSTRAP:
         mean, low, high = bootstrap_ci(values, confidence=confidence)
+        method = BOOTSTRAP if _sampled(len(values)) else NORMAL
     else:
         raise ValueError(f"method must be {WILSON!r}, {BOOTSTRAP!r} or None, got {method!r}")
     return {"mean": mean, "low": low, "high": high, "interval": method}
@@ -100,47 +121,65 @@ def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
             raise ValueError(f"McNemar's test needs 0 or 1 per question; {name} holds {sorted(set(values.tolist()) - {0.0, 1.0})[:3]}")
     wins, losses = int((a > b).sum()), int((a < b).sum())
     m = wins + losses
-    lower = sum(math.comb(m, w) for w in range(min(wins, losses) + 1))  # exact, in integers: 2^m cases
-    p, mid_p = min(1.0, 2 * lower / 2**m), min(1.0, (2 * lower - math.comb(m, wins)) / 2**m)
-    return {"test": MCNEMAR, "method": f"exact binomial on {m} questions that differ", "difference": float(np.mean(a - b)),
-            "wins": wins, "ties": len(a) - m, "losses": losses, "p": p, "mid_p": float(mid_p), "se": 0.0}
+    p, mid_p = _sign_p(wins, losses)
+    return {"test": MCNEMAR, "method": f"exact binomial on {m:,} questions that differ", "difference": float(np.mean(a - b)),
+            "wins": wins, "ties": len(a) - m, "losses": losses, "p": p, "mid_p": mid_p, "error": 0.0}
 
 
-@lru_cache(maxsize=1024)
+def _sign_p(wins: int, losses: int) -> tuple[float, float]:
+    """The exact two-sided sign test (binomial, chance 1/2) and its mid-p, from SciPy's binomial in log space: exact
+    at any number of differing questions (never 2^m in fixed-width integers)."""
+    from scipy import stats
+    m, fewer = wins + losses, min(wins, losses)
+    lower = float(stats.binom.cdf(fewer, m, 0.5))
+    return min(1.0, 2 * lower), min(1.0, 2 * lower - float(stats.binom.pmf(fewer, m, 0.5)))
+
+
+@lru_cache(maxsize=128)
 def _null(gaps: tuple[tuple[float, int], ...], limit: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The exact null distribution of |Σ ± d| when each gap d (``(size, how many)``) takes either sign with chance
     1/2: its values and their chances, built one size at a time (a binomial each), equal sums merged; ``None`` when
     the sign counts per size combine in more than ``limit`` ways (checked first: no work is wasted). Remembered: pairs
     with the same gaps share one distribution."""
-    if math.prod(count + 1 for _, count in gaps) > limit:
+    from scipy import stats
+    if math.prod(int(count) + 1 for _, count in gaps) > limit:
         return None
     sums, chances = np.zeros(1), np.ones(1)
     for size, count in gaps:
         plus = np.arange(count + 1)
         sums = (sums[:, None] + size * (2 * plus - count)).ravel()
-        chances = (chances[:, None] * np.array([math.comb(count, w) / 2**count for w in plus])).ravel()
+        chances = (chances[:, None] * stats.binom.pmf(plus, count, 0.5)).ravel()
         sums, where = np.unique(np.round(sums, 9), return_inverse=True)
         chances = np.bincount(where, chances)
     return np.abs(sums), chances
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=128)
 def _flip_p(nonzero: bytes, n_resamples: int, seed: int) -> float:
     """SciPy's random sign-flip p-value (remembered: notebooks test the same pair in several tables)."""
     from scipy import stats
+    values = np.frombuffer(nonzero)
     return float(stats.permutation_test(
-        (np.frombuffer(nonzero),), lambda x, axis: np.abs(np.mean(x, axis=axis)), permutation_type="samples",
+        (values,), lambda x, axis: np.abs(np.mean(x, axis=axis)), permutation_type="samples",
         vectorized=True, n_resamples=n_resamples, alternative="greater", rng=np.random.default_rng(seed),
-        batch=BATCH).pvalue)
+        batch=_batch(len(values))).pvalue)
 
 
 def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = N_RESAMPLES, seed: int = SEED,
                      exact_limit: int = EXACT_LIMIT) -> dict:
     """Two-sided paired permutation test of the mean difference (sign flips; Smucker, Allan & Carterette 2007).
-    Only the m non-zero differences are flipped. Exact over all 2^m flips when the counts of + signs per size of
-    difference combine in at most ``exact_limit`` ways (on a golden set's metrics at k, whose gaps take few sizes:
-    no seed matters), else ``n_resamples`` random flips, p = (b + 1) / (N + 1) with its Monte Carlo error ``se``. A mean
-    difference of exactly 0 has p = 1."""
+    Only the m non-zero differences are flipped. Which p, by this rule, with its stated ``error``:
+
+    - exact over all 2^m flips when the differences take one size (the sign test, SciPy's binomial: any m), or when the
+      counts of + signs per size combine in at most ``exact_limit`` ways (a golden set's metrics at k take few sizes):
+      no seed matters, ``error`` 0;
+    - else ``n_resamples`` random flips while they cost at most :data:`SAMPLED_CELLS` values (20,000 differing
+      questions at 10,000 flips): p = (b + 1) / (N + 1), ``error`` its Monte Carlo standard error;
+    - else the normal approximation of the sign-flip sum (mean 0, variance Σd²), ``error`` its Berry–Esseen bound
+      2 × 0.56 Σ|d|³ / (Σd²)^(3/2) on the two-sided p.
+
+    A mean difference of exactly 0 has p = 1."""
+    from scipy import stats
     a, b = _pairs(a, b)
     exact_limit, n_resamples = check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples")
     differences = a - b
@@ -151,16 +190,26 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     zero_mean = abs(nonzero.sum()) <= 1e-9 * np.abs(nonzero).sum()  # 1/3 − 1/6 − 1/6 is not 0.0 in floating point
     if m < 2 or zero_mean:
         why = "no question differs" if m == 0 else "the mean difference is 0" if zero_mean else "exact, 2^1 flips"
-        return {**result, "method": why, "p": 1.0, "se": 0.0}
-    null = _null(tuple(zip(*np.unique(np.round(np.abs(nonzero), 12), return_counts=True))), max(exact_limit, 2))
+        return {**result, "method": why, "p": 1.0, "error": 0.0}
+    sizes, counts = np.unique(np.round(np.abs(nonzero), 12), return_counts=True)
+    if len(sizes) == 1:
+        return {**result, "method": f"exact, 2^{m:,} flips", "p": _sign_p(result["wins"], result["losses"])[0], "error": 0.0}
+    null = _null(tuple(zip(sizes.tolist(), counts.tolist())), max(exact_limit, 2))
     if null is not None:
         sums, chances = null
         p = float(min(1.0, chances[sums >= abs(nonzero.sum()) - 1e-7].sum()))
-        return {**result, "method": f"exact, 2^{m} flips", "p": p, "se": 0.0}
-    p = _flip_p(nonzero.tobytes(), n_resamples, seed)
-    extreme = round(p * (n_resamples + 1)) - 1
-    se = math.sqrt((extreme + 1) / (n_resamples + 2) * (1 - (extreme + 1) / (n_resamples + 2)) / n_resamples)
-    return {**result, "method": f"Monte Carlo, {n_resamples:,} flips, ± {math.ceil(se * 1e4 - 1e-9) / 1e4:.4f}", "p": p, "se": se}
+        return {**result, "method": f"exact, 2^{m:,} flips", "p": p, "error": 0.0}
+    if _sampled(m, n_resamples):
+        p = _flip_p(nonzero.tobytes(), n_resamples, seed)
+        extreme = round(p * (n_resamples + 1)) - 1
+        se = math.sqrt((extreme + 1) / (n_resamples + 2) * (1 - (extreme + 1) / (n_resamples + 2)) / n_resamples)
+        return {**result, "method": f"Monte Carlo, {n_resamples:,} flips, ± {math.ceil(se * 1e4 - 1e-9) / 1e4:.4f}",
+                "p": p, "error": se}
+    square = float((nonzero**2).sum())
+    p = min(1.0, 2 * float(stats.norm.sf(abs(nonzero.sum()) / math.sqrt(square))))
+    error = 2 * BERRY_ESSEEN * float((np.abs(nonzero) ** 3).sum()) / square**1.5
+    return {**result, "method": f"normal approximation, {m:,} differing questions, ± {math.ceil(error * 1e4) / 1e4:.4f} "
+            "at most (Berry–Esseen)", "p": p, "error": error}
 
 
 def paired_test(a: Sequence[float], b: Sequence[float]) -> dict:
@@ -168,6 +217,53 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> dict:
     permutation test."""
     a, b = _pairs(a, b)
     return mcnemar_test(a, b) if _binary(a) and _binary(b) else permutation_test(a, b)
+
+
+def _score(lost, gained, n: int, drop, correction: float):
+    """Tango's (1998) score statistic for H0 "the mean drop is ``drop``" on paired 0/1 values: L lost, G gained of n,
+    the gain rate at its maximum-likelihood estimate under H0, the numerator moved by ``correction`` (arrays too)."""
+    a, b, c = 2 * n, -lost - gained + (2 * n - lost + gained) * drop, -gained * drop * (1 - drop)
+    gain_rate = (np.sqrt(np.maximum(b * b - 4 * a * c, 0)) - b) / (2 * a)
+    return (lost - gained - n * drop + correction) / np.sqrt(np.maximum(n * (2 * gain_rate + drop * (1 - drop)), 1e-300))
+
+
+SIDES = ("worse", "non-inferiority")  # H1: the mean drop is above the margin; H1: it is below
+
+
+def margin_test(drops: Sequence[float], margin: float, side: str = "worse", alpha: float = ALPHA) -> dict:
+    """Is the mean of per-question drops d (baseline − candidate, each in [−1, 1]) beyond ``margin``? Tango's score
+    test for paired proportions (1998; Liu et al. 2002), on the summed losses L = Σ max(d, 0) and gains G = Σ max(−d, 0),
+    with a continuity correction of one question (:data:`CORRECTION`). ``side="worse"``: H1 "the drop is above the
+    margin", ``bound`` the drop's one-sided (1 − α) lower bound; ``"non-inferiority"``: H1 "below", ``bound`` the upper
+    bound. ``p`` is one-sided; p < α exactly when the bound is beyond the margin (the score crosses its critical value
+    once).
+
+    For 0/1 values its size, computed exactly and maximised over every gain rate, is at most 0.048 at α = 0.05 for 5 to
+    500 questions and margins 0.005 to 0.2 (0.083 without the correction; a test computes it). Graded values enter the
+    variance with |d| in place of d², never smaller, so there it is cautious. Unlike a bootstrap bound it is not 0
+    without evidence: with nothing changed, the upper bound on n questions is the drop a score of n unchanged pairs
+    cannot rule out (0.090 at n = 47)."""
+    from scipy import optimize, stats
+    drops = _values(drops, "drops")
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {list(SIDES)}, got {side!r}")
+    if not len(drops) or (np.abs(drops) > 1 + 1e-12).any():
+        raise ValueError("drops must be one difference per question, each in [−1, 1] (metrics between 0 and 1), got "
+                         f"{drops[np.abs(drops) > 1][:3].tolist() or 'none'}")
+    if not finite_number(margin) or not -1 < margin < 1:
+        raise ValueError(f"margin must be a number between −1 and 1, got {margin!r}")
+    n, lost, gained = len(drops), float(np.clip(drops, 0, None).sum()), float(np.clip(-drops, 0, None).sum())
+    sign = -1 if side == "worse" else 1  # the correction moves the score towards H0
+    z = stats.norm.ppf(1 - check_probability(alpha, "alpha"))
+    score = float(_score(lost, gained, n, margin, sign * CORRECTION))
+    p = float(stats.norm.sf(score) if side == "worse" else stats.norm.cdf(score))
+    crossing = lambda drop: float(_score(lost, gained, n, drop, sign * CORRECTION)) + sign * z  # noqa: E731
+    ends = (-1 + 1e-12, 1 - 1e-12)
+    bound = (optimize.brentq(crossing, *ends, xtol=1e-12) if crossing(ends[0]) * crossing(ends[1]) < 0
+             else ends[int(crossing(ends[0]) > 0)] if side == "worse" else ends[int(crossing(ends[1]) > 0)])
+    return {"test": SCORE, "method": f"score on {lost:g} lost and {gained:g} gained of {n:,}, corrected by one question",
+            "side": side, "difference": float(drops.mean()), "margin": float(margin), "lost": lost, "gained": gained,
+            "p": p, "bound": float(bound), "alpha": alpha}
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -197,6 +293,20 @@ def fewest_discordant(alpha: float = ALPHA) -> int:
     (6 at 0.05, 9 at 0.05 / 9)."""
     alpha = check_probability(alpha, "alpha")
     return next(d for d in range(1, 10_000) if min(1.0, 2 * 0.5**d) <= alpha)
+
+
+def fewest_losses(n: int, margin: float = 0.0, alpha: float = ALPHA) -> int | None:
+    """The fewest of n questions a candidate must lose, gaining none, before the gate shows it worse beyond ``margin``
+    at ``alpha``: McNemar's one-sided exact test at margin 0 (0.5^L < α: 5 at 0.05), else :func:`margin_test`'s
+    score; None when no loss of at most n questions is enough."""
+    from scipy import stats
+    n, alpha = check_k(n, "n"), check_probability(alpha, "alpha")
+    if margin == 0:
+        fewest = fewest_discordant(2 * alpha)
+        return fewest if fewest <= n else None
+    lost = np.arange(n + 1)
+    shown = _score(lost, 0, n, margin, -CORRECTION) > stats.norm.ppf(1 - alpha)
+    return int(lost[shown][0]) if shown.any() else None
 
 
 def best_case_detectable_difference(n_questions: int, alpha: float = ALPHA) -> float:
