@@ -125,7 +125,7 @@ sheet: $(STAMP)
 # PWD as make received it: a relative path is refused when it names another folder than the one make runs in.
 # Adding a parameter: its name here and one line in cli.PARAMETERS.
 PARAMETERS := CORPUS GOLDEN BEIR SPLIT QRELS QUESTIONS LEVEL RUNS MODEL_NAME CHUNK_SIZE K KS METRICS RERANKER REPORT \
-              BASELINE CANDIDATE METRIC MARGIN MODE HISTORY LABEL
+              BASELINE CANDIDATE METRIC MARGIN MODE HISTORY LABEL JUNIT MAX_AGE
 $(foreach name,$(PARAMETERS),$(eval override $(name) := $$(value $(name))))
 export $(PARAMETERS)
 export START_DIR := $(PWD)
@@ -133,19 +133,25 @@ export START_DIR := $(PWD)
 evaluate: $(STAMP)
 	$(PY) -m retrieval_eval.tool.cli evaluate
 
-evaluate-runs: $(STAMP)
-	$(PY) -m retrieval_eval.tool.cli evaluate-runs
+# Runs scored against QRELS alone (evaluate-runs, gate) and the history read no corpus and load no model: they use
+# .venv when it is installed, else .venv-lite (no torch). With CORPUS, GOLDEN, BEIR or QUESTIONS they need .venv.
+READS_RUNS_ONLY = $(if $(strip $(CORPUS)$(GOLDEN)$(BEIR)$(QUESTIONS)),,yes)
+LIGHT_STAMP = $(if $(and $(READS_RUNS_ONLY),$(if $(wildcard $(STAMP)),,yes)),$(LITE_STAMP),$(STAMP))
+LIGHT_PY = $(dir $(LIGHT_STAMP))bin/python
+
+evaluate-runs: $(LIGHT_STAMP)
+	$(LIGHT_PY) -m retrieval_eval.tool.cli evaluate-runs
 
 # `make gate BASELINE=base.trec CANDIDATE=new.trec (QRELS=file | GOLDEN=file.csv CORPUS=folder) [METRIC=recall] [K=3]
-#  [MARGIN=0] [MODE=worse|non-inferiority]`: exit 0 not shown worse, 1 worse beyond MARGIN by a one-sided paired test
-#  (MODE=non-inferiority: 1 unless the drop's one-sided 95% upper bound is below MARGIN), 2 bad input (README "Gate").
-gate: $(STAMP)
-	$(PY) -m retrieval_eval.tool.gate
+#  [MARGIN=0] [MODE=worse|non-inferiority] [JUNIT=file.xml] [HISTORY=file.jsonl MAX_AGE=7]`: the gate exits 0 not shown
+#  worse, 1 worse beyond MARGIN, 2 bad input, but make reports any failure as 2: in CI call `retrieval-eval gate`.
+gate: $(LIGHT_STAMP)
+	$(LIGHT_PY) -m retrieval_eval.tool.gate
 
 # `make history HISTORY=file.jsonl`: each metric over the builds that evaluate, evaluate-runs and gate appended to it
 # with HISTORY= (and LABEL=), with intervals and the gate's verdicts, as output/history-<stem>.png.
-history: $(STAMP)
-	$(PY) -m retrieval_eval.tool.history
+history: $(LIGHT_STAMP)
+	$(LIGHT_PY) -m retrieval_eval.tool.history
 
 # Batch evaluator against its floor and its peers, retrieval at 100,000 chunks, notebooks, make evaluate (prints the
 # figures and the README's Speed table; an hour on 2 cores). `make bench ONLY="evaluation bm25"` runs those sections.

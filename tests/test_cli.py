@@ -427,7 +427,7 @@ def test_a_bad_run_line_is_one_line_with_its_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad run.trec"
     bad.write_text("301 Q0 a 1 2.5 t\n301 Q0 b 2 high t\n")
     status, _, err = main("evaluate-runs", tmp_path, capsys, QRELS=str(TREC / "qrels.test"), RUNS=shlex.quote(str(bad)))
-    assert status == 1 and err.strip() == f"make evaluate-runs: {bad}:2: score 'high' is not a number (the line reads " \
+    assert status == 1 and err.strip() == f"evaluate-runs: {bad}:2: score 'high' is not a number (the line reads " \
                                           "'301 Q0 b 2 high t')"
     assert not (tmp_path / "output").exists()
 
@@ -549,7 +549,7 @@ def test_a_failing_section_is_one_line_and_the_bundle_is_kept(tmp_path, capsys, 
     monkeypatch.setattr(report_module, "SECTIONS", (*report_module.SECTIONS[:2], fails, *report_module.SECTIONS[2:]))
     status, _, err = main("evaluate-runs", tmp_path, capsys, QRELS=str(TREC / "qrels.test"), RUNS=str(TREC / "results.test"))
     folder = tmp_path / "output" / "runs-trec_eval-qrels"
-    assert status == 1 and err.strip().endswith("make evaluate-runs: the report stopped in its section fails with "
+    assert status == 1 and err.strip().endswith("evaluate-runs: the report stopped in its section fails with "
                                                  f"ZeroDivisionError: division by zero ({folder} is marked unfinished in "
                                                  "UNFINISHED.txt)")
     assert (folder / "report.ipynb").exists() and (folder / "bundle.json").exists() and not (folder / "report.html").exists()

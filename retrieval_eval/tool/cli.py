@@ -6,6 +6,7 @@ bundle and the report written in this process; a problem with data or report is 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import shlex
@@ -162,6 +163,13 @@ def _history(text: str, start: str | None) -> Path:
     return path
 
 
+def _new_file(text: str, start: str | None) -> Path:
+    path = _resolve(text, start)
+    if path.is_dir() or not path.parent.is_dir():
+        raise ValueError(f"{path} is a folder, or its folder does not exist: name a file to write, e.g. output/gate.xml")
+    return path
+
+
 def _label(text: str, start=None) -> str:
     if len(text) > 100 or len(text.splitlines()) > 1:
         raise ValueError("must be one line of at most 100 characters, e.g. LABEL=\"index build 42\"")
@@ -198,37 +206,42 @@ def _split(text: str, start=None) -> str:
 
 @dataclass(frozen=True)
 class Parameter:
-    """One make variable: how its text is read, which targets take it, and its value when not given."""
+    """One parameter (a make variable, a flag of ``retrieval-eval``): how its text is read, what it is (the flag's
+    help), which targets take it, and its value when not given."""
 
     read: Callable[[str, str | None], object]
+    help: str
     targets: tuple = TARGETS
     default: object = None
 
 
 # Adding a parameter is one line here (and its name in the Makefile's PARAMETERS), then using it below.
 PARAMETERS = {
-    "CORPUS": Parameter(_existing("folder or file")),  # documents to chunk, or a chunks file used as it is
-    "GOLDEN": Parameter(_labels_path),  # evidence strings, relevant ids, LlamaIndex JSON, a BEIR folder
-    "BEIR": Parameter(_labels_path),  # a BEIR folder: its corpus, queries and qrels
-    "SPLIT": Parameter(_split, default="test"),  # the BEIR split
-    "QRELS": Parameter(_existing("file")),  # TREC qrels: with QUESTIONS (make evaluate), or for the runs
-    "QUESTIONS": Parameter(_existing("file")),  # the questions of QRELS: id and question
-    "LEVEL": Parameter(_level),  # chunk or document; unset: detected from the labels
-    "RUNS": Parameter(_run_files, RUNS),
-    "MODEL_NAME": Parameter(_model),
-    "CHUNK_SIZE": Parameter(_whole, default=CHUNK_SIZE),
-    "K": Parameter(_whole, default=K),
-    "KS": Parameter(_cutoffs),
-    "METRICS": Parameter(_metrics),  # metrics scored beside the four: MAP R-precision F1 context-precision
-    "RERANKER": Parameter(_reranker, EVALUATE),
-    "REPORT": Parameter(_report_name),
-    "BASELINE": Parameter(_existing("file"), GATE),  # the run the candidate must not fall behind
-    "CANDIDATE": Parameter(_existing("file"), GATE),
-    "METRIC": Parameter(_metric, GATE, "recall"),
-    "MARGIN": Parameter(_margin, GATE, 0.0),  # how far the candidate's mean may fall before it counts as worse
-    "MODE": Parameter(_mode, GATE, "worse"),  # non-inferiority: fail unless the drop is shown within MARGIN
-    "HISTORY": Parameter(_history),  # a history file to append one row per run to
-    "LABEL": Parameter(_label, default=""),  # this build's name in the history
+    "CORPUS": Parameter(_existing("folder or file"), "documents to chunk, or a chunks file used as it is"),
+    "GOLDEN": Parameter(_labels_path, "the labels: evidence strings, relevant ids, a Ragas testset, LlamaIndex JSON or a BEIR folder"),
+    "BEIR": Parameter(_labels_path, "a BEIR folder: its corpus, queries and qrels"),
+    "SPLIT": Parameter(_split, "the BEIR split (qrels/<split>.tsv)", default="test"),
+    "QRELS": Parameter(_existing("file"), "TREC qrels: with QUESTIONS for evaluate, alone for runs"),
+    "QUESTIONS": Parameter(_existing("file"), "the questions of QRELS: id and question"),
+    "LEVEL": Parameter(_level, "chunk or document (unset: detected from the labels)"),
+    "RUNS": Parameter(_run_files, "TREC run files, each named by its file name", RUNS),
+    "MODEL_NAME": Parameter(_model, "a sentence-transformers model installed locally (default: the bundled all-MiniLM-L6-v2)"),
+    "CHUNK_SIZE": Parameter(_whole, "chunk size in the model's word pieces", default=CHUNK_SIZE),
+    "K": Parameter(_whole, "the cut-off the LLM reads: intervals, tests and the gate are at it", default=K),
+    "KS": Parameter(_cutoffs, "the table's cut-offs, e.g. 1 3 5 10"),
+    "METRICS": Parameter(_metrics, "registered metrics scored beside the four, e.g. MAP R-precision F1 context-precision"),
+    "RERANKER": Parameter(_reranker, "sentence (the built-in reranker) or a local CrossEncoder: adds hybrid + rerank", EVALUATE),
+    "REPORT": Parameter(_report_name, "the report folder's name under output/"),
+    "BASELINE": Parameter(_existing("file"), "the TREC run the candidate must not fall behind", GATE),
+    "CANDIDATE": Parameter(_existing("file"), "the TREC run under test", GATE),
+    "METRIC": Parameter(_metric, "the registered metric gated", GATE, "recall"),
+    "MARGIN": Parameter(_margin, "how far the candidate's mean may fall, e.g. 0.02", GATE, 0.0),
+    "MODE": Parameter(_mode, "worse: fail what is shown worse beyond MARGIN; non-inferiority: fail unless shown within it",
+                      GATE, "worse"),
+    "HISTORY": Parameter(_history, "a history file (JSONL) to append one row per run to"),
+    "LABEL": Parameter(_label, "this build's name in the history", default=""),
+    "JUNIT": Parameter(_new_file, "a JUnit XML file to write the verdict to, for CI test reports", GATE),
+    "MAX_AGE": Parameter(_whole, "warn when the baseline's row in HISTORY is older than this many days", GATE, 7),
 }
 DEFAULTS = {"evaluate": {"CORPUS": CORPUS_DIR, "GOLDEN": GOLDEN_PATH}, "evaluate-runs": {}, "gate": {}}
 
@@ -284,6 +297,8 @@ def _label_problems(target: str, given, values: dict) -> list[str]:
         problems.append('RUNS is missing: give one or more TREC run files, e.g. RUNS="bm25.trec dense.trec"')
     problems += [f"{name} is missing: the TREC run file of the {name.lower()}, e.g. {name}=output/{name.lower()}.trec"
                  for name in ("BASELINE", "CANDIDATE") if target == "gate" and name not in given]
+    if target == "gate" and values["MODE"] == "non-inferiority" and not values["MARGIN"]:
+        problems.append("MODE=non-inferiority needs MARGIN above 0: the drop you accept, e.g. MARGIN=0.02")
     if _trec_only(target, given):
         return problems + [f"{name} applies to a corpus only; with QRELS alone leave it out"
                            for name in ("CHUNK_SIZE", "MODEL_NAME", "LEVEL") if name in given]
@@ -454,12 +469,14 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             write_report(folder, ev, output_dir)
             (folder / UNFINISHED).unlink()
             folder, finished = None, folder
-            if values["HISTORY"]:
-                print(f"History {append_history(values['HISTORY'], history_rows(ev, values['LABEL']))}")
+            if values["HISTORY"]:  # each run's hash is its TREC file's as given, or as written beside the report
+                files = (dict(zip(ev.runs, values["RUNS"])) if target == "evaluate-runs" else
+                         {name: finished / file for name, file in json.loads((finished / "bundle.json").read_text())["runs"]})
+                print(f"History {append_history(values['HISTORY'], history_rows(ev, values['LABEL'], files=files))}")
         except (ValueError, OSError) as exc:  # a ParameterError (a ValueError) exits 2, a problem with data or report 1
             if folder is not None:
                 mark_unfinished(folder, f"stopped by: {exc}")
-            print(f"make {target}: {exc}" + f" ({folder} is marked unfinished in {UNFINISHED})" * (folder is not None),
+            print(f"{target}: {exc}" + f" ({folder} is marked unfinished in {UNFINISHED})" * (folder is not None),
                   file=sys.stderr)
             return 2 if isinstance(exc, ParameterError) else 1
     print(f"Report: {finished / 'report.html'}\nScores: {finished / 'scores.csv'}")

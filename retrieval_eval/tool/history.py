@@ -1,10 +1,12 @@
 """A history of builds: ``make evaluate``, ``make evaluate-runs`` and ``make gate`` with ``HISTORY=file.jsonl`` append one
-JSON row per run (time, ``LABEL``, the settings' fingerprint, the number of questions, each tested metric's mean at K
-with its 95% interval, and the gate's verdict); appends never rewrite a row, and a damaged row is named by file and
-line. ``make history HISTORY=file.jsonl`` draws each metric over the builds with its interval, the gate's "worse" marked."""
+JSON row per run (time, ``LABEL``, the settings' fingerprint, the run file's SHA-256, the number of questions, each
+tested metric's mean at K with its 95% interval, and the gate's verdict); appends never rewrite a row, and a damaged
+row is named by file and line. The gate finds its baseline's row by the file's hash (:func:`baseline_notes`).
+``make history HISTORY=file.jsonl`` draws each metric over the builds with its interval, the gate's "worse" marked."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -20,6 +22,7 @@ from ..inputs.models import fingerprint
 
 FIELDS = {"time": str, "label": str, "run": str, "settings": str, "questions": int, "k": int, "metrics": dict,
           "gate": (str, type(None))}
+OPTIONAL = {"run_sha256": str, "cost": dict}  # rows written before these fields lack them
 INTERVAL = ("mean", "low", "high")
 FAILED = ("worse", "not shown within the margin")  # the gate verdicts that fail a build
 
@@ -35,6 +38,7 @@ def read_history(path: str | os.PathLike) -> list[dict]:
             raise FormatError(path, number, "is not a JSON row of a history (damaged? appends never rewrite a row: "
                               "delete or repair that line)", line) from None
         bad = [name for name, kind in FIELDS.items() if not isinstance(row, dict) or not isinstance(row.get(name), kind)]
+        bad += [name for name, kind in OPTIONAL.items() if not bad and name in row and not isinstance(row[name], kind)]
         bad += [f"metrics.{m}" for m, v in (row.get("metrics", {}).items() if not bad else ())
                 if not isinstance(v, dict) or not all(isinstance(v.get(x), (int, float)) for x in INTERVAL)]
         if bad:
@@ -43,20 +47,71 @@ def read_history(path: str | os.PathLike) -> list[dict]:
     return rows
 
 
-def history_rows(ev, label: str = "", runs: Mapping[str, str] | None = None, gate: str | None = None) -> list[dict]:
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, read in blocks (a run of 100,000 questions is hundreds of MB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def settings_fingerprint(ev) -> str:
+    """What makes two runs' numbers comparable, by content: the labels, the chunks (ids and texts, when read), the
+    embedding model, the chunk size and k. Paths do not count: the same file moved is the same setting."""
+    chunks = hashlib.sha256("".join(f"{c['id']}\t{c['text']}\n" for c in ev.chunks).encode()).hexdigest() if ev.chunks else None
+    return fingerprint(labels=sorted((q, sorted(g.items())) for q, g in ev.qrels.items()), chunks=chunks, k=ev.k,
+                       model=ev.about.get("embedding model"), chunk_size=ev.about.get("chunk size (word pieces)"))
+
+
+def history_rows(ev, label: str = "", runs: Mapping[str, str] | None = None, gate: str | None = None,
+                 files: Mapping[str, str | os.PathLike] | None = None) -> list[dict]:
     """One row per run of an :class:`~retrieval_eval.tool.report.Evaluation` (or per ``runs`` key, renamed to its
-    value): each tested metric's mean at ``ev.k`` with its interval (Wilson for 0/1 values, else a bootstrap)."""
-    settings = fingerprint(about={k: v for k, v in ev.about.items() if k != "runs"}, k=ev.k)
+    value): each tested metric's mean at ``ev.k`` with its interval (Wilson for 0/1 values, else a bootstrap), the
+    hash of its TREC file in ``files`` and its cost in ``ev.cost`` when known."""
+    settings = settings_fingerprint(ev)
     time = datetime.now(timezone.utc).isoformat(timespec="seconds")
     scores = ev.scores[ev.scores["k"] == ev.k]
+    cost = getattr(ev, "cost", None)
     rows = []
     for run, shown in (runs or {name: name for name in ev.runs}).items():
         mine = scores[scores["run"] == run]
         metrics = {METRICS[m].at(ev.k): mean_interval(mine.loc[mine["metric"] == m, "value"].to_numpy())
                    for m in tested_metrics()}
-        rows.append({"time": time, "label": label, "run": shown, "settings": settings, "questions": len(ev.qrels),
-                     "k": ev.k, "metrics": metrics, "gate": gate})
+        row = {"time": time, "label": label, "run": shown, "settings": settings, "questions": len(ev.qrels),
+               "k": ev.k, "metrics": metrics, "gate": gate}
+        if files and run in files:
+            row["run_sha256"] = file_sha256(files[run])
+        if cost is not None and run in cost.index:
+            row["cost"] = {key: (None if value != value else value) for key, value in cost.loc[run].items()}
+        rows.append(row)
     return rows
+
+
+def baseline_notes(history: Path | None, baseline: Path, settings: str, max_age: int,
+                   now: datetime | None = None) -> tuple[str, ...]:
+    """What the history says of the baseline run file: its newest row with the file's hash gives its age and settings.
+    A warning (starting "Warning:") when no row holds it, when it is older than ``max_age`` days, or when its
+    settings' fingerprint differs from ``settings`` (this run's); none without a history."""
+    if history is None:
+        return ()
+    sha = file_sha256(baseline)
+    rows = [r for r in (read_history(history) if history.exists() else []) if r.get("run_sha256") == sha]
+    if not rows:
+        return (f"Warning: no row of the history {history.name} holds the baseline {baseline.name} (by its SHA-256), "
+                "so its age and settings are unknown: record it when it is made (evaluate-runs with HISTORY).",)
+    row = rows[-1]
+    recorded = datetime.fromisoformat(row["time"])
+    days = ((now or datetime.now(timezone.utc)) - recorded).total_seconds() / 86400
+    notes = [f"The baseline was recorded {days:.1f} days ago ({row['time']}{', ' + row['label'] if row['label'] else ''}), "
+             f"settings {row['settings'][:8]}; this run's settings {settings[:8]}."]
+    if days > max_age:
+        notes.append(f"Warning: the baseline is {days:.0f} days old, more than MAX_AGE = {max_age}: gate against a fresh run "
+                     "of the main branch.")
+    if row["settings"] != settings:
+        notes.append("Warning: the baseline was scored with other settings (labels, corpus, model, chunk size or k): "
+                     "its numbers and these are not comparable.")
+    return tuple(notes)
 
 
 def append_history(path: str | os.PathLike, rows: list[dict]) -> Path:
@@ -119,7 +174,7 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         output_dir.mkdir(parents=True, exist_ok=True)
         png = plot_history(rows, output_dir / f"history-{path.stem}.png")
     except (ValueError, OSError) as exc:
-        print(f"make history: {exc}", file=sys.stderr)
+        print(f"history: {exc}", file=sys.stderr)
         return 2
     print(f"{len(rows)} rows, {len({(r['time'], r['label']) for r in rows})} builds: {png}")
     return 0
