@@ -128,7 +128,7 @@ def test_the_files_as_read():
     assert run.tag == "STANDARD" and run.reordered == ("301", "302", "303")
     assert sum(map(len, run.rankings.values())) == 1500  # (question, document) lines
     for _qid, scores in run.scores.items():
-        assert scores == sorted(scores, reverse=True)
+        assert scores.tolist() == sorted(scores, reverse=True)
     trunc = read_run(DATA / "results.trunc")  # junk columns after the tag; no question 302
     assert list(trunc.rankings) == ["301", "303"] and trunc.tag == "STANDARD"
 
@@ -171,7 +171,7 @@ def test_engine_formats(tmp_path):
              "q2 Q0 d9 1 0.30000000000000004 es")     # no final newline
     run = read_run(write(tmp_path, "run", "\ufeff" + lines))
     assert run.rankings == {"q1": ["d2", "d1", "d3", "d4"], "q2": ["d9"]}
-    assert run.scores["q1"] == [12.5, 12.5, -0.035, -math.inf]
+    assert run.scores["q1"].tolist() == [12.5, 12.5, -0.035, -math.inf]
     assert run.tag == "es" and run.tags == ("es",) and run.reordered == ("q1",)
     qrels = read_qrels(write(tmp_path, "qrels", "\ufeffq1\t0\td1\t1\r\n  q1 0 d2 -1  \n\n# note\nq2 0 d9 +2\n"))
     assert qrels == {"q1": {"d1": 1, "d2": -1}, "q2": {"d9": 2}}
@@ -279,9 +279,13 @@ def test_judgements_keep_the_line_of_each_label(tmp_path):
 
 
 
-def test_the_reader_at_once_and_line_by_line_agree(tmp_path):
-    """A '#' sends a file to the line-by-line reader (it names bad lines); pandas' C reader reads the rest at once."""
+def test_the_reader_at_once_and_line_by_line_agree(tmp_path, monkeypatch):
+    """A '#' sends a file to the line-by-line reader (it names bad lines); pandas' C reader reads the rest at once, in
+    chunks (here of 7 lines: a question's lines and the tags span chunks)."""
     import random
+
+    from retrieval_eval.inputs import trec
+    monkeypatch.setattr(trec, "CHUNK_LINES", 7)
 
     rng = random.Random(7)
     for i in range(50):
@@ -290,7 +294,8 @@ def test_the_reader_at_once_and_line_by_line_agree(tmp_path):
         lines = list({" ".join(line.split()[:1] + line.split()[2:3]): line for line in lines}.values())  # no duplicates
         at_once = read_run(write(tmp_path, f"a{i}", "\n".join(lines)))
         by_line = read_run(write(tmp_path, f"b{i}", "\n".join(["# forces the line-by-line reader", *lines])))
-        assert at_once.rankings == by_line.rankings and at_once.scores == by_line.scores
+        assert at_once.rankings == by_line.rankings
+        assert {q: s.tolist() for q, s in at_once.scores.items()} == {q: s.tolist() for q, s in by_line.scores.items()}
         assert (at_once.tag, at_once.tags, at_once.reordered) == (by_line.tag, by_line.tags, by_line.reordered)
     assert at_once.reordered and any(len(set(s)) < len(s) for s in at_once.scores.values())  # re-sorts and ties met
     from retrieval_eval.inputs.trec import _run_columns

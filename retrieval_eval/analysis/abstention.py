@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -108,6 +107,8 @@ def abstention_table(curve: pd.DataFrame, lost: float = 0.1) -> pd.DataFrame:
 
 def plot_abstention(curve: pd.DataFrame):
     """The curve: unanswerable questions abstained on (up) against answerable questions lost (right), per run."""
+    import matplotlib.pyplot as plt  # here, not on import: the gate never draws
+
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for name, part in curve.groupby("run", sort=False):
         line, = ax.step(part["answerable lost"], part["unanswerable abstained"], where="post", label=name)

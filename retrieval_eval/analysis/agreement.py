@@ -10,8 +10,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
-from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from ..core.checks import check_k, check_qrels, check_runs
 from .comparisons import SUCCESS, paired_comparisons, values_at_k
@@ -66,6 +64,8 @@ def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str,
     ``runs``, also the runs' means of ``metric`` at ``k`` under each labelling (on the questions both give a relevant
     chunk: one set of questions), Kendall's tau between them, and the paired verdicts (:func:`.paired_comparisons`) under each. Grades are
     whole numbers; negative ones count as 0."""
+    from scipy.stats import kendalltau  # here, not on import: the gate loads neither
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
     a, b, k, depth = check_qrels(a, scorable=False), check_qrels(b, scorable=False), check_k(k), check_k(depth, "depth")
     if pool is not None:  # the pool's questions: one a labelling does not hold counts as all 0 (a judge's skipped pairs)
         a, b = ({q: labels.get(q, {}) for q in pool} for labels in (a, b))

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 from ..core.checks import check_list, check_qrels, finite_number
 from ..core.paths import DATA_DIR
@@ -83,6 +82,7 @@ class ScoreJudge:
     def calibrate(self, labels: Mapping[str, Mapping[str, float]], setup, depth: int = DEPTH) -> ScoreJudge:
         """The same judge with the one threshold that gives it the highest kappa (relevant or not) against ``labels``
         on their questions' pool (:func:`pool`); the lowest such threshold when several tie."""
+        from sklearn.metrics import cohen_kappa_score
         labels, questions, texts = check_qrels(labels, scorable=False), _questions(setup), _texts(setup)
         pairs = pool(setup, depth, list(labels))
         scores = np.array([s for q, ids in pairs.items() for s in self.scorer.score(questions[q], [texts[c] for c in ids])])

@@ -127,12 +127,14 @@ def mcnemar_test(a: Sequence[float], b: Sequence[float]) -> dict:
 
 
 def _sign_p(wins: int, losses: int) -> tuple[float, float]:
-    """The exact two-sided sign test (binomial, chance 1/2) and its mid-p, from SciPy's binomial in log space: exact
-    at any number of differing questions (never 2^m in fixed-width integers)."""
-    from scipy import stats
+    """The exact two-sided sign test (binomial, chance 1/2) and its mid-p, from SciPy's binomial distribution function
+    (the regularised incomplete beta): exact at any number of differing questions (never 2^m in fixed-width integers).
+    scipy.special, not scipy.stats, on the gate's path: it loads in a sixth of the time."""
+    from scipy import special
     m, fewer = wins + losses, min(wins, losses)
-    lower = float(stats.binom.cdf(fewer, m, 0.5))
-    return min(1.0, 2 * lower), min(1.0, 2 * lower - float(stats.binom.pmf(fewer, m, 0.5)))
+    lower = float(special.bdtr(fewer, m, 0.5))
+    below = float(special.bdtr(fewer - 1, m, 0.5)) if fewer else 0.0
+    return min(1.0, 2 * lower), min(1.0, lower + below)
 
 
 @lru_cache(maxsize=128)
@@ -141,14 +143,16 @@ def _null(gaps: tuple[tuple[float, int], ...], limit: int) -> tuple[np.ndarray, 
     1/2: its values and their chances, built one size at a time (a binomial each), equal sums merged; ``None`` when
     the sign counts per size combine in more than ``limit`` ways (checked first: no work is wasted). Remembered: pairs
     with the same gaps share one distribution."""
-    from scipy import stats
+    from scipy import special
     if math.prod(int(count) + 1 for _, count in gaps) > limit:
         return None
     sums, chances = np.zeros(1), np.ones(1)
     for size, count in gaps:
         plus = np.arange(count + 1)
         sums = (sums[:, None] + size * (2 * plus - count)).ravel()
-        chances = (chances[:, None] * stats.binom.pmf(plus, count, 0.5)).ravel()
+        binomial = np.exp(special.gammaln(count + 1) - special.gammaln(plus + 1) - special.gammaln(count - plus + 1)
+                          - count * math.log(2))  # the binomial's chances, in log space
+        chances = (chances[:, None] * binomial).ravel()
         sums, where = np.unique(np.round(sums, 9), return_inverse=True)
         chances = np.bincount(where, chances)
     return np.abs(sums), chances
@@ -179,7 +183,7 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
       2 × 0.56 Σ|d|³ / (Σd²)^(3/2) on the two-sided p.
 
     A mean difference of exactly 0 has p = 1."""
-    from scipy import stats
+    from scipy import special
     a, b = _pairs(a, b)
     exact_limit, n_resamples = check_k(exact_limit, "exact_limit"), check_k(n_resamples, "n_resamples")
     differences = a - b
@@ -206,7 +210,7 @@ def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 
         return {**result, "method": f"Monte Carlo, {n_resamples:,} flips, ± {math.ceil(se * 1e4 - 1e-9) / 1e4:.4f}",
                 "p": p, "error": se}
     square = float((nonzero**2).sum())
-    p = min(1.0, 2 * float(stats.norm.sf(abs(nonzero.sum()) / math.sqrt(square))))
+    p = min(1.0, 2 * float(special.ndtr(-abs(nonzero.sum()) / math.sqrt(square))))
     error = 2 * BERRY_ESSEEN * float((np.abs(nonzero) ** 3).sum()) / square**1.5
     return {**result, "method": f"normal approximation, {m:,} differing questions, ± {math.ceil(error * 1e4) / 1e4:.4f} "
             "at most (Berry–Esseen)", "p": p, "error": error}
@@ -243,7 +247,7 @@ def margin_test(drops: Sequence[float], margin: float, side: str = "worse", alph
     variance with |d| in place of d², never smaller, so there it is cautious. Unlike a bootstrap bound it is not 0
     without evidence: with nothing changed, the upper bound on n questions is the drop a score of n unchanged pairs
     cannot rule out (0.090 at n = 47)."""
-    from scipy import optimize, stats
+    from scipy import optimize, special
     drops = _values(drops, "drops")
     if side not in SIDES:
         raise ValueError(f"side must be one of {list(SIDES)}, got {side!r}")
@@ -254,9 +258,9 @@ def margin_test(drops: Sequence[float], margin: float, side: str = "worse", alph
         raise ValueError(f"margin must be a number between −1 and 1, got {margin!r}")
     n, lost, gained = len(drops), float(np.clip(drops, 0, None).sum()), float(np.clip(-drops, 0, None).sum())
     sign = -1 if side == "worse" else 1  # the correction moves the score towards H0
-    z = stats.norm.ppf(1 - check_probability(alpha, "alpha"))
+    z = special.ndtri(1 - check_probability(alpha, "alpha"))
     score = float(_score(lost, gained, n, margin, sign * CORRECTION))
-    p = float(stats.norm.sf(score) if side == "worse" else stats.norm.cdf(score))
+    p = float(special.ndtr(-score if side == "worse" else score))
     crossing = lambda drop: float(_score(lost, gained, n, drop, sign * CORRECTION)) + sign * z  # noqa: E731
     ends = (-1 + 1e-12, 1 - 1e-12)
     bound = (optimize.brentq(crossing, *ends, xtol=1e-12) if crossing(ends[0]) * crossing(ends[1]) < 0
@@ -299,13 +303,13 @@ def fewest_losses(n: int, margin: float = 0.0, alpha: float = ALPHA) -> int | No
     """The fewest of n questions a candidate must lose, gaining none, before the gate shows it worse beyond ``margin``
     at ``alpha``: McNemar's one-sided exact test at margin 0 (0.5^L < α: 5 at 0.05), else :func:`margin_test`'s
     score; None when no loss of at most n questions is enough."""
-    from scipy import stats
+    from scipy import special
     n, alpha = check_k(n, "n"), check_probability(alpha, "alpha")
     if margin == 0:
         fewest = fewest_discordant(2 * alpha)
         return fewest if fewest <= n else None
     lost = np.arange(n + 1)
-    shown = _score(lost, 0, n, margin, -CORRECTION) > stats.norm.ppf(1 - alpha)
+    shown = _score(lost, 0, n, margin, -CORRECTION) > special.ndtri(1 - alpha)
     return int(lost[shown][0]) if shown.any() else None
 
 

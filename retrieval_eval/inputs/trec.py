@@ -66,15 +66,17 @@ def run_text(run: Mapping[str, Sequence[str]], tag: str) -> str:
         raise ValueError(f"the tag must be a str, got {tag!r}")
     _check_trec_id(tag)
     check_ids(run, "the run holds question id")
-    lines = []
+    blocks = []  # one string per question, not per line: a tenth of the memory at 100 ranks
     for qid, ranked in run.items():
         with naming_question(qid):
             ranked = check_ranking(ranked)
-        for rank, doc_id in enumerate(ranked, start=1):
+        if ranked:
             _check_trec_id(qid)
+        for doc_id in ranked:
             _check_trec_id(doc_id)
-            lines.append(f"{qid} Q0 {doc_id} {rank} {len(ranked) - rank + 1} {tag}")
-    return "\n".join(lines) + "\n"
+        blocks.append("".join(f"{qid} Q0 {doc_id} {rank} {len(ranked) - rank + 1} {tag}\n"
+                              for rank, doc_id in enumerate(ranked, start=1)))
+    return "".join(blocks) or "\n"
 
 
 def _check_trec_id(name: str) -> None:
@@ -110,7 +112,7 @@ _COMMENT = re.compile(rb"\n[ \t]*#")  # a line whose first field starts with "#"
 
 @dataclass(frozen=True)
 class Run:
-    """One run file as :func:`read_run` reads it: ``rankings`` in trec_eval's order with their ``scores``, the
+    """One run file as :func:`read_run` reads it: ``rankings`` in trec_eval's order with their ``scores`` (arrays), the
     ``tag`` of the last line (trec_eval's ``runid``), every tag, and the questions ``reordered`` on reading."""
 
     rankings: dict
@@ -190,53 +192,87 @@ def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
     return rows
 
 
-def read_run(path: str | os.PathLike) -> Run:
+def read_run(path: str | os.PathLike, progress: bool = False) -> Run:
     """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order: score descending, then docid
-    descending (UTF-8 ``strcmp`` orders as Python compares strings; ``rank_by_score`` breaks ties ascending instead)."""
+    descending (UTF-8 ``strcmp`` orders as Python compares strings; ``rank_by_score`` breaks ties ascending instead).
+    Each docid is one string object however many questions rank it, and each question's scores are a view of one NumPy
+    array: two runs of 100,000 questions × 100 ranks fit in well under 2 GiB. ``progress``: a bar per million lines."""
     data = _data(path)
-    columns = _run_columns(data)
+    columns = _run_columns(data, f"reading {Path(path).name}" if progress else None)
     if columns is None:  # a comment, a short line, a doubtful score: read line by line, to name the line
         columns = _run_lines(path, _text(path, data))
-    qids, docids, scores, tags = columns
-    if not len(qids):
+    codes, questions, docs, names, scores, tags = columns
+    del data
+    if not len(codes):
         raise TrecFormatError(path, None, "holds no result (empty, or only blank and comment lines)")
-    codes, questions = pd.factorize(qids)  # questions in the order they first appear
+    if len(pd.unique(codes * len(names) + docs)) != len(codes):  # pandas' hash table: NumPy 2.3's is slower
+        _raise_first_duplicate(path, "listed")
     order = np.argsort(codes, kind="stable")  # each question's lines together, in file order
-    codes, docids, scores = codes[order], docids[order], scores[order]
+    codes, docs, scores = codes[order], docs[order], scores[order]
     # trec_eval's order: score descending, then docid descending; re-sort only the questions not already in it
-    in_order = (scores[:-1] > scores[1:]) | ((scores[:-1] == scores[1:]) & (docids[:-1] > docids[1:]))
+    in_order = scores[:-1] > scores[1:]
+    tied = np.flatnonzero(scores[:-1] == scores[1:])
+    in_order[tied] = names[docs[tied]] > names[docs[tied + 1]]
     reordered = np.unique(codes[1:][(codes[1:] == codes[:-1]) & ~in_order])
     rows = np.flatnonzero(np.isin(codes, reordered))
-    by_id = pd.factorize(docids[rows], sort=True)[0]
+    by_id = pd.factorize(names[docs[rows]], sort=True)[0]
     resorted = rows[np.lexsort((-by_id, -scores[rows], codes[rows]))]
-    docids[rows], scores[rows] = docids[resorted], scores[resorted]
+    docs[rows], scores[rows] = docs[resorted], scores[resorted]
     ends = np.cumsum(np.bincount(codes))[:-1]
-    rankings = dict(zip(questions, (ids.tolist() for ids in np.split(docids, ends))))
-    if any(len(set(ids)) != len(ids) for ids in rankings.values()):
-        _raise_first_duplicate(path, "listed")
-    return Run(rankings,
-               dict(zip(questions, (s.tolist() for s in np.split(scores, ends)))), tags[-1], tuple(pd.unique(tags)),
+    rankings = dict(zip(questions, (ids.tolist() for ids in np.split(names[docs], ends))))
+    return Run(rankings, dict(zip(questions, np.split(scores, ends))), tags[-1], tuple(dict.fromkeys(tags)),
                tuple(questions[reordered]), str(path))
 
 
-def _run_columns(data: bytes) -> tuple | None:
-    """(question ids, docids, scores, tags) of a run's lines, read at once by pandas' C reader; None when the text
-    needs the reader line by line (a comment, C whitespace pandas does not split at, a line of under 6 fields, a score
-    that is not a plain number, invalid UTF-8)."""
+CHUNK_LINES = 1_000_000  # lines pandas parses at once: a chunk's strings live only until its ids are coded
+
+
+class _Ids:
+    """Codes for ids met chunk by chunk, in order of first appearance; ``ids[code]`` is one string object per id."""
+
+    def __init__(self):
+        self.ids = np.empty(0, dtype=object)
+
+    def code(self, column: np.ndarray) -> np.ndarray:
+        codes, uniques = pd.factorize(column)
+        if not len(self.ids):
+            self.ids = uniques
+            return codes
+        where = pd.Index(self.ids, dtype=object).get_indexer(uniques)
+        new = where < 0
+        where[new] = len(self.ids) + np.arange(new.sum())
+        self.ids = np.concatenate([self.ids, uniques[new]])
+        return where[codes]
+
+
+def _run_columns(data: bytes, progress: str | None = None) -> tuple | None:
+    """(question codes, question ids, docid codes, docids, scores, tags in order) of a run's lines, read by pandas' C
+    reader a chunk at a time; None when the text needs the reader line by line (a comment, C whitespace pandas does not
+    split at, a line of under 6 fields, a score that is not a plain number, invalid UTF-8). ``progress``: the bar's
+    label, shown from two chunks on."""
+    from tqdm import tqdm
     if (b"#" in data and _COMMENT.search(b"\n" + data) or b"\x0b" in data or b"\x0c" in data
             or not data.isascii() and _NOT_C_SPACE.search(data.decode("utf-8", "replace"))):
         return None
+    questions, docs, parts, tags = _Ids(), _Ids(), [], []
     try:  # invalid UTF-8 is a UnicodeDecodeError: a ValueError
-        table = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, usecols=[0, 2, 4, 5], dtype=object,
-                            quoting=csv.QUOTE_NONE, na_filter=False, engine="c")
-        qids, docids, raw, tags = (table[i].to_numpy(dtype=object) for i in (0, 2, 4, 5))
-        scores = raw.astype(float)
+        chunks = data.count(b"\n") // CHUNK_LINES + 1
+        for table in tqdm(pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, usecols=[0, 2, 4, 5], dtype=object,
+                                      quoting=csv.QUOTE_NONE, na_filter=False, engine="c", chunksize=CHUNK_LINES),
+                          desc=progress, total=chunks, unit="M lines", disable=progress is None or chunks < 2):
+            raw, tag = table[4].to_numpy(dtype=object), table[5].to_numpy(dtype=object)
+            scores = raw.astype(float)
+            raw = "".join(raw.tolist())  # float() also takes "1_0" and other scripts' digits, which C atof reads differently
+            if np.isnan(scores).any() or "_" in raw or not raw.isascii() or not all(tag):
+                return None
+            parts.append((questions.code(table[0].to_numpy(dtype=object)), docs.code(table[2].to_numpy(dtype=object)), scores))
+            tags += [*pd.unique(tag), tag[-1]]
     except (ValueError, KeyError, IndexError):  # pandas: ParserError and EmptyDataError are ValueErrors
         return None
-    raw = "".join(raw.tolist())  # float() also takes "1_0" and other scripts' digits, which C atof reads differently
-    if np.isnan(scores).any() or "_" in raw or not raw.isascii() or not all(tags):
+    if not parts:
         return None
-    return qids, docids, scores, tags
+    codes, doc_codes, scores = (np.concatenate(column) for column in zip(*parts))
+    return codes, questions.ids, doc_codes, docs.ids, scores, list(dict.fromkeys(tags[:-1])) + [tags[-1]]
 
 
 def _run_lines(path: str | os.PathLike, text: str) -> tuple:
@@ -256,8 +292,9 @@ def _run_lines(path: str | os.PathLike, text: str) -> tuple:
             raise TrecFormatError(path, number, f"score {raw!r} is not a number", line)
         rows.append((fields[0], fields[2], score, fields[5]))
     qids, docids, scores, tags = zip(*rows) if rows else ((), (), (), ())
-    return (np.array(qids, dtype=object), np.array(docids, dtype=object), np.array(scores, dtype=float),
-            np.array(tags, dtype=object))
+    questions, docs = _Ids(), _Ids()
+    codes, doc_codes = questions.code(np.array(qids, dtype=object)), docs.code(np.array(docids, dtype=object))
+    return codes, questions.ids, doc_codes, docs.ids, np.array(scores, dtype=float), list(dict.fromkeys(tags)) + list(tags[-1:])
 
 
 def find_line(path: str | os.PathLike, question_id: str, docid: str) -> int | None:
@@ -284,10 +321,11 @@ def align_run(run: Run | Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     for every scored question in qrels order, ``[]`` for a missing one."""
     rankings = run.rankings if isinstance(run, Run) else run
     check_ids(qrels, "the qrels hold question id")
-    check_ids(rankings, "the run holds question id")
-    for qid, ranked in rankings.items():
-        with naming_question(qid):
-            check_ranking(ranked)
+    if not isinstance(run, Run):  # read_run's rankings were checked as the file was read
+        check_ids(rankings, "the run holds question id")
+        for qid, ranked in rankings.items():
+            with naming_question(qid):
+                check_ranking(ranked)
     answerable = {q: bool(relevant_ids(gains)) for q, gains in qrels.items()}
     no_relevant = tuple(q for q, yes in answerable.items() if not yes)
     scored = tuple(q for q, yes in answerable.items() if yes)

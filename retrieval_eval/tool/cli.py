@@ -350,7 +350,7 @@ def evaluate(values: dict, cache_dir: Path):
     _, check = _cutoffs_of(values, None)
     setup = evaluation_setup(corpus, labels, questions=values["QUESTIONS"], split=values["SPLIT"], level=values["LEVEL"],
                              reranker=values["RERANKER"], model_name=values["MODEL_NAME"], chunk_size=values["CHUNK_SIZE"],
-                             progress=True, cache_dir=cache_dir, cutoffs=check)
+                             progress=True, cache_dir=cache_dir, cutoffs=check, cost=True)
     ks, _ = _cutoffs_of(values, len(setup.chunks))
     return from_setup(setup, values["K"], ks, _about(values))
 
@@ -359,7 +359,7 @@ def evaluate_runs(values: dict, cache_dir: Path, names: list[str] | None = None)
     """``make evaluate-runs``: TREC runs against qrels, or against a golden set's labels of the chunks (each run
     named by its file name, or by ``names``)."""
     print("Runs " + ", ".join(map(str, values["RUNS"])), flush=True)
-    runs = dict(zip(names or [path.name for path in values["RUNS"]], map(read_run, values["RUNS"])))
+    runs = {name: read_run(path, progress=True) for name, path in zip(names or [p.name for p in values["RUNS"]], values["RUNS"])}
     if _trec_only("evaluate-runs", values["given"]):
         judged, setup, unit = read_qrels(values["QRELS"]), None, "document"
     else:
@@ -388,7 +388,7 @@ def evaluate_runs(values: dict, cache_dir: Path, names: list[str] | None = None)
             raise ValueError(f"run {name}: none of its ids is judged (the labels name ids like "
                              f"{sorted(judged_ids)[:2]}, the run {next((r[:2] for r in ranked.values() if r), [])}): "
                              "documents against chunks? With GOLDEN and CORPUS, LEVEL=document maps chunks to documents")
-        rankings[name], coverage = align_run(ranked, judged)
+        rankings[name], coverage = align_run(run if ranked is run.rankings else ranked, judged)  # a Run: checked as read
         rows += [("question in the run but not judged: ignored", q, name) for q in coverage.run_only]
         rows += [("judged question the run does not answer: scored 0", q, name) for q in coverage.missing]
         rows += [("ranking re-sorted as trec_eval reads it (score, then id descending)", q, name) for q in run.reordered]
