@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import pickle
 import re
 import time
 from collections.abc import Sequence
@@ -212,6 +213,11 @@ class BM25(Stage):
         bm25 = BM25Retriever(context.chunks, **asdict(self), progress=context.progress)
         return {q: bm25.rank(text, DEPTH) for q, text in progress_bar(context.questions, "ranking with BM25", context.progress)}
 
+    def served(self, context: Context):
+        """The index built once; its size: the index object pickled."""
+        bm25 = BM25Retriever(context.chunks, **asdict(self))
+        return (lambda qid, text: bm25.rank(text, DEPTH)), len(pickle.dumps(bm25.index))
+
 
 ENCODE = {"normalize_embeddings": True, "show_progress_bar": False}  # part of the embedding cache's key
 BATCH = 32  # texts encoded at once
@@ -290,6 +296,11 @@ class Vector(Stage):
         queries = vector.encode_queries(list(context.questions.values()), context.progress)
         return {q: vector.order.top(vector.embeddings @ v, DEPTH) for q, v in zip(context.questions, queries)}
 
+    def served(self, context: Context):
+        """The chunk vectors embedded once (or read from the cache); per question, its encoding and exact search."""
+        vector = VectorRetriever(context.chunks, self.model_name, self.window, context.cache_dir / "embeddings")
+        return (lambda qid, text: vector.rank(text, DEPTH)), vector.embeddings.nbytes
+
 
 def hnsw_search(embeddings: np.ndarray, queries: np.ndarray, depth: int, m: int = 16, ef_search: int = 16,
                 ef_construction: int = 40, place: np.ndarray | None = None, seconds: dict | None = None) -> list[list[int]]:
@@ -328,6 +339,9 @@ class ApproximateVector(Vector):
     m: int = 16
     ef_search: int = 16
     ef_construction: int = 40
+
+    def served(self, context: Context):
+        return None  # hnsw_search builds its graph with each search: its build and search are timed by ann_tradeoff
 
     def run(self, context: Context) -> Run:
         vector = VectorRetriever(context.chunks, self.model_name, self.window, context.cache_dir / "embeddings",

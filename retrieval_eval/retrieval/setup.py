@@ -28,7 +28,7 @@ from ..inputs.models import (
 from .fusion import Fusion
 from .rerank import DEPTHS, Rerank, SentenceReranker, load_reranker
 from .retrievers import BM25, ApproximateVector, Vector, unindexable_chunks
-from .stages import DEPTH, Stage, run_registry
+from .stages import DEPTH, Context, Stage, run_registry, serving_cost
 
 # The built-in retrievers, in the order every setup ranks them (hybrid reads the two before it); a stage with
 # shown=False (the HNSW index) only where a setup names it.
@@ -142,6 +142,7 @@ class Setup(NamedTuple):
     unreadable: dict  #: ``{"chunks", "questions"}`` the embedding model reads as unknown tokens only; ``"cut"``: chunks past its window
     level: str = "chunk"  #: "document": the labels name documents, and each run ranks documents (best chunk's rank)
     teaching: bool = False  #: the Polder teaching set with its stored settings: committed runs, no model needed
+    cost: object = None  #: with ``cost=True``: :func:`~.stages.serving_cost`'s table, per retriever
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -160,12 +161,13 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
                      questions: str | Path | None = None, split: str = "test", level: str | None = None,
                      retrievers: Mapping[str, Stage | Callable] | Sequence[str] | None = None, reranker=None,
                      model_name: str | None = None, chunk_size: int = CHUNK_SIZE, progress: bool = False,
-                     cache_dir: str | Path = CACHE_DIR, cutoffs: Sequence[int] = ()) -> Setup:
+                     cache_dir: str | Path = CACHE_DIR, cutoffs: Sequence[int] = (), cost: bool = False) -> Setup:
     """Chunks, golden set and qrels (:func:`load_inputs`), and every retriever's run over every question. ``retrievers``
     adds entries to :func:`default_retrievers` (a name there is replaced), or names registered ones to add (as the HNSW
     index, ``shown=False``); ``reranker`` (as for
     :func:`.rerank.load_reranker`) adds "hybrid + rerank", hybrid's top 10 reranked. At the document level runs rank
-    documents. ``cutoffs``: the k a caller will read, refused when more than the chunks or :data:`DEPTH`."""
+    documents. ``cutoffs``: the k a caller will read, refused when more than the chunks or :data:`DEPTH`. ``cost``: also
+    time each retriever one question at a time and size its index (:func:`~.stages.serving_cost`; loads the model)."""
     if isinstance(retrievers, (list, tuple)) and all(isinstance(name, str) for name in retrievers):
         retrievers = default_retrievers(model_name, chunk_size, retrievers)
     if retrievers is not None and not isinstance(retrievers, Mapping):
@@ -192,7 +194,8 @@ def evaluation_setup(corpus: str | Path | None = None, golden: str | Path | None
         unreadable = {"chunks": unknown_only({c["id"]: c["text"] for c in chunks}, model_name),
                       "questions": unknown_only(asked, model_name),
                       "cut": [c["id"] for c in chunks if count(prefix + c["text"]) > chunk_size]}
-    return inputs._replace(runs=runs, unreadable=unreadable)
+    served = serving_cost(registry, Context(chunks, asked, runs, Path(cache_dir), progress)) if cost else None
+    return inputs._replace(runs=runs, unreadable=unreadable, cost=served)
 
 
 def reranked_runs(setup: Setup, reranker=None, depths: Sequence[int] = DEPTHS, cache_dir: str | Path = CACHE_DIR,

@@ -55,6 +55,51 @@ class Stage:
     def run(self, context: Context) -> Run:
         raise NotImplementedError
 
+    def served(self, context: Context) -> tuple[Callable[[str, str], Ranking], int | None] | None:
+        """This stage as a server runs it: a function (question id, text) -> that one question's ranking, with any index
+        built once, and the index's size in bytes (None: it keeps none). By default :meth:`run` on one question, the
+        earlier runs it reads cut to that question (their own time is added by :func:`serving_cost`). None: not
+        measurable one question at a time."""
+        def one(qid: str, question: str) -> Ranking:
+            runs = {name: {qid: run[qid]} for name, run in context.runs.items()}
+            return self.run(context._replace(questions={qid: question}, runs=runs, progress=False))[qid]
+        return one, None
+
+
+COST_QUESTIONS = 50  # questions timed per retriever, one at a time
+
+
+def serving_cost(registry: Mapping[str, Stage], context: Context, questions: int = COST_QUESTIONS):
+    """What each retriever costs to serve, beside its metrics: the milliseconds to rank one question (the median and the
+    95th percentile over the first ``questions`` questions, each ranked alone after one warm-up; a stage that reads
+    earlier runs adds their time for the same question, as a server runs them in turn) and its index's size in MB.
+    Measured on this machine, so it varies from run to run: kept out of the scores. NaN where not measurable."""
+    import time
+
+    import numpy as np
+    import pandas as pd
+    asked = list(context.questions.items())[:questions]
+    seconds, rows = {}, {}
+    for name, stage in progress_bar(registry, "timing one question at a time", context.progress):
+        served = stage.served(context._replace(progress=False))
+        if served is None or any(read not in seconds for read in stage.reads):
+            rows[name] = {"ms per question, median": np.nan, "ms per question, p95": np.nan, "index, MB": np.nan}
+            continue
+        one, size = served
+        one(*asked[0])  # warm-up: lazy loads and caches
+        own = []
+        for qid, question in asked:
+            start = time.perf_counter()
+            one(qid, question)
+            own.append(time.perf_counter() - start)
+        seconds[name] = np.array(own) + sum(seconds[read] for read in stage.reads)
+        rows[name] = {"ms per question, median": 1000 * float(np.median(seconds[name])),
+                      "ms per question, p95": 1000 * float(np.percentile(seconds[name], 95)),
+                      "index, MB": np.nan if size is None else size / 1e6}
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("retriever")
+    table.attrs["questions"] = len(asked)
+    return table
+
 
 class Function(Stage):
     """Your own retriever: a function ``question text -> [chunk ids, best first]``, called per question."""

@@ -17,11 +17,10 @@ from itertools import combinations
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from tqdm import tqdm
 
-from ..analysis.abstention import abstention, abstention_table, plot_abstention
+from ..analysis.abstention import abstention, abstention_table
 from ..analysis.audit import SHINGLE, golden_set_audit
 from ..analysis.comparisons import interval_table, paired_comparisons, values_at_k
 from ..analysis.statistics import ALPHA, fewest_discordant, paired_test
@@ -34,12 +33,6 @@ from ..core.evaluation import (
 )
 from ..core.metrics import relevant_ids
 from ..core.registry import METRICS, shown_metrics, tested_metrics
-from ..course.plots import (
-    plot_first_relevant_ranks,
-    plot_intervals,
-    plot_metrics,
-    plot_precision_ceiling,
-)
 from ..inputs.formats import load_chunks
 from ..inputs.text import escape
 from ..inputs.trec import qrels_text, read_qrels, read_run, run_text
@@ -48,6 +41,7 @@ from ..retrieval.setup import left_out
 SHOWN = 10  # rows of a long list shown in the report; all of them go to a CSV file beside it
 LEFT_OUT, LEFT_OUT_COLUMNS = "left_out.csv", ["what", "item", "detail"]
 ABSTENTION = "abstention.csv"
+COST = "cost.csv"
 TEMPLATE = Path(__file__).parent / "templates" / "report.ipynb"  # the sections as a notebook, for a reader to re-run
 
 
@@ -127,6 +121,7 @@ class Evaluation:
     progress: bool = False  # a progress bar for the slow parts (the paired tests of thousands of questions)
     metrics: list = field(default_factory=list)  # registered metrics scored beside the shown ones (MAP, F1, ...)
     abstention: pd.DataFrame | None = None  # the abstention curve of the questions marked unanswerable, if any
+    cost: pd.DataFrame | None = None  # what each retriever costs to serve (serving_cost), when the runs were made here
 
     def __post_init__(self):
         if self.scores is None:
@@ -145,7 +140,7 @@ def from_setup(setup, k: int = 3, ks=(1, 3, 5, 10), about: dict | None = None, f
     unanswerable = "answerable" in setup.golden and not setup.golden["answerable"].all() and setup.level == "chunk"
     return Evaluation({name: {q: run[q] for q in setup.qrels} for name, run in setup.runs.items()}, setup.qrels, k,
                       sorted({*ks, k}), setup.golden, setup.chunks, dict(about or {}), left_out_table(setup), folder,
-                      unit=setup.level, abstention=abstention(setup, k=k).curve if unanswerable else None)
+                      unit=setup.level, abstention=abstention(setup, k=k).curve if unanswerable else None, cost=setup.cost)
 
 
 def left_out_table(setup) -> pd.DataFrame:
@@ -175,21 +170,24 @@ def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -
         files[name] = next(f"{stem}{suffix}.trec" for suffix in ["", *(f"-{i}" for i in range(2, len(ev.runs) + 2))]
                            if f"{stem}{suffix}.trec" not in files.values())
     encoded = {trec_id(q): {trec_id(d): g for d, g in gains.items()} for q, gains in ev.qrels.items()}
-    texts = {"scores.csv": ev.scores.to_csv(index=False), "qrels.txt": qrels_text(encoded)}
-    for name, run in ev.runs.items():
-        texts[files[name]] = run_text({trec_id(q): [trec_id(d) for d in r] for q, r in run.items()}, Path(files[name]).stem[4:])
+    texts = {"scores.csv": lambda: ev.scores.to_csv(index=False), "qrels.txt": lambda: qrels_text(encoded)}
+    for name, run in ev.runs.items():  # made when written, one at a time: a run of 100,000 questions is 300 MB of text
+        texts[files[name]] = lambda run=run, tag=Path(files[name]).stem[4:]: run_text(
+            {trec_id(q): [trec_id(d) for d in r] for q, r in run.items()}, tag)
     if ev.chunks is not None:
-        texts["chunks.jsonl"] = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in ev.chunks)
+        texts["chunks.jsonl"] = lambda: "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in ev.chunks)
     if ev.golden is not None:
-        texts["questions.csv"] = ev.golden.to_csv(index=False)
+        texts["questions.csv"] = lambda: ev.golden.to_csv(index=False)
     if len(ev.left_out):
-        texts[LEFT_OUT] = ev.left_out.to_csv(index=False)
+        texts[LEFT_OUT] = lambda: ev.left_out.to_csv(index=False)
     if ev.abstention is not None:
-        texts[ABSTENTION] = ev.abstention.to_csv(index=False)
-    texts["bundle.json"] = json.dumps({"k": ev.k, "ks": ev.ks, "unit": ev.unit, "runs": list(files.items()),
-                                       "questions": list(ev.qrels), "about": list(ev.about.items())},
-                                      ensure_ascii=False, indent=1)
-    return [write_file(folder, name, text.encode("utf-8"), output_dir) for name, text in texts.items()]
+        texts[ABSTENTION] = lambda: ev.abstention.to_csv(index=False)
+    if ev.cost is not None:
+        texts[COST] = lambda: ev.cost.to_csv()
+    texts["bundle.json"] = lambda: json.dumps({"k": ev.k, "ks": ev.ks, "unit": ev.unit, "runs": list(files.items()),
+                                               "questions": list(ev.qrels), "about": list(ev.about.items())},
+                                              ensure_ascii=False, indent=1)
+    return [write_file(folder, name, text().encode("utf-8"), output_dir) for name, text in texts.items()]
 
 
 def load_bundle(folder: str | Path = ".") -> Evaluation:
@@ -209,8 +207,9 @@ def load_bundle(folder: str | Path = ".") -> Evaluation:
     chunks = load_chunks(folder / "chunks.jsonl") if (folder / "chunks.jsonl").exists() else None
     scores = pd.read_csv(folder / "scores.csv", dtype={"run": str, "question": str, "metric": str})
     abstained = pd.read_csv(folder / ABSTENTION, dtype={"run": str}) if (folder / ABSTENTION).exists() else None
+    cost = pd.read_csv(folder / COST, index_col=0, dtype={"retriever": str}) if (folder / COST).exists() else None
     return Evaluation(runs, qrels, meta["k"], meta["ks"], golden, chunks, dict(meta["about"]), left_out, folder, scores,
-                      meta["unit"], abstention=abstained)
+                      meta["unit"], abstention=abstained, cost=cost)
 
 
 # --- how numbers, tables and figures are shown ------------------------------------------------------
@@ -241,8 +240,14 @@ def _long(ev: Evaluation, table: pd.DataFrame, name: str, what: str, shown: pd.D
     return f"<p>The first {SHOWN} of {len(table):,} {escape(what)}.{ev.save(name, table)}</p>" + _table(shown.head(SHOWN), index)
 
 
-def _figure(draw, *args, **kwargs) -> str:
-    """A matplotlib figure as an inline PNG; names are drawn as typed (no ``$...$`` mathematics)."""
+def _figure(name: str, *args, **kwargs) -> str:
+    """The figure that course.plots' (or abstention's) function ``name`` draws, as an inline PNG; names are drawn as
+    typed (no ``$...$`` mathematics). matplotlib loads here, not on import: the gate never draws."""
+    import matplotlib.pyplot as plt
+
+    from ..analysis import abstention as drawn_here
+    from ..course import plots
+    draw = getattr(plots, name, None) or getattr(drawn_here, name)
     with plt.rc_context({"text.parse_math": False}):
         fig = draw(*args, **kwargs)
         buffer = io.BytesIO()
@@ -321,7 +326,20 @@ def scores_section(ev: Evaluation) -> Section:
                  f"on what it returned: past its last rank nothing is added (precision@k still divides by k).</p>")
     if ev.folder is not None:
         html += '<p>Every value per run, question, metric and k is in <a href="scores.csv">scores.csv</a>.</p>'
-    return Section("The scores", html + _table(shown) + _figure(plot_metrics, table, ev.qrels, ev.k), {"means": table})
+    return Section("The scores", html + _table(shown) + _figure("plot_metrics", table, ev.qrels, ev.k), {"means": table})
+
+
+def cost_section(ev: Evaluation) -> Section:
+    """What each retriever costs to serve beside its scores: time per question and index size (``make evaluate``)."""
+    title = "What each retriever costs"
+    if ev.cost is None:
+        return Section(title, "<p>Not measured: the runs were read from files, not made here (make evaluate measures it).</p>")
+    html = (f"<p>Measured on this machine, so it varies from run to run (kept out of scores.csv): each retriever ranked "
+            f"{ev.cost.attrs.get('questions', 'the first')} questions one at a time, as a server answers them, after one "
+            "warm-up. A stage that reads earlier runs (hybrid reads BM25 and vector) adds their time for the same question. "
+            "The index is BM25's index pickled, or vector search's chunk vectors; – where none is kept or the time "
+            "cannot be taken one question at a time.</p>")
+    return Section(title, html + _table(ev.cost.map(lambda v: number(v, 1))), {"cost": ev.cost})
 
 
 def ceiling_section(ev: Evaluation) -> Section:
@@ -335,7 +353,7 @@ def ceiling_section(ev: Evaluation) -> Section:
     html = (f"<p>The questions have from {counts.min():,} to {counts.max():,} relevant {ev.unit}s ({number(counts.mean(), 2)} on "
             f"average); {int((counts == 1).sum()):,} of {len(counts):,} have exactly one. So no ranking can reach a mean "
             f"precision@{ev.k} above <b>{number(ceiling)}</b> here: read each run's precision against that ceiling, not 1.</p>")
-    return Section("The precision ceiling", html + _table(table) + _figure(plot_precision_ceiling, ev.qrels, ev.ks,
+    return Section("The precision ceiling", html + _table(table) + _figure("plot_precision_ceiling", ev.qrels, ev.ks,
                                                                               means, k=ev.k), {"ceiling": table})
 
 
@@ -353,7 +371,7 @@ def ranks_section(ev: Evaluation) -> Section:
         said = f"{len(picked):,} of {n:,} questions have no relevant {ev.unit} in the top {k}."
     shown = picked if ev.golden is not None else picked.drop(columns=["question", "slice"])
     html = (f"<p>Questions scored: {n:,}. Per run, the questions whose first relevant {ev.unit} is at rank 1, in the top {k}, "
-            f"or nowhere in its ranking:</p>" + _table(counts) + _figure(plot_first_relevant_ranks, ranks, k=k)
+            f"or nowhere in its ranking:</p>" + _table(counts) + _figure("plot_first_relevant_ranks", ranks, k=k)
             + f"<p>{said}{ev.save('ranks.csv', ranks)}</p>" + _long(ev, shown, "ranks_disagree.csv", what))
     return Section(f"Where each run puts the first relevant {ev.unit}", html, {"ranks": ranks, "counts": counts})
 
@@ -374,7 +392,7 @@ def intervals_section(ev: Evaluation) -> Section:
             f"questions with a relevant {ev.unit} in the top {ev.k}, then {escape(others)}; a Wilson score interval "
             "where every value is 0 or 1, else a percentile bootstrap. Overlapping intervals do not show that two runs "
             "are equal: the paired tests below compare them question by question.</p>")
-    return Section("How sure: intervals", html + _table(table) + _figure(plot_intervals, table), {"intervals": table})
+    return Section("How sure: intervals", html + _table(table) + _figure("plot_intervals", table), {"intervals": table})
 
 
 def tests_section(ev: Evaluation, alpha: float = ALPHA) -> Section:
@@ -450,12 +468,12 @@ def abstention_section(ev: Evaluation) -> Section:
             f"{int(first['answerable']):,} answerable questions, losing their evidence when it is in the top {ev.k}. The score is the bundled embedding "
             "model's (all-MiniLM-L6-v2) cosine of the question and the top chunk, one scale for every run. Per run, the highest threshold "
             "that loses at most 10% of the answerable questions:</p>" + _table(table)
-            + _figure(plot_abstention, ev.abstention)
+            + _figure("plot_abstention", ev.abstention)
             + (f'<p>Every threshold of the curve is in <a href="{ABSTENTION}">{ABSTENTION}</a>.</p>' if ev.folder else ""))
     return Section(title, html, {"abstention": table})
 
 
-SECTIONS = (about_section, left_out_section, scores_section, ceiling_section, ranks_section, intervals_section,
+SECTIONS = (about_section, left_out_section, scores_section, cost_section, ceiling_section, ranks_section, intervals_section,
             tests_section, audit_section, abstention_section)
 
 PAGE_STYLE = """body { font: 16px/1.45 system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #111; }
