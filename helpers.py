@@ -54,7 +54,7 @@ NAMES = {
     "mock_interview": "course.drill",
     # 08 is a difference real?
     "interval_table": "analysis.comparisons", "permutation_test": "analysis.statistics", "holm": "analysis.statistics",
-    "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics",
+    "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics", "fewest_losses": "analysis.statistics",
     "best_case_detectable_difference": "analysis.statistics", "mcnemar_power": "analysis.statistics",
     "questions_needed": "analysis.statistics", "two_slices": "analysis.statistics",
     "plot_intervals": "course.plots",
@@ -64,7 +64,7 @@ NAMES = {
     "switchboard": "analysis.conventions", "trec_eval_means": "analysis.conventions", "capped_recall": "analysis.conventions",
     "average_precision": "core.metrics", "iprec_at_recall": "core.metrics", "plot_precision_recall": "course.plots",
     # 11 what the baselines are made of
-    "bm25_table": "analysis.baselines", "held_out_gains": "analysis.baselines", "ann_tradeoff": "analysis.regression", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
+    "bm25_table": "analysis.baselines", "held_out_gains": "analysis.baselines", "ann_tradeoff": "analysis.regression", "gate": "analysis.regression", "gate_error_rates": "analysis.regression", "BM25_STEPS": "analysis.baselines", "BM25_VARIANTS": "analysis.baselines",
     "tie_effect": "retrieval.fusion",
     # 12 the golden-set audit
     "success_at_k": "core.metrics", "golden_set_audit": "analysis.audit", "with_known_false_negatives": "inputs.golden",

@@ -85,9 +85,13 @@ the batch evaluator and pytrec_eval give the same values. Wall-clock times (``ti
    timed: ``label_chunks`` (one pass of the Aho–Corasick automaton over the chunks' normalised text), and the
    process's peak memory (``ru_maxrss``) before and after. Target: under 5 minutes.
 
+12. Memory at scale (``scale``): ``retrieval-eval evaluate-runs`` on two runs of 30,000 and of 100,000 questions × 100
+   ranks, and ``retrieval-eval gate`` on two of 1,000,000 (section 1's generator, every tenth ranking reversed), each in
+   its own process: its peak resident memory (``ru_maxrss``) and wall time. Targets: under 3, 2 and 8 GiB.
+
 ``make bench ONLY="evaluation bm25"`` (or ``python benchmarks/bench.py evaluation bm25``) runs the sections named
 (``SECTIONS`` at the end lists them: evaluation, bm25, embeddings, vector-search, notebooks,
-engine, beir, report, rerank, widgets, gate, labels). The run ends with one table, the README's Speed table: a row per figure,
+engine, beir, report, rerank, widgets, gate, labels, scale). The run ends with one table, the README's Speed table: a row per figure,
 with the machine and the 1-minute load average at the section's start and end.
 """
 
@@ -969,12 +973,51 @@ def bench_labels():
 
 
 
+# --- 12. memory at scale: evaluate-runs and the gate -------------------------------------------------
+
+SCALE_RUNS = {"evaluate-runs": ((30_000, 100, 3 * 1024), (100_000, 100, 2 * 1024)), "gate": ((1_000_000, 100, 8 * 1024),)}
+
+
+def peak_mib(command: list[str], env: dict) -> tuple[int, float, int]:
+    """A command in its own child process: (its peak resident memory in MiB, wall seconds, exit status)."""
+    probe = ("import resource, subprocess, sys, time; start = time.perf_counter(); done = subprocess.run(sys.argv[1:], "
+             "capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, "
+             "time.perf_counter() - start, done.returncode)")
+    out = subprocess.run([sys.executable, "-c", probe, *command], env=env, capture_output=True, text=True, check=True).stdout
+    mib, seconds, status = out.split()
+    return int(mib), float(seconds), int(status)
+
+
+def bench_scale():
+    """The console command on two synthetic runs (section 1's generator, every tenth ranking reversed): the peak memory
+    of ``evaluate-runs`` at 30,000 and 100,000 questions and of ``gate`` at 1,000,000, against their targets."""
+    rows, command = [], Path(sys.executable).parent / "retrieval-eval"
+    for verb, sizes in SCALE_RUNS.items():
+        for n_questions, depth, target in sizes:
+            run, qrels = synthetic_evaluation(np.random.default_rng(SEED), n_questions, depth)
+            candidate = {q: ranked[::-1] if i % 10 == 0 else ranked for i, (q, ranked) in enumerate(run.items())}
+            with tempfile.TemporaryDirectory() as tmp:
+                qrels_file, base, new = h.export_trec({"base": run, "new": candidate}, qrels, tmp)
+                del run, candidate, qrels
+                flags = ["--runs", str(base), str(new)] if verb == "evaluate-runs" else ["--baseline", str(base), "--candidate", str(new)]
+                env = {**os.environ, "RETRIEVAL_EVAL_OUTPUT": str(Path(tmp) / "out"), "RETRIEVAL_EVAL_CACHE": str(Path(tmp) / "cache")}
+                mib, seconds, status = peak_mib([str(command), verb, "--qrels", str(qrels_file), *flags], env)
+            if status not in (0, 1):
+                raise SystemExit(f"retrieval-eval {verb} exited {status} on {n_questions:,} questions")
+            met = "met" if mib < target else "MISSED"
+            print(f"12. retrieval-eval {verb}: {n_questions:,} questions x {depth} ranks, two runs: peak {mib:,} MiB "
+                  f"(target < {target:,} MiB: {met}), {seconds:.0f} s")
+            rows.append((f"retrieval-eval {verb}, {n_questions:,} questions x {depth} ranks, two TREC runs, peak memory",
+                         f"{mib:,} MiB, {seconds:.0f} s (target < {target / 1024:g} GiB: {met})"))
+    return rows
+
+
 # A section: a function that prints its figures and returns the table's rows [(what, measured)]. To add one, write
 # it and name it here; tests/test_bench.py runs every section on TINY inputs.
 SECTIONS = {"evaluation": bench_evaluation, "bm25": bench_bm25, "embeddings": bench_embeddings,
             "vector-search": bench_vector_search, "notebooks": bench_notebooks, "engine": bench_engine,
             "beir": bench_beir, "report": bench_report, "rerank": bench_rerank, "widgets": bench_widgets,
-            "gate": bench_gate, "labels": bench_labels}
+            "gate": bench_gate, "labels": bench_labels, "scale": bench_scale}
 OPTIONAL_SECTIONS = ("widgets",)  # run only when named: needs Chromium
 MEASURED = {}  # figures one section leaves for the summary of others
 WRITE_RECORDS = True  # benchmarks/rerank.json (notebook 06 reads it); not on tiny inputs
@@ -982,7 +1025,8 @@ RERANK_QUESTIONS = None  # the rerank section's first questions: all of them (on
 TINY = {"EVAL_SIZES": ((50, 20),), "BM25_SIZES": (200, 400), "EMBED_CHUNKS": 20, "VECTORS": 1_000, "NOTEBOOK_COUNT": 1,
         "IMPORT_REPEATS": 1, "ENGINE_CHUNKS": 500, "ENGINE_QUESTIONS": 20, "RANK_BM25_QUESTIONS": 5, "SCALE_DOCS": 40,
         "SCALE_QUESTIONS": 20, "BEIR_CHUNKS": 40, "BEIR_QUESTIONS": 10, "WIDGET_REPEATS": 1, "REPEATS": 1,
-        "WRITE_RECORDS": False, "RERANK_QUESTIONS": 3, "GATE_SIZE": (50, 20), "LABEL_SIZE": (40, 20)}
+        "WRITE_RECORDS": False, "RERANK_QUESTIONS": 3, "GATE_SIZE": (50, 20), "LABEL_SIZE": (40, 20),
+        "SCALE_RUNS": {"evaluate-runs": ((50, 20, 3 * 1024),), "gate": ((50, 20, 8 * 1024),)}}
 
 
 def run(names, tiny=False) -> list[tuple[str, str, str]]:
