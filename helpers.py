@@ -23,7 +23,6 @@ NAMES = {
     "evaluate": "core.evaluation", "batch_scores": "core.evaluation", "per_question_scores": "core.evaluation",
     "first_relevant_ranks": "core.evaluation", "plot_first_relevant_ranks": "course.plots", "tokenize": "retrieval.retrievers",
     "random_cases": "course.teaching", "paired_comparisons": "analysis.comparisons", "plain_summary": "analysis.comparisons", "answer_by_retrieval": "analysis.answers",
-    "plot_metrics": "course.plots",
     # 02 precision@k and its ceiling
     "precision_at_k": "core.metrics", "precision_ceiling": "core.evaluation", "KS": "core.evaluation",
     "share_of_ceiling": "analysis.conventions", "playground_widget": "course.widgets.playground",
@@ -36,7 +35,7 @@ NAMES = {
     "ndcg_retrieved_ideal": "analysis.conventions", "plot_discount": "course.plots",
     # 05 three retrievers: the registries, fusion, verdicts in plain words, chance
     "METRICS": "core.registry", "Metric": "core.registry", "register_metric": "core.registry",
-    "RETRIEVERS": "retrieval.setup", "register_retriever": "retrieval.setup", "default_retrievers": "retrieval.setup",
+    "register_retriever": "retrieval.setup", "default_retrievers": "retrieval.setup",
     "BM25": "retrieval.retrievers", "Vector": "retrieval.retrievers", "Fusion": "retrieval.fusion",
     "LUCENE_ENGLISH": "retrieval.retrievers", "reciprocal_rank_fusion": "retrieval.fusion",
     "random_baseline": "core.evaluation", "plain_table": "analysis.comparisons", "plain_verdict": "analysis.comparisons",
@@ -54,7 +53,7 @@ NAMES = {
     "mock_interview": "course.drill",
     # 08 is a difference real?
     "interval_table": "analysis.comparisons", "permutation_test": "analysis.statistics", "holm": "analysis.statistics",
-    "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics", "fewest_losses": "analysis.statistics",
+    "any_false_alarm": "analysis.statistics", "fewest_discordant": "analysis.statistics",
     "best_case_detectable_difference": "analysis.statistics", "mcnemar_power": "analysis.statistics",
     "questions_needed": "analysis.statistics", "two_slices": "analysis.statistics",
     "plot_intervals": "course.plots",

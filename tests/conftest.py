@@ -86,7 +86,7 @@ def setup(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def runs(setup):
-    """The built-in retrievers' runs (``h.RETRIEVERS``: BM25, vector, hybrid; equal to a fresh ranking: test_pipeline)."""
+    """The built-in retrievers' runs (``RETRIEVERS``: BM25, vector, hybrid; equal to a fresh ranking: test_pipeline)."""
     return setup.runs
 
 

@@ -7,6 +7,7 @@ import pytest
 import helpers as h
 from retrieval_eval.analysis.regression import ann_tradeoff
 from retrieval_eval.retrieval.retrievers import ApproximateVector, hnsw_search
+from retrieval_eval.retrieval.setup import RETRIEVERS
 
 
 def unit(rng, n, dim=32):
@@ -55,7 +56,7 @@ HNSW = "vector, HNSW M 16 ef 16"
 
 
 def test_the_index_is_registered_and_ranks_only_where_named():
-    assert isinstance(h.RETRIEVERS[HNSW], ApproximateVector) and HNSW not in h.default_retrievers()
+    assert isinstance(RETRIEVERS[HNSW], ApproximateVector) and HNSW not in h.default_retrievers()
     assert list(h.default_retrievers()) == ["BM25", "vector", "hybrid"]  # the core's comparison family
     named = h.default_retrievers("some-model", 256, [HNSW])[HNSW]
     assert (named.m, named.ef_search, named.model_name, named.window) == (16, 16, "some-model", 256)

@@ -186,7 +186,6 @@ class World:
 def public_arguments(world: World, folder) -> dict:
     """Every public function that takes ids, with arguments from one world: ``{name: {parameter: value}}``."""
     w = world
-    table = h.evaluate({"a": {"q1": POOL[:3]}}, {"q1": {"d0": 1}}, ks=[1, 3])
     one = {"ranked": w.ranked, "relevant": w.relevant}
     scored = {"ranked": w.ranked, "gains": w.gains, "k": 3}
     over_questions = {"run": w.run, "qrels": w.qrels, "k": 3}
@@ -222,7 +221,7 @@ def public_arguments(world: World, folder) -> dict:
         "bm25_table": {"settings": {"ours": {}}, "chunks": w.chunks, "questions": questions, "qrels": w.qrels},
         "tie_effect": {"runs": list(w.runs.values()), "qrels": w.qrels},
         "golden_set_audit": {"golden": w.golden, "chunks": w.chunks, **runs},
-        "plot_metrics": {"table": table, "qrels": w.qrels}, "plot_precision_recall": {**runs},
+        "plot_precision_recall": {**runs},
         "plot_rankings": {"rankings": {"a": w.ranked}, "gains": w.gains, "k": 3},
         "ceiling_widget": {**runs},
         "depth_widget": {**runs},
@@ -233,6 +232,7 @@ def public_arguments(world: World, folder) -> dict:
         "rrf_widget": {**runs, "golden": w.golden, "inputs": ["a", "b"]},
         "export_trec": {**runs, "folder": folder / "trec"},
         "agreement": {"a": w.qrels, "b": w.qrels, "runs": w.runs, "resamples": 10},
+        "gate": {"baseline": w.run, "candidate": w.run, "qrels": w.qrels, "k": 3},
     }
 
 
@@ -373,6 +373,7 @@ LIST_CALLS = {  # the list parameters of functions that take no ids, with valid 
     "judging_widget": {"setup": SimpleNamespace(qrels={"q1": {"d0": 1}}, runs={"a": {"q1": ["d0", "d1"]}}), "judge": "ann",
                        "questions": ["q1"], "folder": Path("/nonexistent")},  # refused before any file
     "ann_tradeoff": {"n_chunks": 50, "n_questions": 5, "settings": [(4, 4)]},
+    "gate_error_rates": {"ns": [5], "simulations": 10},
 }
 
 

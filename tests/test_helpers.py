@@ -42,7 +42,7 @@ def test_importing_helpers_loads_nothing_and_a_name_loads_only_its_module():
     assert [m for m in ["pandas", "matplotlib", "numpy", *HEAVY] if m in imported_by("import helpers")] == []
     loaded = imported_by("import helpers as h; h.evaluate")
     assert "pandas" in loaded and [m for m in ["matplotlib", *HEAVY] if m in loaded] == []
-    assert "matplotlib" in imported_by("import helpers as h; h.plot_metrics")
+    assert "matplotlib" in imported_by("import helpers as h; h.plot_intervals")
 
 
 # The wings, in the one direction imports run: a wing imports only from itself and the wings before it.

@@ -17,6 +17,7 @@ import helpers as h
 from retrieval_eval.core.evaluation import judge
 from retrieval_eval.core.metrics import RECALL_LEVELS, context_precision, f1_at_k, r_precision
 from retrieval_eval.core.registry import METRICS, Judged, Metric, shown_metrics
+from retrieval_eval.course.plots import plot_metrics
 
 matplotlib.use("Agg")
 
@@ -286,7 +287,7 @@ def test_the_fifth_metric_kernel_equals_its_score_and_trec_eval(case):
 
 def test_a_fifth_metric_appears_in_every_table_and_plot(restore_metrics, runs, qrels, close_figures):
     ks = [1, 3, 10]
-    four = h.plot_metrics(h.evaluate(runs, qrels, ks))
+    four = plot_metrics(h.evaluate(runs, qrels, ks))
     before = list(METRICS)
     h.register_metric(AP)
     assert list(METRICS) == [*before, "AP"]
@@ -302,7 +303,7 @@ def test_a_fifth_metric_appears_in_every_table_and_plot(restore_metrics, runs, q
             rows = long[(long["run"] == name) & (long["metric"] == "AP") & (long["k"] == k)]
             assert rows["question"].tolist() == list(qrels)
             assert rows["value"].tolist() == batch[("AP", k)].tolist()
-    five = h.plot_metrics(table)
+    five = plot_metrics(table)
     visible = [ax for ax in five.axes if ax.get_visible()]
     assert len(visible) == len([ax for ax in four.axes if ax.get_visible()]) + 1 == 5
     assert [ax.get_title() for ax in visible][-1] == "AP@k"

@@ -8,7 +8,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import helpers as h  # noqa: E402
-from retrieval_eval.course.plots import plot_precision_ceiling  # noqa: E402
+from retrieval_eval.course.plots import plot_metrics, plot_precision_ceiling  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("close_figures")
 
@@ -88,7 +88,7 @@ def test_precision_ceiling_picture_has_its_title_and_readable_text(smallest_disp
 
 def test_plot_metrics_draws_one_panel_per_metric_and_the_ceiling(runs, qrels):
     table = h.evaluate(runs, qrels, ks=range(1, 11))
-    fig = h.plot_metrics(table, qrels, k_llm=3)
+    fig = plot_metrics(table, qrels, k_llm=3)
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in panels] == ["recall@k", "precision@k", "MRR@k", "nDCG@k"]
     recall = panels[0].lines[0]
@@ -97,10 +97,10 @@ def test_plot_metrics_draws_one_panel_per_metric_and_the_ceiling(runs, qrels):
     assert list(ceiling.get_ydata()) == [h.precision_ceiling(qrels, k) for k in range(1, 11)]
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels[:3] == list(runs) and "k the LLM reads (3)" in labels
-    two = h.plot_metrics(table[["MRR", "nDCG"]])
+    two = plot_metrics(table[["MRR", "nDCG"]])
     assert [ax.get_title() for ax in two.axes if ax.get_visible()] == ["MRR@k", "nDCG@k"]
     with pytest.raises(ValueError, match="table must be a table of evaluate"):
-        h.plot_metrics(table.xs(3, axis=1, level="k"))
+        plot_metrics(table.xs(3, axis=1, level="k"))
 
 
 def test_plot_intervals_draws_each_runs_interval(runs, qrels):
@@ -132,7 +132,7 @@ def test_plot_two_stage_draws_the_ceiling_and_the_oracle(runs, qrels):
 
 # Every plot function of the package, called as a notebook calls it on the Polder set.
 PLOTS = {
-    "plot_metrics": lambda p: h.plot_metrics(h.evaluate(p.runs, p.qrels, ks=range(1, 11)), p.qrels, k_llm=3),
+    "plot_metrics": lambda p: plot_metrics(h.evaluate(p.runs, p.qrels, ks=range(1, 11)), p.qrels, k_llm=3),
     "plot_first_relevant_ranks": lambda p: h.plot_first_relevant_ranks(
         h.first_relevant_ranks(p.runs, p.qrels, p.golden), k=3, as_mrr=True, title="What each rank adds"),
     "plot_precision_ceiling": lambda p: plot_precision_ceiling(

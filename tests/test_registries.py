@@ -10,6 +10,7 @@ import pytest
 import helpers as h
 from retrieval_eval.core import registry
 from retrieval_eval.core.metrics import relevant_ids, success_at_k
+from retrieval_eval.course.plots import plot_metrics
 from retrieval_eval.course.sheet import numbers_table
 from retrieval_eval.retrieval import setup as built_in
 from retrieval_eval.retrieval.retrievers import IdOrder
@@ -64,7 +65,7 @@ def test_the_new_retriever_is_ranked_and_the_new_metric_is_in_every_table(grown)
 
 
 def test_both_reach_the_plots_the_paired_tests_and_the_intervals(grown, close_figures):
-    fig = h.plot_metrics(h.evaluate(grown.runs, grown.qrels, ks=[1, 3]))
+    fig = plot_metrics(h.evaluate(grown.runs, grown.qrels, ks=[1, 3]))
     assert "hit rate@k" in [ax.get_title() for ax in fig.axes if ax.get_visible()]
     assert "TF-IDF" in [t.get_text() for t in fig.legends[0].get_texts()]
     pairs = h.paired_comparisons(grown.runs, grown.qrels, k=3)

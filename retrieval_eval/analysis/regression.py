@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.checks import check_list
+from ..core.checks import check_k, check_list, check_probability
 from ..core.evaluation import per_question_scores
 from ..core.metrics import first_relevant_rank, relevant_ids
 from ..core.registry import METRICS
@@ -174,6 +174,11 @@ def gate_error_rates(ns: Sequence[int] = (5, 20, 47, 300, 10_000), margin: float
     Wilson interval over ``simulations`` candidates; :func:`decide`'s own rules, vectorised over the candidates (a
     test checks they agree)."""
     from scipy import stats
+    ns = [check_k(n, "ns: a question count") for n in check_list(ns, "ns", "question counts")]
+    margin, simulations = check_probability(margin, "margin"), check_k(simulations, "simulations")
+    if isinstance(churn, bool) or not isinstance(churn, (int, float)) or not 0 <= churn <= 0.5 - margin:
+        raise ValueError(f"churn must be a share from 0 to 0.5 - margin ({0.5 - margin:g}): a graded question is lost "
+                         f"with chance churn + 2 × margin and gained with chance churn; got {churn!r}")
     rng, rows = np.random.default_rng(seed), {}
     critical = stats.norm.ppf(1 - ALPHA)
     for kind in SIMULATED:
