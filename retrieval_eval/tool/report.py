@@ -185,7 +185,8 @@ def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -
     if ev.cost is not None:
         texts[COST] = lambda: ev.cost.to_csv()
     texts["bundle.json"] = lambda: json.dumps({"k": ev.k, "ks": ev.ks, "unit": ev.unit, "runs": list(files.items()),
-                                               "questions": list(ev.qrels), "about": list(ev.about.items())},
+                                               "questions": list(ev.qrels), "about": list(ev.about.items()),
+                                               "cost_questions": None if ev.cost is None else ev.cost.attrs.get("questions")},
                                               ensure_ascii=False, indent=1)
     return [write_file(folder, name, text().encode("utf-8"), output_dir) for name, text in texts.items()]
 
@@ -208,6 +209,8 @@ def load_bundle(folder: str | Path = ".") -> Evaluation:
     scores = pd.read_csv(folder / "scores.csv", dtype={"run": str, "question": str, "metric": str})
     abstained = pd.read_csv(folder / ABSTENTION, dtype={"run": str}) if (folder / ABSTENTION).exists() else None
     cost = pd.read_csv(folder / COST, index_col=0, dtype={"retriever": str}) if (folder / COST).exists() else None
+    if cost is not None and meta.get("cost_questions"):
+        cost.attrs["questions"] = meta["cost_questions"]
     return Evaluation(runs, qrels, meta["k"], meta["ks"], golden, chunks, dict(meta["about"]), left_out, folder, scores,
                       meta["unit"], abstention=abstained, cost=cost)
 
