@@ -281,11 +281,11 @@ def test_judgements_keep_the_line_of_each_label(tmp_path):
 
 def test_the_reader_at_once_and_line_by_line_agree(tmp_path, monkeypatch):
     """A '#' sends a file to the line-by-line reader (it names bad lines); pandas' C reader reads the rest at once, in
-    chunks (here of 7 lines: a question's lines and the tags span chunks)."""
+    blocks (here of 64 bytes: a question's lines and the tags span blocks)."""
     import random
 
     from retrieval_eval.inputs import trec
-    monkeypatch.setattr(trec, "CHUNK_LINES", 7)
+    monkeypatch.setattr(trec, "CHUNK_BYTES", 64)
 
     rng = random.Random(7)
     for i in range(50):
@@ -294,11 +294,12 @@ def test_the_reader_at_once_and_line_by_line_agree(tmp_path, monkeypatch):
         lines = list({" ".join(line.split()[:1] + line.split()[2:3]): line for line in lines}.values())  # no duplicates
         at_once = read_run(write(tmp_path, f"a{i}", "\n".join(lines)))
         by_line = read_run(write(tmp_path, f"b{i}", "\n".join(["# forces the line-by-line reader", *lines])))
-        assert at_once.rankings == by_line.rankings
+        assert at_once.rankings == by_line.rankings == read_run(write(tmp_path, f"c{i}", "\r\n".join(lines))).rankings
         assert {q: s.tolist() for q, s in at_once.scores.items()} == {q: s.tolist() for q, s in by_line.scores.items()}
         assert (at_once.tag, at_once.tags, at_once.reordered) == (by_line.tag, by_line.tags, by_line.reordered)
     assert at_once.reordered and any(len(set(s)) < len(s) for s in at_once.scores.values())  # re-sorts and ties met
     from retrieval_eval.inputs.trec import _run_columns
 
-    assert _run_columns(b"q Q0 d#1 1 2 t\n") is not None  # a "#" inside a docid is no comment: read at once
-    assert _run_columns(b"q Q0 d 1 2 t\n  # a note\n") is None and _run_columns(b"#\nq Q0 d 1 2 t\n") is None
+    assert _run_columns(write(tmp_path, "c1", "q Q0 d#1 1 2 t\n")) is not None  # a "#" inside a docid is no comment
+    assert _run_columns(write(tmp_path, "c2", "q Q0 d 1 2 t\n  # a note\n")) is None
+    assert _run_columns(write(tmp_path, "c3", "#\nq Q0 d 1 2 t\n")) is None

@@ -195,40 +195,71 @@ def judgements(path: str | os.PathLike) -> list[tuple[int, str, str, int]]:
 def read_run(path: str | os.PathLike, progress: bool = False) -> Run:
     """A TREC run file as a :class:`Run`, each question's documents in trec_eval's order: score descending, then docid
     descending (UTF-8 ``strcmp`` orders as Python compares strings; ``rank_by_score`` breaks ties ascending instead).
-    Each docid is one string object however many questions rank it, and each question's scores are a view of one NumPy
-    array: two runs of 100,000 questions × 100 ranks fit in well under 2 GiB. ``progress``: a bar per million lines."""
-    data = _data(path)
-    columns = _run_columns(data, f"reading {Path(path).name}" if progress else None)
+    Read a block at a time, never whole; each docid is one string object however many questions rank it, and each
+    question's scores are a view of one NumPy array: two runs of 1,000,000 questions × 100 ranks fit in 8 GiB.
+    ``progress``: a bar over the file's bytes."""
+    columns = _run_columns(path, f"reading {Path(path).name}" if progress else None)
     if columns is None:  # a comment, a short line, a doubtful score: read line by line, to name the line
-        columns = _run_lines(path, _text(path, data))
+        columns = _run_lines(path, _text(path))
     codes, questions, docs, names, scores, tags = columns
-    del data
     if not len(codes):
         raise TrecFormatError(path, None, "holds no result (empty, or only blank and comment lines)")
-    if len(pd.unique(codes * len(names) + docs)) != len(codes):  # pandas' hash table: NumPy 2.3's is slower
+    if (codes[1:] < codes[:-1]).any():  # a question's lines apart: bring them together, in file order
+        order = np.argsort(codes, kind="stable")
+        codes, docs, scores = codes[order], docs[order], scores[order]
+        del order
+    pairs = codes.astype(np.int64)
+    pairs *= len(names)
+    pairs += docs
+    pairs.sort()  # in place: a duplicate (question, docid) is two equal neighbours
+    if (pairs[1:] == pairs[:-1]).any():
         _raise_first_duplicate(path, "listed")
-    order = np.argsort(codes, kind="stable")  # each question's lines together, in file order
-    codes, docs, scores = codes[order], docs[order], scores[order]
+    del pairs
     # trec_eval's order: score descending, then docid descending; re-sort only the questions not already in it
     in_order = scores[:-1] > scores[1:]
     tied = np.flatnonzero(scores[:-1] == scores[1:])
     in_order[tied] = names[docs[tied]] > names[docs[tied + 1]]
     reordered = np.unique(codes[1:][(codes[1:] == codes[:-1]) & ~in_order])
+    del in_order, tied
     rows = np.flatnonzero(np.isin(codes, reordered))
     by_id = pd.factorize(names[docs[rows]], sort=True)[0]
     resorted = rows[np.lexsort((-by_id, -scores[rows], codes[rows]))]
     docs[rows], scores[rows] = docs[resorted], scores[resorted]
+    del rows, by_id, resorted
     ends = np.cumsum(np.bincount(codes))[:-1]
-    rankings = dict(zip(questions, (ids.tolist() for ids in np.split(names[docs], ends))))
+    del codes
+    rankings = dict(zip(questions, (names[ids].tolist() for ids in np.split(docs, ends))))
     return Run(rankings, dict(zip(questions, np.split(scores, ends))), tags[-1], tuple(dict.fromkeys(tags)),
                tuple(questions[reordered]), str(path))
 
 
-CHUNK_LINES = 1_000_000  # lines pandas parses at once: a chunk's strings live only until its ids are coded
+CHUNK_BYTES = 1 << 25  # bytes pandas parses at once (32 MiB, about a million lines): a block's strings live only until
+# its ids are coded
+
+
+def _blocks(path: str | os.PathLike) -> Iterator[bytes]:
+    """The file's bytes as :func:`_data` makes them, a block of whole lines at a time."""
+    try:
+        file = open(path, "rb")  # noqa: SIM115 - closed below, as the generator ends
+    except OSError as exc:
+        raise TrecFormatError(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    with file:
+        rest, first = b"", True
+        while block := file.read(CHUNK_BYTES):
+            block = rest + (block.removeprefix(b"\xef\xbb\xbf") if first else block)
+            first = False
+            if b"\r" in block:  # a CRLF cut between blocks leaves a blank line, which is skipped
+                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            cut = block.rfind(b"\n") + 1
+            rest = block[cut:]
+            if cut:
+                yield block[:cut]
+        if rest:
+            yield rest
 
 
 class _Ids:
-    """Codes for ids met chunk by chunk, in order of first appearance; ``ids[code]`` is one string object per id."""
+    """Codes for ids met block by block, in order of first appearance; ``ids[code]`` is one string object per id."""
 
     def __init__(self):
         self.ids = np.empty(0, dtype=object)
@@ -237,41 +268,52 @@ class _Ids:
         codes, uniques = pd.factorize(column)
         if not len(self.ids):
             self.ids = uniques
-            return codes
+            return codes.astype(np.int32)
         where = pd.Index(self.ids, dtype=object).get_indexer(uniques)
         new = where < 0
         where[new] = len(self.ids) + np.arange(new.sum())
         self.ids = np.concatenate([self.ids, uniques[new]])
-        return where[codes]
+        return where[codes].astype(np.int32)
 
 
-def _run_columns(data: bytes, progress: str | None = None) -> tuple | None:
+def _run_columns(path: str | os.PathLike, progress: str | None = None) -> tuple | None:
     """(question codes, question ids, docid codes, docids, scores, tags in order) of a run's lines, read by pandas' C
-    reader a chunk at a time; None when the text needs the reader line by line (a comment, C whitespace pandas does not
+    reader a block at a time; None when the text needs the reader line by line (a comment, C whitespace pandas does not
     split at, a line of under 6 fields, a score that is not a plain number, invalid UTF-8). ``progress``: the bar's
-    label, shown from two chunks on."""
+    label, shown from two blocks on."""
     from tqdm import tqdm
-    if (b"#" in data and _COMMENT.search(b"\n" + data) or b"\x0b" in data or b"\x0c" in data
-            or not data.isascii() and _NOT_C_SPACE.search(data.decode("utf-8", "replace"))):
-        return None
-    questions, docs, parts, tags = _Ids(), _Ids(), [], []
-    try:  # invalid UTF-8 is a UnicodeDecodeError: a ValueError
-        chunks = data.count(b"\n") // CHUNK_LINES + 1
-        for table in tqdm(pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, usecols=[0, 2, 4, 5], dtype=object,
-                                      quoting=csv.QUOTE_NONE, na_filter=False, engine="c", chunksize=CHUNK_LINES),
-                          desc=progress, total=chunks, unit="M lines", disable=progress is None or chunks < 2):
+    questions, docs, tags, columns = _Ids(), _Ids(), [], ([], [], [])
+    size = Path(path).stat().st_size if Path(path).is_file() else 0
+    with tqdm(total=size, desc=progress, unit="B", unit_scale=True, disable=progress is None or size < 2 * CHUNK_BYTES) as bar:
+        for data in _blocks(path):
+            bar.update(len(data))
+            if (b"#" in data and _COMMENT.search(b"\n" + data) or b"\x0b" in data or b"\x0c" in data
+                    or not data.isascii() and _NOT_C_SPACE.search(data.decode("utf-8", "replace"))):
+                return None
+            try:  # invalid UTF-8 is a UnicodeDecodeError: a ValueError
+                table = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, usecols=[0, 2, 4, 5], dtype=object,
+                                    quoting=csv.QUOTE_NONE, na_filter=False, engine="c")
+            except (ValueError, KeyError, IndexError):  # pandas: ParserError and EmptyDataError are ValueErrors
+                return None
             raw, tag = table[4].to_numpy(dtype=object), table[5].to_numpy(dtype=object)
-            scores = raw.astype(float)
+            try:
+                scores = raw.astype(float)
+            except ValueError:
+                return None
             raw = "".join(raw.tolist())  # float() also takes "1_0" and other scripts' digits, which C atof reads differently
             if np.isnan(scores).any() or "_" in raw or not raw.isascii() or not all(tag):
                 return None
-            parts.append((questions.code(table[0].to_numpy(dtype=object)), docs.code(table[2].to_numpy(dtype=object)), scores))
+            for column, part in zip(columns, (questions.code(table[0].to_numpy(dtype=object)),
+                                              docs.code(table[2].to_numpy(dtype=object)), scores)):
+                column.append(part)
             tags += [*pd.unique(tag), tag[-1]]
-    except (ValueError, KeyError, IndexError):  # pandas: ParserError and EmptyDataError are ValueErrors
+    if not tags:
         return None
-    if not parts:
-        return None
-    codes, doc_codes, scores = (np.concatenate(column) for column in zip(*parts))
+    joined = []
+    for column in columns:  # one column's blocks at a time: at most one column is held twice
+        joined.append(np.concatenate(column))
+        column.clear()
+    codes, doc_codes, scores = joined
     return codes, questions.ids, doc_codes, docs.ids, scores, list(dict.fromkeys(tags[:-1])) + [tags[-1]]
 
 
