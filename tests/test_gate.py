@@ -120,12 +120,14 @@ def exact_size(n: int, margin: float, correction: float, side: str) -> float:
     return worst
 
 
-@pytest.mark.parametrize("n, margin", [(20, 0.05), (47, 0.1), (300, 0.01), (300, 0.05)])
-def test_the_score_tests_exact_size_is_at_most_alpha_and_needs_its_correction(n, margin):
-    for side in SIDES:
-        assert exact_size(n, margin, CORRECTION, side) <= 0.05
-    if (n, margin) == (300, 0.01):
-        assert exact_size(n, margin, 0.0, "non-inferiority") > 0.05  # the uncorrected score test is liberal here
+@pytest.mark.parametrize("n", [5, 20, 47, 100, 300, 500])
+def test_the_score_tests_exact_size_is_at_most_alpha_and_needs_its_correction(n):
+    """The grid margin_test's docstring states: below α with the correction, about 0.09 at worst without it."""
+    for margin in (0.005, 0.01, 0.05, 0.2):
+        for side in SIDES:
+            assert exact_size(n, margin, CORRECTION, side) < 0.05, (n, margin, side)
+    if n == 300:
+        assert 0.08 < exact_size(n, 0.01, 0.0, "worse") < 0.095  # the uncorrected score test is liberal
 
 
 @given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.0, 0.0, 0.5, 1.0]), min_size=3, max_size=60),
@@ -153,8 +155,8 @@ def test_the_simulated_error_rates_follow_the_gates_own_decision():
 
 def test_the_gates_error_rates_by_simulation_are_at_most_alpha():
     table = gate_error_rates()
-    kept = table[table["kept at most α"]]
-    assert len(kept) == 2 * 5 * 2 + 5 and (kept["low"] <= 0.05).all()  # at most α within the simulation's error
+    kept = table[table["at most α"].notna()]
+    assert len(kept) == 2 * 5 * 2 + 5 and kept["at most α"].all()  # at most α within the simulation's error
     assert (table.xs("fail at drop 0 (non-inferiority)", level="error")["rate"].xs("0/1").loc[[5, 10_000]].to_list()
             == [1.0, 0.0])  # the price of non-inferiority: 5 questions never pass a margin of 0.05, 10,000 always do
 

@@ -167,12 +167,12 @@ def gate_error_rates(ns: Sequence[int] = (5, 20, 47, 300, 10_000), margin: float
                      churn: float = 0.1, seed: int = SEED) -> pd.DataFrame:
     """The gate's error rates by simulation, per kind of value and n: how often it fails a candidate whose true mean
     drop is 0 (mode "worse", margin 0: McNemar's test, 0/1 values only), fails one whose true drop equals ``margin``
-    (mode "worse" at that margin) and passes one whose true drop equals the margin (mode "non-inferiority"): each at
-    most α if the gate keeps its level; and how often non-inferiority fails a candidate whose true drop is 0 (its
-    price, which only more questions lower). Each simulated question is gained with chance ``churn`` and lost with chance
-    ``churn`` + the drop (graded: + twice the drop, changes of uniform size), independently. Each rate with its 95%
-    Wilson interval over ``simulations`` candidates; :func:`decide`'s own rules, vectorised over the candidates (a
-    test checks they agree)."""
+    (mode "worse" at that margin) and passes one whose true drop equals the margin (mode "non-inferiority"): promises
+    of at most α, and "at most α" says whether the rate's interval reaches α; and how often non-inferiority fails a
+    candidate whose true drop is 0 (its price, which more questions and fewer changed ones lower). Each simulated
+    question is gained with chance ``churn`` and lost with chance ``churn`` + the drop (graded: + twice the drop,
+    changes of uniform size), independently. Each rate with its 95% Wilson interval over ``simulations`` candidates;
+    :func:`decide`'s own rules, vectorised over the candidates (a test checks they agree)."""
     from scipy import stats
     ns = [check_k(n, "ns: a question count") for n in check_list(ns, "ns", "question counts")]
     margin, simulations = check_probability(margin, "margin"), check_k(simulations, "simulations")
@@ -195,8 +195,8 @@ def gate_error_rates(ns: Sequence[int] = (5, 20, 47, 300, 10_000), margin: float
             rates["fail at drop 0 (non-inferiority)"] = ~(_score(lost, gained, n, margin, CORRECTION) < -critical)
             for name, hits in rates.items():
                 share, low, high = wilson_ci(int(hits.sum()), simulations)
-                rows[(kind, n, name)] = {"rate": share, "low": low, "high": high,
-                                         "kept at most α": not name.startswith("fail at drop 0")}
+                promise = not name.startswith("fail at drop 0")  # the last is a price, promised nothing
+                rows[(kind, n, name)] = {"rate": share, "low": low, "high": high, "at most α": low <= ALPHA if promise else None}
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["values", "questions", "error"])
     table.attrs.update(alpha=ALPHA, margin=margin, simulations=simulations, churn=churn)
     return table
