@@ -34,6 +34,8 @@ def test_every_numeric_answer_is_computed_and_accepted_by_the_checker(drill):
     lines = []
     report = h.check_answers({i: f"{a.value:.3f}" for i, a in drill.solutions.items()}, drill.solutions, show=lines.append)
     assert report.count("right") == len(compute), lines
+    two = {i: f"{a.value:.2f}" for i, a in drill.solutions.items()} | {"c07": "33%"}  # as the README promises
+    assert h.check_answers(two, drill.solutions, show=lines.append).count("right") == len(compute), lines
     assert f"{drill.solutions['c04'].value:.3f}" in drill.answers["c04"]  # the value shown is the value checked
 
 

@@ -207,6 +207,14 @@ def test_decimals_and_tolerance_set_what_is_close_enough():
 
 def test_near_misses_get_a_note_on_what_went_wrong():
     assert "give 2 decimals" in one(0.3, 1 / 3).message  # the right value, too few decimals
+    assert "give 2 decimals" in one(0.6, 0.631).message
+
+
+@pytest.mark.parametrize("given, value", [(1, 0.631), (1.0, 0.613), (0, 0.16), (1, 0.583), (1, 0.9), (0, 0.389)])
+def test_a_whole_number_is_not_nearly_right(given, value):
+    """The six cases a learner met: a whole number that rounds to the answer was told "give 2 decimals"."""
+    verdict = one(given, value)
+    assert verdict.status == "wrong" and "is not it." in verdict.message and "decimals" not in verdict.message
     assert "close: check the rounding" in one(0.34, 1 / 3).message
     assert "percentage" in one(25, 0.25).message
     assert "use a dot" in one("0,33", 1 / 3).message
@@ -416,9 +424,9 @@ def test_the_teachers_key_agrees_with_the_metric_functions(setup):
 
     key = teacher_key(setup).set_index(["notebook", "step"])["expected"]
     assert key[("01", 1)] == f"{h.recall_at_k(['c3', 'c2', 'c1', 'c9', 'c4', 'c7'], {'c1', 'c2'}, 3):.3f}"
-    assert key[("01", 2)] == f"{h.recall_at_k(['c3', 'c7', 'c1', 'c9', 'c4', 'c2'], {'c1', 'c2'}, 6):.3f}"
-    assert key[("02", 1)] == f"{h.precision_at_k(['c3', 'c7', 'c1', 'c9', 'c4'], {'c1', 'c9'}, 5):.3f}"
-    assert key[("02", 2)] == f"{h.precision_at_k(['a', 'b', 'c1', 'c9', 'c4'], {'a', 'b', 'c1', 'c9'}, 5):.3f}"
+    assert key[("01", 2)] == f"{h.recall_at_k(['c3', 'c7', 'c1', 'c9', 'c4', 'c2'], {'c1', 'c2', 'c4'}, 3):.3f}"
+    assert key[("02", 1)] == f"{h.precision_at_k(['c3', 'c7', 'c1', 'c9', 'c4'], {'c1'}, 5):.3f}"
+    assert key[("02", 2)] == f"{h.precision_at_k(['a', 'b', 'c1', 'c9', 'c4'], {'a', 'b', 'c1'}, 5):.3f}"
     assert key[("03", 1)] == f"RR {h.reciprocal_rank(list('abcr'), {'r'}):.3f}, RR@3 {h.reciprocal_rank(list('abcr'), {'r'}, k=3):.3f}"
     graded = {"a": 2, "c": 1, "e": 1}  # 04: rank 1 clicked once (1 → 2), rank 3 twice (2 → 0 → 1)
     assert key[("04", 1)] == f"{h.ndcg_at_k(list('abcde'), graded, 3):.3f}"

@@ -154,7 +154,7 @@ def _judge(given, spec: Answer) -> tuple[str, str]:
     if abs(answer - expected) <= allowed:
         return "right", ""
     places = next((p for p in range(13) if (answer * 10**p).denominator == 1), 13)
-    if spec.tolerance is None and places < spec.decimals and round(expected, places) == answer:
+    if spec.tolerance is None and 1 <= places < spec.decimals and round(expected, places) == answer:  # 1 for 0.631: not it
         return "wrong", f" exactly (give {spec.decimals} decimals)"
     if abs(answer - expected) <= 2 * allowed:
         return "wrong", " (close: check the rounding)"

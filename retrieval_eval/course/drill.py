@@ -74,4 +74,4 @@ def mock_interview(setup, seed: int | None = 0, n: int | None = 10) -> Interview
     figures = run_figures(setup)
     values = {q["id"]: toy_value(q) for q in questions if q["kind"] == "compute"}
     answers = {q["id"]: q["answer"].format_map({**figures, "value": values.get(q["id"])}) for q in questions}
-    return Interview(questions, answers, {i: Answer(v, decimals=3) for i, v in values.items()})
+    return Interview(questions, answers, {i: Answer(v) for i, v in values.items()})
