@@ -328,6 +328,9 @@ def test_controls_move_the_numbers(page, s):
     wait_for_text(page, ".ranks-head", "q13 ·")
     reset(widget(page, "ranks-widget"))
     wait_for_text(page, ".ranks-matches", f"{len(s.golden)} of {len(s.golden)}")
+    page.locator(".ranks-heatmap td[data-q='q20']:visible").first.click()  # "click a question" (05)
+    wait_for_text(page, ".ranks-head", "q20 ·")
+    reset(widget(page, "ranks-widget"))
 
 
 def press_on(page, selector: str, key: str) -> dict:

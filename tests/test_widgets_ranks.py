@@ -72,6 +72,17 @@ def test_search_slice_and_disagreement_filter_the_questions(ranks, setup):
     assert widget.search.value == "" and widget.question.value == filter_questions(ranks, disagree_k=3)[0]
 
 
+def test_a_click_on_a_question_s_column_picks_it_and_clears_a_filter_that_hides_it(ranks, setup):
+    widget = h.ranks_widget(setup.runs, setup.qrels, setup.golden, setup.chunks)
+    other = next(q for q in ranks.index if q != widget.question.value)
+    widget.picker.picked = other  # what the click sends (the browser test clicks: tests/test_browser.py)
+    assert widget.question.value == other and widget.head.value.startswith(f"<b>{other}</b>")
+    widget.slice.value = next(s for s in sorted(set(ranks["slice"])) if s != ranks.loc[other, "slice"])
+    widget.pick(other)
+    assert widget.slice.value == "all slices" and widget.question.value == other
+    assert f"[data-q='{other}'] {{ outline" in widget.frame.value
+
+
 def test_ranks_widget_refuses_bad_input(ranks, setup):
     with pytest.raises(ValueError, match="slice 'poetry' is not in the golden set"):
         filter_questions(ranks, slice_name="poetry")

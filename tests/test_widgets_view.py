@@ -68,7 +68,7 @@ def test_each_widget_is_the_live_widget_then_its_static_copy_with_the_note(widge
         live, static = displayed(widget)
         assert live == {WIDGET_MIME: widget.ui._repr_mimebundle_()[WIDGET_MIME], "text/plain": ""}, widget.label
         html = static["text/html"]
-        assert "rw-fallback" in html and "Not live" in html and f"Static copy of the {widget.label}" in html
+        assert "rw-fallback" in html and f"A static copy</b> of the {widget.label}" in html and "Run this cell" not in html
         assert ".jp-OutputArea-child:has(.rw-live) + .jp-OutputArea-child:has(.rw-fallback)" in html
         assert "rw-live" not in html.replace(".rw-live", "")  # the copy is never taken for the live widget
 

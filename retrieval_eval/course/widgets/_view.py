@@ -74,6 +74,10 @@ FALLBACK_STYLE = """<style>
 KERNEL_NOTE = ("<div class='rw-kernel-note' style='border-left:4px solid #d9822b;padding:4px 8px;background:#fff4e5;"
                "color:#000'>&#9888; <b>Not live:</b> the {label} needs a running kernel. Run this cell; after a "
                "kernel restart use <i>Kernel &#9656; Restart Kernel and Run All Cells</i>.{more}</div>")
+# The copy's note speaks to a reader who may run nothing (GitHub, nbviewer) and to a JupyterLab without the widgets.
+STATIC_NOTE = ("<div class='rw-static-note' style='border-left:4px solid #d9822b;padding:4px 8px;background:#fff4e5;"
+               "color:#000'>&#9888; <b>A static copy</b> of the {label}{more}: it is live only in JupyterLab with the "
+               "notebook's kernel running and the widgets extension loaded (the course's <code>make lab</code>).</div>")
 
 # JupyterLab's notebook shortcuts listen for keydown on the document and match the focused element, so
 # the event is stopped at the widget's root. ToggleButtons get the arrow keys of a radio group.
@@ -321,8 +325,8 @@ class WidgetView:
         display({WIDGET_MIME: live[WIDGET_MIME], "text/plain": ""}, raw=True)
         label = escape(self.label)
         display({"text/html": f"<style>{STYLE}</style>{FALLBACK_STYLE}<div class='rw-fallback'>"
-                              f"{KERNEL_NOTE.format(label=label, more=' Below: a static copy at the starting values.')}"
-                              f"<p><i>Static copy of the {label}:</i></p><div class='rw-widget rw-full'>{self.static_html()}</div></div>",
+                              f"{STATIC_NOTE.format(label=label, more=', at its starting values')}"
+                              f"<div class='rw-widget rw-full'>{self.static_html()}</div></div>",
                  "text/plain": f"[{self.label}: a live widget when the notebook runs with a kernel]"}, raw=True)
 
 

@@ -19,7 +19,7 @@ from ...analysis.judges import pool
 from ...core.paths import OUTPUT_DIR, write_atomically
 from ...inputs.text import escape
 from ...inputs.trec import qrels_text, read_qrels
-from ._view import FALLBACK_STYLE, KERNEL_NOTE, STYLE, WIDGET_MIME
+from ._view import FALLBACK_STYLE, KERNEL_NOTE, STATIC_NOTE, STYLE, WIDGET_MIME
 
 KEYS = {"0": 0, "1": 1, "2": 2}
 GRADES = {0: "not relevant", 1: "partly", 2: "answers fully"}
@@ -152,7 +152,7 @@ class JudgingWidget(anywidget.AnyWidget):
             box.add_class(cls)
         display({WIDGET_MIME: box._repr_mimebundle_()[WIDGET_MIME], "text/plain": ""}, raw=True)
         display({"text/html": f"<style>{STYLE}</style>{FALLBACK_STYLE}<div class='rw-fallback'>"
-                              f"{KERNEL_NOTE.format(label=self.label, more=' Below: what it does.')}"
+                              f"{STATIC_NOTE.format(label=self.label, more=', saying what it does')}"
                               f"<div class='rw-widget rw-full'>{self.static_html()}</div></div>",
                  "text/plain": f"[{self.label}: a live widget when the notebook runs with a kernel]"}, raw=True)
 

@@ -7,9 +7,11 @@ import re
 import secrets
 from collections.abc import Collection, Mapping, Sequence
 
+import anywidget
 import ipywidgets as w
 import matplotlib as mpl
 import pandas as pd
+import traitlets
 
 from ...core.checks import check_k, check_runs
 from ...core.evaluation import disagree_at_k, first_relevant_ranks, run_columns
@@ -149,9 +151,33 @@ def heatmap_frame_css(scope: str, selected: str | None, faded: Collection[str] =
     return "<style>" + "\n".join(rules) + "</style>"
 
 
+class Picker(anywidget.AnyWidget):
+    """An invisible child that sends the question id of a heat-map cell clicked in its widget (``picked``)."""
+
+    _esm = """
+export default {
+  render({ model, el }) {
+    let tries = 0;
+    const attach = () => {
+      const root = el.closest(".rw-widget");
+      if (!root) { if (tries++ < 300) requestAnimationFrame(attach); return; }
+      root.addEventListener("click", (e) => {
+        const cell = e.target.closest(".ranks-heatmap [data-q]");
+        if (!cell) return;
+        model.set("picked", ""); model.set("picked", cell.dataset.q); model.save_changes();
+      });
+    };
+    attach();
+  }
+};"""
+    _css = ".ranks-heatmap [data-q] { cursor: pointer; } .ranks-picker { display: none; }"
+    picked = traitlets.Unicode("").tag(sync=True)
+
+
 class RanksWidget(WidgetView):
     """The per-question ranks widget: filter the questions, see each run's first relevant rank (all questions)
-    and top k chunks (the picked one); starts where the runs disagree at k, unless ``question`` is given."""
+    and top k chunks (the picked one: from the list, or a click on its column); starts where the runs disagree at k,
+    unless ``question`` is given."""
 
     label = "per-question ranks widget"
 
@@ -180,9 +206,12 @@ class RanksWidget(WidgetView):
         self.frame.layout.display = "none"
         self.full.observe(lambda change: (self.ui.add_class if change["new"] else self.ui.remove_class)("rw-full"), "value")
         self._refilter(select=question, quiet=True)
+        self.picker = Picker()
+        self.picker.add_class("ranks-picker")
+        self.picker.observe(lambda change: self.pick(change["new"]), names="picked")
         rows = [w.HBox([self.search, self.slice, self.disagree, self.k, self.matches],
                        layout=w.Layout(flex_flow="row wrap", align_items="center")),
-                self.reveal_row(self.full, self.question), self.heatmap, self.frame, self.head, self.top_chunks]
+                self.reveal_row(self.full, self.question), self.heatmap, self.frame, self.head, self.top_chunks, self.picker]
         self.new_round, self.first_question = (self.question,), question
         self.scope = f"rw-heat-{secrets.token_hex(6)}"
         self.heatmap.add_class(self.scope)
@@ -192,6 +221,20 @@ class RanksWidget(WidgetView):
         self.search.observe(Debounce(lambda _text: self._refilter()), names="value")
         for control in (self.slice, self.disagree):
             control.observe(self._refilter, names="value")
+
+    def pick(self, qid: str) -> None:
+        """Show question ``qid``, as a click on its column does; the filters are cleared when they hide it."""
+        if qid not in self.ranks.index:
+            return
+        if qid in self._found():
+            self.question.value = qid
+            return
+        was, self._quiet = self._quiet, True
+        try:
+            self.search.value, self.slice.value, self.disagree.value = "", ALL_SLICES, False
+        finally:
+            self._quiet = was
+        self._refilter(select=qid)
 
     def _found(self) -> list[str]:
         return filter_questions(self.ranks, self.search.value, None if self.slice.value == ALL_SLICES else self.slice.value,
