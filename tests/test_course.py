@@ -60,6 +60,15 @@ def test_every_deep_dive_is_marked_optional():
             assert "Deep dive" in first and "Optional" in first, path.name
 
 
+def prompts(cells: list) -> list[int]:
+    """The Markdown cells that ask the reader to predict (the word, any case): the lesson walk's prompts."""
+    return [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and re.search(r"\bpredict\b", "".join(c["source"]), re.I)]
+
+
+def prompt_cells(path: Path) -> list[int]:
+    return prompts(json.loads(path.read_text(encoding="utf-8"))["cells"])
+
+
 def answers_shown_unfolded(nb: dict) -> list[int]:
     """The markdown cells that ask the reader to predict and whose answer is shown unfolded: neither inside a
     ``<details>`` block nor a live widget. The answer is the first code output below the prompt that is more than a
@@ -70,9 +79,7 @@ def answers_shown_unfolded(nb: dict) -> list[int]:
                                                    or printed and o.get("output_type") == "stream" for o in cell.get("outputs", []))
 
     cells, unfolded = nb["cells"], []
-    for i, cell in enumerate(cells):
-        if cell["cell_type"] != "markdown" or not re.search(r"\bpredict\b", "".join(cell["source"]), re.I):
-            continue
+    for i in prompts(cells):
         first = next((j for j in range(i + 1, len(cells)) if shown(cells[j])), len(cells))
         end = next((j for j in range(first, len(cells)) if cells[j]["cell_type"] == "markdown"), len(cells))
         if any(shown(c, printed=j == first) and not any(m in json.dumps(c["outputs"]) for m in ("<details", "widget-view+json"))
@@ -84,3 +91,23 @@ def answers_shown_unfolded(nb: dict) -> list[int]:
 @pytest.mark.parametrize("path", core(), ids=[p.name for p in core()])
 def test_every_predictions_answer_is_folded_in_the_committed_notebook(path):
     assert answers_shown_unfolded(json.loads(path.read_text(encoding="utf-8"))) == [], path.name
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_committed_static_copy_asks_a_reader_to_run_a_cell(path):
+    """A committed output is read where nothing runs (GitHub, nbviewer): a widget's copy says where it is live."""
+    outputs = json.dumps([c.get("outputs", []) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]])
+    assert "Run this cell" not in outputs, path.name
+
+
+
+
+def test_every_ask_of_the_lesson_plan_is_a_prompt_the_lesson_walk_checks():
+    """Each ask in the README's 90-minute plan (its last column, split at ";", the teacher's key steps aside) has a
+    prompt to predict in its notebook, which tests/test_lesson.py puts at the top of the screen with its reveal folded."""
+    plan = re.findall(r"^\| [12] \| \d+ \| (\d\d): [^|]*\| ([^|]*) \|$", (ROOT / "README.md").read_text(encoding="utf-8"), re.M)
+    assert len(plan) == 8
+    for number, asks in plan:
+        asked = [a for a in asks.split(";") if not re.fullmatch(r"\s*key \d\d\s*", a)]
+        path = next(p for p in NOTEBOOKS if p.name.startswith(number))
+        assert len(prompt_cells(path)) >= (5 if number == "07" else len(asked)), (path.name, asked)  # 07: one per mistake

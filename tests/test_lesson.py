@@ -1,8 +1,8 @@
 """The lesson plan walked in one tab: each core notebook opened in JupyterLab at 1366×768 (scrollbars shown), Run All
 (the run's one execution of it, saved and checked as tests/test_notebooks.py checks the others: no error, nothing
 written under data/, the committed key outputs, with an empty cache), View ▸ Appearance ▸ Presentation Mode
-(lab/custom.css loaded, as ``make lab`` does), then every "Predict" prompt scrolled to the top of the notebook as a
-lecturer would show it. Before its step no line the step reveals is on the screen; the step (opening the fold under
+(lab/custom.css loaded, as ``make lab`` does), then every prompt to predict (each ask of the lesson plan:
+tests/test_course.py counts them) scrolled to the top of the notebook as a lecturer would show it. Before its step no line the step reveals is on the screen; the step (opening the fold under
 the prompt) reveals it. Tables and the interview lines read at 16 px or more, the interview lines left-aligned, and
 every figure's text at 16 px or more as shown (a live widget's figure: tests/test_browser.py). Slides are
 tests/test_slides.py's.
@@ -23,6 +23,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_course import prompt_cells
 from test_notebooks import check_execution, data_fingerprint
 from test_slides import CORE
 
@@ -56,10 +57,10 @@ SHOTS = Path(os.environ["LESSON_SHOTS"]).absolute() if os.environ.get("LESSON_SH
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("lesson"),
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")]
 
-# The Markdown cells that ask a class to predict, and for each the cells up to the next Markdown cell (its reveal).
+# The Markdown cells that ask a class to predict ("predict", any case), and for each the cells up to the next Markdown cell (its reveal).
 PROMPTS = """() => {
   const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')];
-  return cells.flatMap((c, i) => c.classList.contains('jp-MarkdownCell') && /Predict/.test(c.innerText) ? [i] : []);
+  return cells.flatMap((c, i) => c.classList.contains('jp-MarkdownCell') && /\\bpredict\\b/i.test(c.innerText) ? [i] : []);
 }"""
 # The lines with a value (a decimal, a percentage, True or False) on screen (inside the notebook's visible area), or in
 # the reveal cells of prompt ``i`` (``open``: with their folds opened).
@@ -158,8 +159,9 @@ def fusion(root) -> str:
 STEPS = {
     ("01", 1): ("playground-widget", True, clicks(".playground-rank-6", ".playground-rank-2"),
                 lambda r: number(r, r"recall@3\s+(\d\.\d{3})")),
-    ("01", 2): ("playground-widget", True, keys(".playground-k", "ArrowRight", 3), lambda r: number(r, r"recall@6\s+(\d\.\d{3})")),
-    ("02", 1): ("playground-widget", True, keys(".playground-k", "ArrowRight", 2), lambda r: number(r, r"precision@5\s+(\d\.\d{3})")),
+    ("01", 2): ("playground-widget", True, clicks(".playground-rank-5"), lambda r: number(r, r"recall@3\s+(\d\.\d{3})")),
+    ("02", 1): ("playground-widget", True, lambda r: (clicks(".playground-rank-4")(r), keys(".playground-k", "ArrowRight", 2)(r)),
+                lambda r: number(r, r"precision@5\s+(\d\.\d{3})")),
     ("02", 2): ("playground-widget", False, clicks(".playground-rank-1", ".playground-rank-2"),
                 lambda r: number(r, r"precision@5\s+(\d\.\d{3})")),
     ("02", 3): ("playground-widget", False, lambda r: None, lambda r: number(r, r"precision@5\s+(\d\.\d{3})")),
@@ -299,8 +301,7 @@ def test_the_lesson_in_one_tab_hides_each_answer_until_its_step_and_reads_big(la
     check_execution(notebook.name, nbformat.read(served / notebook.name, as_version=4),
                     nbformat.read(notebook, as_version=4), data_before)
     assert kinds["presenting"]
-    assert len(prompts) == sum("Predict" in "".join(c["source"]) for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-                               if c["cell_type"] == "markdown")
+    assert len(prompts) == len(prompt_cells(notebook))
     assert not leaks, leaks  # an answer on screen before its step
     assert not widget_problems, widget_problems
     assert all(px >= 16 for px in kinds["tables"]), kinds["tables"]

@@ -29,14 +29,14 @@ def teacher_key(setup, k: int = 3):
     toy = PlaygroundWidget([0, 0, 1, 0, 0, 1], k=k, metrics=["recall"], max_gain=1)  # 01: c1 and c2 at ranks 3 and 6
     step("01", f"recall@{k} when c2 moves up to rank 2 (click rank 6, then rank 2)", f"{clicks(toy, 6, 2)['recall']:.3f}")
     toy.reset()
-    toy.k.value = 6
-    step("01", "reset, then k = 6: recall@6", f"{toy.state['values']['recall']:.3f}")
+    step("01", f"reset, then a third relevant chunk at rank 5 (click rank 5): recall@{k}", f"{clicks(toy, 5)['recall']:.3f}")
     toy = PlaygroundWidget([0, 0, 1, 1, 0], k=k, metrics=["recall", "precision"], max_gain=1)  # 02: c1 and c9 at 3 and 4
+    clicks(toy, 4)
     toy.k.value = 5
-    step("02", "precision@5 (k to 5)", f"{toy.state['values']['precision']:.3f}")
+    step("02", "c9 not relevant after all (click rank 4), then k to 5: precision@5", f"{toy.state['values']['precision']:.3f}")
     step("02", "ranks 1 and 2 marked relevant too: precision@5", f"{clicks(toy, 1, 2)['precision']:.3f}")
-    best = precision_ceiling({"toy": {f"r{i}": 1 for i in range(4)}}, 5)
-    step("02", "the most precision@5 can reach with those 4 relevant chunks", f"{best:.3f}")
+    best = precision_ceiling({"toy": {f"r{i}": 1 for i in range(3)}}, 5)
+    step("02", "the most precision@5 can reach with those 3 relevant chunks", f"{best:.3f}")
     ceiling = CeilingWidget(qrels, runs, k=k)
     falls = []
     for j in (1, 2, 3, 5, 10):
