@@ -62,9 +62,10 @@ LAB_ENV = mkdir -p .cache/jupyter/custom && cp lab/custom.css .cache/jupyter/cus
 lab: $(STAMP)
 	$(LAB_ENV) $(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
 
-# Before a class: run each core notebook in place as Run All does and print its time (README, "Teach a class").
+# Before a class: check that JupyterLab draws the widgets, run each core notebook as Run All does and print its time
+# (README, "Teach a class"); the run copies go to output/class/.
 class: $(STAMP)
-	$(PY) -c "from retrieval_eval.course.teaching import run_for_class; run_for_class()"
+	$(LAB_ENV) $(PY) -c "from retrieval_eval.course.teaching import run_for_class; run_for_class()"
 
 # Every notebook that reads the committed rankings, without torch and the embedding model.
 lab-lite: $(LITE_STAMP)

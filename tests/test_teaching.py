@@ -442,7 +442,7 @@ def test_the_teachers_key_agrees_with_the_metric_functions(setup):
 
 
 @pytest.mark.notebook
-def test_make_class_runs_each_core_notebook_in_place_and_prints_its_time(tmp_path, capsys):
+def test_make_class_runs_each_core_notebook_and_leaves_the_committed_ones_as_they_are(tmp_path, capsys):
     import nbformat
 
     from retrieval_eval.course.teaching import machine, run_for_class
@@ -451,12 +451,36 @@ def test_make_class_runs_each_core_notebook_in_place_and_prints_its_time(tmp_pat
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")],
                                       metadata={"course": {"path": path, "minutes": 1, "answers": "?"}})
         nbformat.write(nb, tmp_path / name)
-    seconds = run_for_class(tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.glob("*.ipynb")}
+    seconds = run_for_class(tmp_path, saved=tmp_path / "class")
     assert list(seconds) == ["00_a.ipynb"] and seconds["00_a.ipynb"] > 0
-    assert nbformat.read(tmp_path / "00_a.ipynb", as_version=4).cells[0].outputs[0]["text"] == "42\n"  # saved run
-    assert nbformat.read(tmp_path / "08_b.ipynb", as_version=4).cells[0].outputs == []  # a deep dive is left alone
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("*.ipynb")} == before  # git status stays clean
+    saved = nbformat.read(tmp_path / "class" / "00_a.ipynb", as_version=4)
+    assert saved.cells[0].outputs[0]["text"] == "42\n" and "widgets" not in saved.metadata
+    assert not (tmp_path / "class" / "08_b.ipynb").exists()  # a deep dive is left alone
     printed = capsys.readouterr().out
     assert machine() in printed and f"00_a.ipynb: {seconds['00_a.ipynb']:.0f} s" in printed
+
+
+def test_make_class_stops_with_one_line_when_jupyterlab_cannot_draw_the_widgets(tmp_path):
+    """The widget front-end disabled in the project's JupyterLab config folder (as a user or an admin can): one plain
+    line and exit status 1, before anything runs."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter")}
+    jupyter = Path(sys.executable).parent / "jupyter"
+    subprocess.run([jupyter, "labextension", "disable", "--level=user", "@jupyter-widgets/jupyterlab-manager"], env=env,
+                   check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "-c", "from retrieval_eval.course.teaching import run_for_class; "
+                           f"run_for_class({str(tmp_path)!r}, saved={str(tmp_path / 'class')!r})"], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == "" and not (tmp_path / "class").exists()
+    assert done.stderr.strip().splitlines() == ["make class: the JupyterLab extension @jupyter-widgets/jupyterlab-manager "
+                                                "is disabled, so every widget shows only its static copy: jupyter "
+                                                "labextension enable @jupyter-widgets/jupyterlab-manager"]
 
 
 def test_fold_shows_tables_markdown_text_and_figures_in_one_closed_details_block():

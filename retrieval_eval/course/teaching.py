@@ -108,25 +108,54 @@ def course_map(folder=None, markdown: bool = False, link: str = ""):
     return markdown_table(table) + "\n\n" + model if markdown else table
 
 
-def run_for_class(folder=None, timeout: int = 1800) -> dict[str, float]:
-    """``make class``: every core notebook run in place as *Run All* runs it (nbclient, in its folder), saved with its
-    outputs; each one's time printed as it ends, with the machine. Returns ``{notebook: seconds}``."""
+WIDGET_EXTENSIONS = ("@jupyter-widgets/jupyterlab-manager", "anywidget")  # what draws the course's widgets in JupyterLab
+
+
+def widget_front_end_problem() -> str | None:
+    """What keeps the widgets from drawing in the JupyterLab this environment starts (``make lab``'s config folder,
+    ``JUPYTER_CONFIG_DIR``): an extension missing or disabled, in one plain line; None when both are there."""
+    from jupyter_core.paths import jupyter_path
+    from jupyterlab.commands import get_app_dir
+    from jupyterlab_server.config import get_federated_extensions, get_page_config
+
+    paths = jupyter_path("labextensions")
+    installed = get_federated_extensions(paths)
+    disabled = get_page_config(paths, os.path.join(get_app_dir(), "settings")).get("disabledExtensions") or []
+    disabled = [name for name, off in disabled.items() if off] if isinstance(disabled, dict) else disabled
+    for name in WIDGET_EXTENSIONS:
+        if name not in installed:
+            return (f"the JupyterLab extension {name} is not installed, so every widget shows only its static copy: "
+                    "reinstall the venv (make clean, then make lab)")
+        if any(d == name or d.startswith(f"{name}:") for d in disabled):
+            return (f"the JupyterLab extension {name} is disabled, so every widget shows only its static copy: "
+                    f"jupyter labextension enable {name}")
+    return None
+
+
+def run_for_class(folder=None, timeout: int = 1800, saved=None) -> dict[str, float]:
+    """``make class``: the room checked first (:func:`widget_front_end_problem`), then every core notebook run
+    as *Run All* runs it (nbclient, in its folder), its time printed as it ends, with the machine, and the run copy
+    saved under ``saved`` (``output/class/``; the committed notebooks stay as they are). Returns ``{notebook: seconds}``."""
     import nbclient
     import nbformat
 
-    folder = Path(folder or ROOT / "notebooks")
+    problem = widget_front_end_problem()
+    if problem:
+        raise SystemExit(f"make class: {problem}")  # one line, no traceback, exit status 1
+    folder, saved = Path(folder or ROOT / "notebooks"), Path(saved or ROOT / "output" / "class")
+    saved.mkdir(parents=True, exist_ok=True)
     print(f"Run All of each core notebook on this machine, {machine()}:", flush=True)
     seconds = {}
     for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
         nb, start = nbformat.read(path, as_version=4), time.perf_counter()
         if nb.metadata.get("course", {}).get("path") == "core":
-            nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+            nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
                                     resources={"metadata": {"path": str(folder)}}).execute()
-            nbformat.write(nb, path)
+            nbformat.write(nb, saved / path.name)
             seconds[path.name] = time.perf_counter() - start
             print(f"  {path.name}: {seconds[path.name]:.0f} s", flush=True)
-    print(f"In all {sum(seconds.values()) / 60:.1f} minutes. The notebooks are saved run; in class open each one and "
-          "Run All again (its widgets need the running kernel).")
+    print(f"In all {sum(seconds.values()) / 60:.1f} minutes; the widgets' front-end is installed and enabled. The run "
+          f"copies are in {saved}; in class open each notebook and Run All again (its widgets need the running kernel).")
     return seconds
 
 
