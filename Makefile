@@ -8,7 +8,7 @@ LITE_PY  := $(LITE)/bin/python
 LITE_STAMP := $(LITE)/.installed
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: lab lab-lite class test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs gate history bench clean
+.PHONY: install install-lite lab lab-lite class test test-fast lint notebooks trec chunks runs sheet evaluate evaluate-runs gate history bench clean
 
 # The Python that creates a venv: PYTHON if given (`make test PYTHON=python3.12`, or in the environment),
 # else the first of these that is Python 3.11 or newer. Looked for only when a venv is created, once per
@@ -39,7 +39,7 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install $(if $(TORCH_INDEX_URL),--index-url '$(TORCH_INDEX_URL)') "$$(grep -E '^torch==' requirements-model.txt)"
 	$(PY) -m pip install -r requirements.txt -r requirements-model.txt
-	$(PY) -m pip install --quiet --no-deps -e .
+	PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install --quiet --no-deps -e .  # setuptools' editable-mode notice: no failure
 	touch $@
 
 # The test tools on top, for `make test` only (resolved with the other two files, so nothing moves).
@@ -51,16 +51,23 @@ $(TEST_STAMP): $(STAMP) requirements-test.txt
 $(LITE_STAMP): requirements.txt pyproject.toml | $(LITE_PY)
 	$(LITE_PY) -m pip install --quiet --upgrade pip
 	$(LITE_PY) -m pip install -r requirements.txt
-	$(LITE_PY) -m pip install --quiet --no-deps -e .
+	PYTHONWARNINGS=ignore::UserWarning $(LITE_PY) -m pip install --quiet --no-deps -e .  # setuptools' editable-mode notice: no failure
 	touch $@
 
-# lab/custom.css (tables at the text's size in Presentation Mode) as the custom CSS of a Jupyter config folder of
-# the project's own under .cache/ (JupyterLab finds custom CSS only in its config folder).
-LAB_CSS = --custom-css
-LAB_ENV = mkdir -p .cache/jupyter/custom && cp lab/custom.css .cache/jupyter/custom/ && JUPYTER_CONFIG_DIR="$(CURDIR)/.cache/jupyter"
+# The JupyterLab the browser tests check (tests/lab.py copies the same lab/ files): lab/jupyter_lab_config.json (custom
+# CSS on, no news, no update checks), lab/custom.css (tables at the text's size in Presentation Mode) and the settings
+# in lab/settings/ (no news toast, every cell rendered, no autosave), in a Jupyter config folder of the project's own
+# under .cache/ (JupyterLab finds custom CSS only in its config folder). The settings are copied at each start.
+LAB_ENV = mkdir -p .cache/jupyter/custom .cache/jupyter/lab-settings && cp lab/custom.css .cache/jupyter/custom/ \
+  && cp lab/jupyter_lab_config.json .cache/jupyter/ && cp -R lab/settings/. .cache/jupyter/lab-settings/ \
+  && JUPYTER_CONFIG_DIR="$(CURDIR)/.cache/jupyter" JUPYTERLAB_SETTINGS_DIR="$(CURDIR)/.cache/jupyter/lab-settings"
+
+# Install only, starting nothing: `make install` is `make lab`'s venv, `make install-lite` is `make lab-lite`'s.
+install: $(STAMP)
+install-lite: $(LITE_STAMP)
 
 lab: $(STAMP)
-	$(LAB_ENV) $(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
+	$(LAB_ENV) $(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
 
 # Before a class: check that JupyterLab draws the widgets, run each core notebook as Run All does and print its time
 # (README, "Teach a class"); the run copies go to output/class/.
@@ -69,7 +76,7 @@ class: $(STAMP)
 
 # Every notebook that reads the committed rankings, without torch and the embedding model.
 lab-lite: $(LITE_STAMP)
-	$(LAB_ENV) $(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_CSS) $(LAB_ARGS)
+	$(LAB_ENV) $(LITE)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
 
 # Every test, in three workers on two cores (pytest-xdist: the browser tests wait on the browser half the time; each
 # group of them keeps to one worker, sharing its JupyterLab).
@@ -115,8 +122,8 @@ runs: $(STAMP)
 
 # The one-page sheet for a class: definitions, the precision ceiling, the five rules, the interview lines and
 # the golden set's numbers, computed from the run (output/sheet.pdf, A4, one page).
-sheet: $(STAMP)
-	$(PY) -m retrieval_eval.course.sheet
+sheet: $(LITE_STAMP)
+	$(LITE_PY) -m retrieval_eval.course.sheet
 
 # `make evaluate [CORPUS=folder GOLDEN=file.csv] [K=3] [KS="1 3 5 10"] [CHUNK_SIZE=512] [MODEL_NAME=...]
 #  [METRICS="MAP F1"] [RERANKER=sentence|folder] [REPORT=name]`, and `make evaluate-runs (QRELS=file | GOLDEN=file.csv CORPUS=folder)

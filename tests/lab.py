@@ -99,17 +99,12 @@ def jupyterlab(tmp: Path, notebooks: Sequence[Path]) -> Iterator[tuple[str, str]
     root.mkdir(parents=True)
     for notebook in notebooks:
         shutil.copy(notebook, root)
-    # User settings: no news or update checks (they would try the internet and put a toast over the
-    # page), every cell kept rendered (JupyterLab skips rendering cells out of view by default), and no
-    # autosave (a second window's autosave makes the first ask "File Changed" over the page; tests save explicitly).
-    for plugin, values in {"apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-                           "notebook-extension/tracker": {"windowingMode": "none"},
-                           "docmanager-extension/plugin": {"autosave": False}}.items():
-        path = state / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
+    # `make lab`'s JupyterLab (the Makefile's LAB_ENV): its config (custom CSS, no news, no update checks), custom.css
+    # and settings (no news toast, every cell rendered, no autosave: tests save explicitly) from lab/.
+    shutil.copytree(ROOT / "lab" / "settings", state / "settings")
     (state / "config" / "custom").mkdir(parents=True)
     shutil.copy(ROOT / "lab" / "custom.css", state / "config" / "custom")
+    shutil.copy(ROOT / "lab" / "jupyter_lab_config.json", state / "config")
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_DATA_DIR=str(state / "data"),
                JUPYTER_RUNTIME_DIR=str(state / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(state / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"), IPYTHONDIR=str(state / "ipython"),
@@ -118,9 +113,7 @@ def jupyterlab(tmp: Path, notebooks: Sequence[Path]) -> Iterator[tuple[str, str]
     base = f"http://127.0.0.1:{port}"
     command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--allow-root",
                f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-               "--custom-css"]  # lab/custom.css, as `make lab` serves it
+               "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}"]
     with open(tmp / "jupyterlab.log", "w") as log:
         process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
@@ -185,6 +178,10 @@ def run_all(page, wait_for: Sequence[str] = (), screenshot: Path | None = None) 
         menu(page, "Run", "Run All Cells")
         for selector in wait_for:
             page.wait_for_selector(selector, state="attached", timeout=RUN_ALL_S * 1000)
+        # The kernel is idle between two cells too: wait until no cell is queued or running ("[*]") as well.
+        page.wait_for_function("""() => ![...document.querySelectorAll(
+            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')].some(p => p.innerText.includes('*'))""",
+                               timeout=RUN_ALL_S * 1000)
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached",
                                timeout=RUN_ALL_S * 1000)
         page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).wait_for(timeout=RUN_ALL_S * 1000)
