@@ -90,6 +90,10 @@ TYPE = """() => {
                .map(img => (FIGURE_TEXT_PX)(img)),
     lines: [...document.querySelectorAll(`${nb} .jp-OutputArea-output p`)].filter(p => /^\\S.*\\?/.test(p.innerText))
              .filter(p => p.querySelector('strong')).map(p => [size(p), getComputedStyle(p).textAlign]),
+    cut_code: [...document.querySelectorAll(`${nb} .jp-Cell`)].flatMap((c, i) => {
+      const s = c.querySelector('.jp-InputArea-editor .cm-scroller');
+      return s && shown(s) && s.scrollWidth > s.clientWidth + 1 ? [[i, s.scrollWidth, s.clientWidth]] : [];
+    }),
   };
 }""".replace("FIGURE_TEXT_PX", FIGURE_TEXT_PX)
 
@@ -304,6 +308,7 @@ def test_the_lesson_in_one_tab_hides_each_answer_until_its_step_and_reads_big(la
     assert len(prompts) == len(prompt_cells(notebook))
     assert not leaks, leaks  # an answer on screen before its step
     assert not widget_problems, widget_problems
+    assert not kinds["cut_code"], kinds["cut_code"]  # a code line cut off, with a scrollbar, in Presentation Mode
     assert all(px >= 16 for px in kinds["tables"]), kinds["tables"]
     assert all(px >= 16 for px in kinds["figures"]), kinds["figures"]
     assert all(px >= 16 and align in ("start", "left") for px, align in kinds["lines"]), kinds["lines"]
