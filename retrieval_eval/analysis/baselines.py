@@ -78,10 +78,11 @@ def held_out_gains(setup, k: int = 3, metric: str = "recall", n_splits: int = 10
     """How much of a tuned choice's gain is real: in each of ``n_splits`` random halvings of the questions the setting
     with the best mean on one half is picked (the first listed on a tie), and its gain over the default is measured on
     that half (in-sample) and on the other (held out). ``choices``: ``{choice: (default, {setting: run})}``, by default
-    the series' (:func:`_series_choices` of ``setup``). One row per choice: the setting best on all questions and its
-    gain there, the mean in-sample and held-out gains of the halves, the share kept (held-out / in-sample), the
-    held-out gain of leave one out (picked on n − 1 questions, scored on the one left out), the middle 95% of held-out
-    gains across splits, and the share of splits whose pick lost to the default held out."""
+    the series' (:func:`_series_choices` of ``setup``). One row per choice: the setting best on all questions, its gain
+    there and the questions it gained and lost against the default, the mean in-sample and held-out gains of the
+    halves, the share kept (held-out / in-sample), the held-out gain of leave one out (picked on n − 1 questions, scored
+    on the one left out), the middle 95% of held-out gains across splits, and the share of splits whose pick lost to
+    the default held out. No split undoes a choice made by reading these questions (a design leak): only new ones do."""
     k, n_splits = check_k(k), check_k(n_splits, "n_splits")
     rows = {}
     for name, (default, runs) in (choices if choices is not None else _series_choices(setup)).items():
@@ -95,8 +96,10 @@ def held_out_gains(setup, k: int = 3, metric: str = "recall", n_splits: int = 10
         inside, held = a[np.arange(n_splits), pick] - a[:, base], b[np.arange(n_splits), pick] - b[:, base]
         means = values.mean(axis=0)
         others = (values.sum(axis=0) - values).argmax(axis=1)  # leave one out: the pick on the other n − 1 questions
-        rows[name] = {"settings": len(runs), "default": default, "best on all": list(runs)[means.argmax()],
-                      "gain on all": means.max() - means[base], "in-sample gain": inside.mean(),
+        best = means.argmax()
+        rows[name] = {"settings": len(runs), "default": default, "best on all": list(runs)[best],
+                      "gain on all": means.max() - means[base], "questions gained": int((values[:, best] > values[:, base]).sum()),
+                      "questions lost": int((values[:, best] < values[:, base]).sum()), "in-sample gain": inside.mean(),
                       "held out, leave one out": (values[np.arange(n), others] - values[:, base]).mean(),
                       "held-out gain": held.mean(), "share kept": held.mean() / inside.mean() if inside.mean() else np.nan,
                       "held-out low": np.percentile(held, 2.5), "held-out high": np.percentile(held, 97.5),

@@ -74,7 +74,8 @@ class Verdict:
     @property
     def sentence(self) -> str:
         change = (f"{self.metric} went from {self.baseline:.3f} to {self.candidate:.3f} on {self.n:,} questions "
-                  f"({self.candidate - self.baseline:+.3f}; {self.lost:,} questions lost, {len(self.diff) - self.lost:,} gained)")
+                  f"({self.candidate - self.baseline:+.3f}; {self.lost:,} question{'s' * (self.lost != 1)} lost, "
+                  f"{len(self.diff) - self.lost:,} gained)")
         level, test = f"one-sided {1 - ALPHA:.0%}", f"{self.test['test']}, p = {self.p:.2g}" if self.p is not None else ""
         if self.mode != "worse":
             text = (f"{self.label.capitalize()}: {change}; the {level} upper bound of the drop, {self.bound:+.3f} ({test}), "
@@ -87,7 +88,8 @@ class Verdict:
         else:
             beyond = f" by more than the margin {self.margin:g}" if self.margin else ""
             why = f"p = {self.p:.2g} ≥ {ALPHA}" if self.p is not None else "the candidate is not below the baseline"
-            reach = (f"it can see at best a loss of {self.smallest:.0f} questions with none gained ({self.smallest / self.n:.3f})"
+            reach = (f"it can see at best a loss of {self.smallest:.0f} question{'s' * (self.smallest != 1)} with none "
+                     f"gained ({self.smallest / self.n:.3f})"
                      if self.smallest is not None else f"no loss of these questions can show it worse{beyond}")
             text = (f"Not shown worse: {change}; a one-sided paired test does not show it worse{beyond} ({why}). On "
                     f"{self.n:,} questions {reach}; smaller losses pass (MODE=non-inferiority fails unless the drop is "

@@ -174,8 +174,9 @@ def _label_line(setup, runs, k: int = 3) -> str:
     expert, known = with_known_false_negatives(setup.qrels, setup.chunks)
     read = {q: {*expert[q], *(c for run in runs.values() for c in run[q][:k])} for q in setup.qrels}
     rule = agreement(setup.qrels, expert, pool=read)
-    return (f"By evidence string: automatic and strict. An expert re-read its top-{k} pool ({rule.pairs} pairs) and "
-            f"added {len(known)} paraphrases: Cohen's kappa {rule.kappa:.2f} ({rule.interval[0]:.2f}–{rule.interval[1]:.2f}).")
+    return (f"By evidence string, automatic and strict. An expert's review of its top-{k} pool ({rule.pairs} pairs) "
+            f"added {len(known)} paraphrases: kappa {rule.kappa:.2f} ({rule.interval[0]:.2f}–{rule.interval[1]:.2f}), "
+            "not an independent judge.")
 
 
 def _answer_line() -> str:
