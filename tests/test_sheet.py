@@ -9,7 +9,7 @@ from pypdf import PdfReader
 import helpers as h
 from retrieval_eval.core.paths import ROOT, RUNS_DIR
 from retrieval_eval.core.registry import shown_metrics
-from retrieval_eval.course.sheet import CODE, DEFINITIONS, Page, recap_lines, write_sheet
+from retrieval_eval.course.sheet import ALSO, CODE, DEFINITIONS, MISTAKES, Page, recap_lines, write_sheet
 from retrieval_eval.course.teaching import interview_lines
 from retrieval_eval.inputs.trec import read_run
 from retrieval_eval.retrieval.setup import RETRIEVERS
@@ -59,6 +59,8 @@ def test_the_numbers_are_the_evaluations(pdf, sheet_setup):
     assert all(flat(line) in flat(text) for line in recap_lines(sheet_setup, K))
     assert all(line in text for line in CODE.splitlines())
     assert "nDCG here reads the binary labels" in flat(text)  # beside the interview's graded nDCG, said which is which
+    assert all(flat(f"{name}: {meaning}") in flat(text) for name, meaning in ALSO) and "Holm" in text
+    assert flat("Five mistakes (07): " + "; ".join(MISTAKES)) in flat(text)
     shares = h.answer_by_retrieval()["share"]  # rule 2, measured: the cookbook's answers with and without evidence
     assert flat(f"{shares.iloc[0]:.2f} right with evidence in the top 3, {shares.iloc[1]:.2f} without.") in flat(text)
 
@@ -75,6 +77,7 @@ def test_the_recap_holds_the_four_definitions_ten_lines_of_code_and_five_short_l
     family = h.paired_comparisons({n: sheet_setup.runs[n] for n in ("BM25", "vector", "hybrid")}, sheet_setup.qrels, k=K)
     assert f"({len(family)} tests judged together)" in interview["Is your improvement real?"]  # the verdict's family size
     assert f"{h.precision_ceiling(sheet_setup.qrels, K):.3f}" in text
+    assert all(f"*{name}*: {meaning}" in text for name, meaning in ALSO) and all(m in text for m in MISTAKES)
 
 
 def test_the_ten_lines_of_code_give_the_librarys_values(sheet_setup):

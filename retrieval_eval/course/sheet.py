@@ -1,6 +1,6 @@
 """The one-page sheet (``make sheet`` → ``output/sheet.pdf``) and the one-screen recap (:func:`recap`, the end of
-notebook 07): the definitions, the precision ceiling, the five rules, ten lines of code, five interview lines and the
-golden set's numbers, computed from the run. A4, one page, no type under 8 pt: a sheet that would not fit is
+notebook 07): the definitions, the precision ceiling, the five rules, the measures interviews ask beside the four, the
+five mistakes, ten lines of code, five interview lines and the golden set's numbers, computed from the run. A4, one page, no type under 8 pt: a sheet that would not fit is
 refused."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..core.registry import shown_metrics
 from ..inputs.golden import graded_labels
 from ..retrieval.setup import RETRIEVERS, evaluation_setup
 
-A4_INCHES, MARGIN = (8.27, 11.69), 0.55
+A4_INCHES, MARGIN = (8.27, 11.69), 0.45
 BODY_PT, SMALL_PT = 9, 8.5
 RULES = (
     "The reader's k is the k passed to the LLM (here 3).",
@@ -45,6 +45,14 @@ DEFINITIONS = (
     ("nDCG@k", r"$\dfrac{\mathrm{DCG@}k}{\mathrm{IDCG@}k}$",
      "DCG@k adds gain / log2(rank + 1) over the top k; the ideal DCG ranks every judged chunk, retrieved or not."),
 )
+ALSO = (  # what interviews ask beside the four (deep dive 14)
+    ("AP@k, MAP", "precision@r averaged over the relevant ranks r ≤ k, divided by every relevant chunk; MAP: its mean"),
+    ("hit rate, success@k", "1 when any relevant chunk is in the top k: recall@k when a question has one"),
+    ("Ragas context precision", "precision@r averaged over the hits only (AP@k / recall@k): not precision@k"),
+    ("Ragas context recall", "the reference's claims the context supports; with an evidence string, recall@k"),
+)
+MISTAKES = ("a chunk counted twice", "ties broken by input order", "set precision reported as precision@k",
+            "questions with no result dropped from the mean", "a tuned baseline called the baseline")  # notebook 07
 
 CODE = """from math import log2
 def hits(ranked, relevant, k): return len(relevant & set(ranked[:k]))
@@ -73,7 +81,7 @@ def recap_lines(setup, k: int = 3) -> list[str]:
              f"MRR@{k}, {table[('MRR', k)]:.2f}, says how high the first hit sits; recall says whether it arrived.",
              f"nDCG@{k} with graded labels, {graded:.2f}, when some chunks answer better; its ideal ranks every judged chunk.",
              f"Hybrid against BM25 on recall@{k}: {pair['losses']} wins, {pair['wins']} losses, {pair['verdict']} "
-             f"({len(family)} tests judged together)."]
+             f"({len(family)} tests judged together, Holm)."]
     too_long = [line for line in lines if len(line.split()) > 20]
     if too_long:
         raise ValueError(f"recap lines over 20 words: {too_long}")
@@ -95,7 +103,9 @@ def recap(setup, k: int = 3):
         f"**The four definitions** (one question; a golden set's metric is the mean over its questions)\n\n"
         f"| metric | formula | asks |\n|---|---|---|\n{rows}\n\n**Ten lines of code**\n\n```python\n{CODE}\n```\n\n"
         f"**The precision ceiling**: {single} of {len(qrels)} questions have one relevant chunk, so no ranking passes "
-        f"precision@{k} = {precision_ceiling(qrels, k):.3f}.\n\n**Five interview lines**\n\n"
+        f"precision@{k} = {precision_ceiling(qrels, k):.3f}.\n\n**Also asked**: "
+        + "; ".join(f"*{name}*: {meaning}" for name, meaning in ALSO)
+        + ".\n\n**Five mistakes** (07): " + "; ".join(MISTAKES) + ".\n\n**Five interview lines**\n\n"
         + "\n".join(f"{i}. {line}" for i, line in enumerate(recap_lines(setup, k), start=1)))
 
 
@@ -158,10 +168,11 @@ def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
         page.text("Retrieval metrics for RAG: the one-page sheet", 15, weight="bold")
         page.text(f"Polder golden set: {n} questions, {len(setup.chunk_ids)} chunks; k = {k}, the k passed to the LLM. "
                   "Every number below is computed from the run.", SMALL_PT, gap=0.04)
-        page.heading("Four definitions (for one question; the metric of a golden set is the mean over its questions)")
+        page.heading("Four definitions (one question; a golden set's metric is their mean)")
         for name, formula, meaning in DEFINITIONS:
             page.row((name, {"size": BODY_PT + 1, "weight": "bold"}), (formula, {"size": 12, "x": 1.3, "wrap": False}),
-                     (meaning, {"x": 3.9}), height=0.62)
+                     (meaning, {"x": 3.9}), height=0.55)
+        page.text("Also asked: " + "; ".join(f"{name}: {meaning}" for name, meaning in ALSO) + ".", SMALL_PT, gap=0.02)
         page.heading("The precision ceiling")
         ceiling = precision_ceiling(qrels, k)
         page.text(f"A question with R relevant chunks fills at most min(R, k) of the k slots, so no ranking can pass the mean "
@@ -172,6 +183,7 @@ def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
         for i, rule in enumerate(RULES, start=1):
             page.text(f"{i}. {rule}" + (f" The cookbook's answers: {right.iloc[0]:.2f} right with evidence in the top 3, "
                                         f"{right.iloc[1]:.2f} without." if i == 2 else ""), x=0.1)
+        page.text("Five mistakes (07): " + "; ".join(MISTAKES) + ".", SMALL_PT, x=0.1)
         page.heading(f"The golden set's numbers (k = {k})")
         table = numbers_table(setup, k)
         widths = [1.25] + [min(0.95, (A4_INCHES[0] - 2 * MARGIN - 1.25) / len(table.columns))] * len(table.columns)
@@ -186,7 +198,7 @@ def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
         page.text(CODE, SMALL_PT, wrap=False, family="DejaVu Sans Mono")
         page.heading("Five interview lines")
         for i, line in enumerate(recap_lines(setup, k), start=1):
-            page.text(f"{i}. {line}", x=0.1)
+            page.text(f"{i}. {line}", SMALL_PT, x=0.1)
         path.parent.mkdir(parents=True, exist_ok=True)
         page.fig.savefig(path, format="pdf")
     return path
