@@ -8,6 +8,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import helpers as h  # noqa: E402
+from retrieval_eval.analysis.abstention import plot_abstention  # noqa: E402
 from retrieval_eval.course.plots import plot_metrics, plot_precision_ceiling  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("close_figures")
@@ -173,3 +174,61 @@ def test_plot_precision_recall_draws_the_trade_off_and_the_interpolated_curve(ru
     for line, run in zip(right.get_lines(), runs.values()):
         mean = pd.DataFrame([h.iprec_at_recall(run[q], g) for q, g in qrels.items()]).mean()
         assert list(line.get_ydata()) == pytest.approx(mean.tolist()) and len(line.get_xdata()) == 11
+
+
+# --- a user's text (run names, labels) is drawn as typed, never as mathtext ------------------------
+
+PAYLOADS = ("cost $5 and $6", r"PR 12 $\frac{1}{$ broken")  # mathtext drops the first's dollars, fails on the second
+
+
+def drawn_as_typed(fig) -> set:
+    """The texts of a figure, after drawing it (a mathtext parse error would raise here); each "$" one as typed."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    texts = [t for t in fig.findobj(Text) if "$" in t.get_text()]
+    assert not [t.get_text() for t in texts if t.get_parse_math()], "drawn as mathtext"
+    return {t.get_text() for t in fig.findobj(Text)}
+
+
+def named_polder(polder):
+    runs = {PAYLOADS[0]: polder.runs["BM25"], PAYLOADS[1]: polder.runs["vector"], "hybrid": polder.runs["hybrid"]}
+    return type("Polder", (), {"runs": runs, "qrels": polder.qrels, "golden": polder.golden})
+
+
+def history_figure(polder, tmp_path):
+    import matplotlib.image
+    from matplotlib.figure import Figure
+
+    from retrieval_eval.tool import history
+
+    rows = [{"time": f"2026-12-0{i}T00:00:00+00:00", "label": label, "run": "r", "gate": None,
+             "metrics": {"recall@3": {"mean": 0.5, "low": 0.4, "high": 0.6}}} for i, label in enumerate(PAYLOADS, 1)]
+    captured = []
+    original = Figure.savefig
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Figure, "savefig", lambda self, *a, **k: (captured.append(self), original(self, *a, **k))[1])
+        history.plot_history(rows, tmp_path / "h.png")
+    assert matplotlib.image.imread(tmp_path / "h.png").size
+    return captured[0]
+
+
+USER_TEXT_FIGURES = {  # every drawing a user's text reaches beside PLOTS: (its figure, whether it shows a run's name)
+    "plot_abstention": (lambda p, tmp: plot_abstention(pd.DataFrame(
+        {"run": [PAYLOADS[0]] * 2 + [PAYLOADS[1]] * 2, "answerable lost": [0.0, 1.0] * 2,
+         "unanswerable abstained": [0.0, 1.0] * 2})), True),
+    "history": (history_figure, True),
+    "ceiling widget": (lambda p, tmp: h.ceiling_widget(p.qrels, named_polder(p).runs).figure.fig, False),
+    "depth widget": (lambda p, tmp: h.depth_widget(named_polder(p).runs, p.qrels).figure(PAYLOADS[0]).fig, False),
+}
+
+
+@pytest.mark.parametrize("name", [*PLOTS, *USER_TEXT_FIGURES])
+def test_a_run_name_or_a_label_is_drawn_as_typed(name, polder, tmp_path):
+    if name in PLOTS:
+        fig, named = PLOTS[name](named_polder(polder)), name not in ("plot_discount", "plot_two_stage")
+    else:
+        draw, named = USER_TEXT_FIGURES[name]
+        fig = draw(polder, tmp_path)
+    texts = drawn_as_typed(fig)
+    assert not named or any(PAYLOADS[0] in t for t in texts), (name, sorted(texts)[:8])

@@ -109,6 +109,11 @@ def plot_abstention(curve: pd.DataFrame):
     """The curve: unanswerable questions abstained on (up) against answerable questions lost (right), per run."""
     import matplotlib.pyplot as plt  # here, not on import: the gate never draws
 
+    with plt.rc_context({"text.parse_math": False}):  # run names drawn as typed
+        return _draw_abstention(plt, curve)
+
+
+def _draw_abstention(plt, curve: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for name, part in curve.groupby("run", sort=False):
         line, = ax.step(part["answerable lost"], part["unanswerable abstained"], where="post", label=name)

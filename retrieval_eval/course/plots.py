@@ -24,7 +24,8 @@ WIDTH, MAX_HEIGHT = 9, 5.6  # inches
 MARKERS = "osd^vP*X"
 DISPLAY_INCHES = 9  # a notebook shows a figure at most about 900 px (9 inches at 100 dpi) wide, else shrinks it
 FONT_PT = 12  # the smallest text of every figure: 16.7 px at 100 dpi
-STYLE = {"font.size": FONT_PT, "figure.dpi": 100}  # ticks, labels, legends "medium" (= FONT_PT), titles "large"
+STYLE = {"font.size": FONT_PT, "figure.dpi": 100,  # ticks, labels, legends "medium" (= FONT_PT), titles "large"
+         "text.parse_math": False}  # a run name or a label is drawn as typed: "cost $5" is no mathtext
 CHAR_IN = 0.08 * FONT_PT / 10  # inches an id's character takes
 
 

@@ -244,17 +244,16 @@ def _long(ev: Evaluation, table: pd.DataFrame, name: str, what: str, shown: pd.D
 
 
 def _figure(name: str, *args, **kwargs) -> str:
-    """The figure that course.plots' (or abstention's) function ``name`` draws, as an inline PNG; names are drawn as
-    typed (no ``$...$`` mathematics). matplotlib loads here, not on import: the gate never draws."""
+    """The figure that course.plots' (or abstention's) function ``name`` draws, as an inline PNG. matplotlib loads
+    here, not on import: the gate never draws."""
     import matplotlib.pyplot as plt
 
     from ..analysis import abstention as drawn_here
     from ..course import plots
     draw = getattr(plots, name, None) or getattr(drawn_here, name)
-    with plt.rc_context({"text.parse_math": False}):
-        fig = draw(*args, **kwargs)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    fig = draw(*args, **kwargs)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
     plt.close(fig)
     return f'<img alt="figure" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
 

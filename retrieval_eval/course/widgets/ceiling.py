@@ -100,7 +100,7 @@ class CeilingFigure(FastFigure):
 
     def __init__(self, qrels: Mapping, table: pd.DataFrame):
         self.qrels, self.names, self.ks = qrels, list(table.index), list(table["precision"].columns)
-        with mpl.rc_context({"font.size": FONT_PT, "axes.titlesize": FONT_PT, "legend.fontsize": FONT_PT}):
+        with mpl.rc_context({"font.size": FONT_PT, "axes.titlesize": FONT_PT, "legend.fontsize": FONT_PT, "text.parse_math": False}):
             fig = Figure(figsize=FIGURE_INCHES, layout="constrained")
             ax = fig.add_subplot()
             ks, ceilings = self.ks, [precision_ceiling(qrels, k) for k in self.ks]
