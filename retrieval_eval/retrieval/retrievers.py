@@ -331,7 +331,7 @@ order); at most ``depth``. Built on one thread, so the same
 
 @dataclass(frozen=True)
 class ApproximateVector(Vector):
-    """Vector search through an HNSW index (:func:`hnsw_search`), as every vector database searches: its settings are in
+    """Vector search through an HNSW index (:func:`hnsw_search`), as most vector databases search: its settings are in
     its key, so each setting's runs are cached apart. Registered as "vector, HNSW M 16 ef 16", ranked where a setup
     names it (``evaluation_setup(retrievers=["vector, HNSW M 16 ef 16"])``), so the default comparison stays three."""
 
