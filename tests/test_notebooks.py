@@ -27,22 +27,23 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 TEXT_TYPES = ("text/plain", "text/markdown", "text/html")
 EMBEDDED_IMAGE = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]+")
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)")  # a history row's time
 IN_THE_LESSON = CORE if CHROMIUM.exists() else []  # executed by tests/test_lesson.py's Run All
 
 
 def key_outputs(nb) -> dict:
     """``{cell id: [output texts]}`` for every cell tagged key-output (images left out, also those
-    embedded in HTML, such as a widget's static copy)."""
+    embedded in HTML, such as a widget's static copy; the time a history row was written too)."""
     found = {}
     for cell in nb.cells:
         if cell.cell_type == "code" and "key-output" in cell.metadata.get("tags", []):
             texts = []
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "stream":
-                    texts.append(output["text"])
+                    texts.append(TIMESTAMP.sub("…", output["text"]))
                 for kind in TEXT_TYPES:
                     if kind in output.get("data", {}):
-                        texts.append(EMBEDDED_IMAGE.sub("data:image/png;base64,…", output["data"][kind]))
+                        texts.append(TIMESTAMP.sub("…", EMBEDDED_IMAGE.sub("data:image/png;base64,…", output["data"][kind])))
             found[cell.id] = texts
     return found
 
