@@ -3,6 +3,7 @@ better; the exit codes, the per-question diff, the files for a CI comment, and a
 retrieval_eval/tool/history.py and make history: rows appended and read back, never rewritten, a damaged row named."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from retrieval_eval.inputs.trec import write_trec_qrels, write_trec_run
 from retrieval_eval.tool import cli
 from retrieval_eval.tool import gate as gate_module
 from retrieval_eval.tool import history as history_module
-from retrieval_eval.tool.history import read_history
+from retrieval_eval.tool.history import append_history, read_history
 
 N = 40
 QRELS = {f"q{i:02d}": {f"d{i}": 1} for i in range(N)}
@@ -293,3 +294,33 @@ def test_make_gate_mode_non_inferiority_fails_what_is_not_shown_within_the_margi
     assert "Not shown within the margin: " in capsys.readouterr().out
     assert gate_module.main({**files(tmp_path, losing(4)), "MODE": "better"}) == 2
     assert "MODE" in capsys.readouterr().err
+
+
+def history_row(**changes) -> dict:
+    return {"time": "2026-12-08T00:00:00+00:00", "label": "build", "run": "r", "settings": "s", "questions": 3, "k": 3,
+            "metrics": {"recall@3": {"mean": 0.5, "low": 0.1, "high": 0.9}}, "gate": None, **changes}
+
+
+@pytest.mark.parametrize("second, problem", [
+    (b'{"time": "caf\xe9"}', "is not valid UTF-8 (byte 0xe9)"),
+    (json.dumps(history_row()).replace("0.5", "NaN").encode(), "NaN is not a finite number"),
+    (json.dumps(history_row()).replace("0.9", "Infinity").encode(), "Infinity is not a finite number"),
+])
+def test_every_problem_of_a_history_is_named_by_file_and_line(tmp_path, capsys, second, problem):
+    history = tmp_path / "h.jsonl"
+    history.write_bytes(json.dumps(history_row()).encode() + b"\n" + second + b"\n")
+    with pytest.raises(ValueError, match=re.escape(f"{history}:2: ") + ".*" + re.escape(problem)):
+        read_history(history)
+    assert history_module.main({"HISTORY": str(history), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "out")}) == 2
+    assert f"{history}:2:" in capsys.readouterr().err
+
+
+def test_blank_lines_are_skipped_and_two_builds_in_one_second_stay_two(tmp_path, capsys):
+    history = tmp_path / "h.jsonl"
+    rows = [history_row(build="a"), history_row(build="b")]  # one time, one label, two builds
+    history.write_text("\n" + json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n\n", encoding="utf-8")
+    assert read_history(history) == rows
+    append_history(history, [history_row(label="next", build="c")])
+    assert [r["build"] for r in read_history(history)] == ["a", "b", "c"]
+    assert history_module.main({"HISTORY": str(history), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "out")}) == 0
+    assert "3 rows, 3 builds" in capsys.readouterr().out

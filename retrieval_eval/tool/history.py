@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import sys
+import uuid
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,20 +23,33 @@ from ..inputs.models import fingerprint
 
 FIELDS = {"time": str, "label": str, "run": str, "settings": str, "questions": int, "k": int, "metrics": dict,
           "gate": (str, type(None))}
-OPTIONAL = {"run_sha256": str, "cost": dict}  # rows written before these fields lack them
+OPTIONAL = {"run_sha256": str, "cost": dict, "build": str}  # rows written before these fields lack them
 INTERVAL = ("mean", "low", "high")
 FAILED = ("worse", "not shown within the margin")  # the gate verdicts that fail a build
 
 
+def _not_a_number(constant: str):
+    raise ValueError(f"{constant} is not a finite number")
+
+
 def read_history(path: str | os.PathLike) -> list[dict]:
-    """Every row of a history file, checked; a row that is not one JSON object with :data:`FIELDS` and a mean and
-    interval per metric raises :class:`~retrieval_eval.core.errors.FormatError` naming file and line."""
+    """Every row of a history file, checked (blank lines skipped); a line that is not UTF-8 or not one JSON object with
+    :data:`FIELDS` and a finite mean and interval per metric raises :class:`~retrieval_eval.core.errors.FormatError`
+    naming file and line."""
     rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for number, raw in enumerate(Path(path).read_bytes().splitlines(), start=1):
         try:
-            row = json.loads(line)
-        except ValueError:
-            raise FormatError(path, number, "is not a JSON row of a history (damaged? appends never rewrite a row: "
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FormatError(path, number, f"is not valid UTF-8 (byte {raw[exc.start]:#04x}): a history is written "
+                              "as UTF-8; repair or delete that line", raw) from None
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line, parse_constant=_not_a_number)
+        except ValueError as exc:
+            why = str(exc) if "finite" in str(exc) else "damaged?"
+            raise FormatError(path, number, f"is not a JSON row of a history ({why}; appends never rewrite a row: "
                               "delete or repair that line)", line) from None
         bad = [name for name, kind in FIELDS.items() if not isinstance(row, dict) or not isinstance(row.get(name), kind)]
         bad += [name for name, kind in OPTIONAL.items() if not bad and name in row and not isinstance(row[name], kind)]
@@ -69,7 +83,7 @@ def history_rows(ev, label: str = "", runs: Mapping[str, str] | None = None, gat
     """One row per run of an :class:`~retrieval_eval.tool.report.Evaluation` (or per ``runs`` key, renamed to its
     value): each tested metric's mean at ``ev.k`` with its interval (Wilson for 0/1 values, else a bootstrap), the
     hash of its TREC file in ``files`` and its cost in ``ev.cost`` when known."""
-    settings = settings_fingerprint(ev)
+    settings, build = settings_fingerprint(ev), uuid.uuid4().hex[:12]  # the build: two in one second stay two
     time = datetime.now(timezone.utc).isoformat(timespec="seconds")
     scores = ev.scores[ev.scores["k"] == ev.k]
     cost = getattr(ev, "cost", None)
@@ -79,7 +93,7 @@ def history_rows(ev, label: str = "", runs: Mapping[str, str] | None = None, gat
         metrics = {METRICS[m].at(ev.k): mean_interval(mine.loc[mine["metric"] == m, "value"].to_numpy())
                    for m in tested_metrics()}
         row = {"time": time, "label": label, "run": shown, "settings": settings, "questions": len(ev.qrels),
-               "k": ev.k, "metrics": metrics, "gate": gate}
+               "k": ev.k, "metrics": metrics, "gate": gate, "build": build}
         if files and run in files:
             row["run_sha256"] = file_sha256(files[run])
         if cost is not None and run in cost.index:
@@ -126,15 +140,20 @@ def append_history(path: str | os.PathLike, rows: list[dict]) -> Path:
     return path
 
 
+def build_of(row: dict) -> tuple:
+    """The build a row belongs to: its time, label and build id (rows written before the id: time and label)."""
+    return row["time"], row["label"], row.get("build")
+
+
 def plot_history(rows: list[dict], path: str | os.PathLike) -> Path:
-    """Each metric over the builds (one per time and label, in file order), a line per metric and run with its
+    """Each metric over the builds (:func:`build_of`, in file order), a line per metric and run with its
     interval, in the course's figure style; a run the gate failed is a red cross. Saved as PNG."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from ..course.plots import STYLE, WIDTH
-    builds = list(dict.fromkeys((r["time"], r["label"]) for r in rows))
+    builds = list(dict.fromkeys(map(build_of, rows)))
     metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
     run = (lambda r: r["run"]) if len(rows) > len(builds) else (lambda r: "")  # one row a build: one line a metric
     runs = list(dict.fromkeys(map(run, rows)))
@@ -143,7 +162,7 @@ def plot_history(rows: list[dict], path: str | os.PathLike) -> Path:
         lines = [(metric, run) for metric in metrics for run in runs]
         for j, (metric, name) in enumerate(lines):
             mine = [r for r in rows if run(r) == name and metric in r["metrics"]]
-            x = [builds.index((r["time"], r["label"])) + 0.06 * (j - (len(lines) - 1) / 2) for r in mine]  # side by side
+            x = [builds.index(build_of(r)) + 0.06 * (j - (len(lines) - 1) / 2) for r in mine]  # side by side
             mean, low, high = ([r["metrics"][metric][f] for r in mine] for f in INTERVAL)
             ax.errorbar(x, mean, yerr=[[m - lo for m, lo in zip(mean, low)], [h - m for m, h in zip(mean, high)]],
                         marker="o", capsize=3, label=f"{name}: {metric}" if name else metric)
@@ -151,7 +170,7 @@ def plot_history(rows: list[dict], path: str | os.PathLike) -> Path:
             if flagged:
                 ax.scatter(*zip(*flagged), marker="X", s=140, color="red", zorder=3, label="the gate failed it")
         ax.set(xticks=range(len(builds)), ylim=(0, 1.02), ylabel="mean with 95% interval")
-        ax.set_xticklabels([label or time[:16] for time, label in builds], rotation=20, ha="right")
+        ax.set_xticklabels([label or time[:16] for time, label, _ in builds], rotation=20, ha="right")
         once = dict(zip(*ax.get_legend_handles_labels()[::-1]))  # each label once
         ax.legend(once.values(), once.keys(), loc="lower left")
         fig.tight_layout()
@@ -176,7 +195,7 @@ def main(environ: Mapping[str, str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"history: {exc}", file=sys.stderr)
         return 2
-    print(f"{len(rows)} rows, {len({(r['time'], r['label']) for r in rows})} builds: {png}")
+    print(f"{len(rows)} rows, {len(set(map(build_of, rows)))} builds: {png}")
     return 0
 
 
