@@ -324,3 +324,17 @@ def test_blank_lines_are_skipped_and_two_builds_in_one_second_stay_two(tmp_path,
     assert [r["build"] for r in read_history(history)] == ["a", "b", "c"]
     assert history_module.main({"HISTORY": str(history), "RETRIEVAL_EVAL_OUTPUT": str(tmp_path / "out")}) == 0
     assert "3 rows, 3 builds" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("candidate, status", [
+    ({"q00": ["x1", "x2"]}, 0),  # one question, lost: a total regression in the labels' ids, gated (too few to show)
+    ({q: ["x1", "x2"] for q in QRELS}, 1),  # every question lost: worse
+    ({q: [f"doc-{i}#00"] for i, q in enumerate(QRELS)}, 2),  # ids of another space: bad input
+])
+def test_a_total_regression_is_gated_and_only_a_foreign_id_space_is_bad_input(tmp_path, capsys, candidate, status):
+    environ = files(tmp_path, candidate)
+    if len(candidate) == 1:
+        write_trec_qrels({"q00": QRELS["q00"]}, tmp_path / "qrels.txt")
+        write_trec_run({"q00": BASELINE["q00"]}, tmp_path / "run.trec", "base")
+    assert gate_module.main(environ) == status
+    assert ("none of its ids is judged" in capsys.readouterr().err) == (status == 2)

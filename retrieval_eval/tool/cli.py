@@ -376,6 +376,7 @@ def evaluate_runs(values: dict, cache_dir: Path, names: list[str] | None = None)
                                       "chunk id of this corpus: with GOLDEN and CORPUS a run ranks the chunks made with the "
                                       "same CHUNK_SIZE and MODEL_NAME; or give QRELS")
     rankings, rows = {}, []
+    judged_ids = {d for gains in judged.values() for d in gains}
     for name, run in runs.items():
         ranked = run.rankings
         if setup:  # a report's TREC files percent-encode whitespace and "%" in ids: read them as the golden set's
@@ -383,8 +384,7 @@ def evaluate_runs(values: dict, cache_dir: Path, names: list[str] | None = None)
                       for q, r in ranked.items()}
         if setup and setup.level == "document":  # labels of documents, runs of chunks: each document at its best chunk
             ranked = document_run({q: [d for d in r if d in chunk_ids] for q, r in ranked.items()}, setup.chunks)
-        judged_ids = {d for gains in judged.values() for d in gains}
-        if not any(d in judged_ids for r in ranked.values() for d in r):
+        if not any(d in judged_ids for r in ranked.values() for d in r) and not _shares_ids(ranked, runs, name):
             raise ValueError(f"run {name}: none of its ids is judged (the labels name ids like "
                              f"{sorted(judged_ids)[:2]}, the run {next((r[:2] for r in ranked.values() if r), [])}): "
                              "documents against chunks? With GOLDEN and CORPUS, LEVEL=document maps chunks to documents")
@@ -400,6 +400,13 @@ def evaluate_runs(values: dict, cache_dir: Path, names: list[str] | None = None)
     return Evaluation(rankings, {q: judged[q] for q in coverage.scored}, values["K"], ks, setup and setup.golden,
                       setup and setup.chunks, _about(values),
                       pd.concat([left_out_table(setup), extra], ignore_index=True) if setup else extra, unit=unit)
+
+
+def _shares_ids(ranked: dict, runs: dict, name: str) -> bool:
+    """Does a run none of whose ids is judged rank ids another run ranks? Then it is a total regression in the labels'
+    id space (a candidate that lost every question), not a run of another id space."""
+    others = {d for other, run in runs.items() if other != name for r in run.rankings.values() for d in r}
+    return any(d in others for r in ranked.values() for d in r)
 
 
 def _about(values: dict) -> dict:
