@@ -1,6 +1,7 @@
 """The one-page sheet (``make sheet`` → ``output/sheet.pdf``) and the one-screen recap (:func:`recap`, the end of
 notebook 07): the definitions, the precision ceiling, the five rules, the measures interviews ask beside the four, the
-five mistakes, ten lines of code, five interview lines and the golden set's numbers, computed from the run. A4, one page, no type under 8 pt: a sheet that would not fit is
+five mistakes, ten lines of code, five interview lines (the sheet names their test: Holm) and the golden set's numbers,
+computed from the run. A4, one page, no type under 8 pt: a sheet that would not fit is
 refused."""
 
 from __future__ import annotations
@@ -46,10 +47,10 @@ DEFINITIONS = (
      "DCG@k adds gain / log2(rank + 1) over the top k; the ideal DCG ranks every judged chunk, retrieved or not."),
 )
 ALSO = (  # what interviews ask beside the four (deep dive 14)
-    ("AP@k, MAP", "precision@r averaged over the relevant ranks r ≤ k, divided by every relevant chunk; MAP: its mean"),
-    ("hit rate, success@k", "1 when any relevant chunk is in the top k: recall@k when a question has one"),
-    ("Ragas context precision", "precision@r averaged over the hits only (AP@k / recall@k): not precision@k"),
-    ("Ragas context recall", "the reference's claims the context supports; with an evidence string, recall@k"),
+    ("AP@k, MAP", "precision@r averaged over the relevant ranks r ≤ k, per relevant chunk; MAP: its mean"),
+    ("hit rate, success@k", "1 when any relevant chunk is in the top k"),
+    ("Ragas context precision", "AP@k / recall@k: not precision@k"),
+    ("Ragas context recall", "the reference's claims the context supports: here recall@k"),
 )
 MISTAKES = ("a chunk counted twice", "ties broken by input order", "set precision reported as precision@k",
             "questions with no result dropped from the mean", "a tuned baseline called the baseline")  # notebook 07
@@ -81,7 +82,7 @@ def recap_lines(setup, k: int = 3) -> list[str]:
              f"MRR@{k}, {table[('MRR', k)]:.2f}, says how high the first hit sits; recall says whether it arrived.",
              f"nDCG@{k} with graded labels, {graded:.2f}, when some chunks answer better; its ideal ranks every judged chunk.",
              f"Hybrid against BM25 on recall@{k}: {pair['losses']} wins, {pair['wins']} losses, {pair['verdict']} "
-             f"({len(family)} tests judged together, Holm)."]
+             f"({len(family)} tests judged together)."]
     too_long = [line for line in lines if len(line.split()) > 20]
     if too_long:
         raise ValueError(f"recap lines over 20 words: {too_long}")
@@ -196,7 +197,7 @@ def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
                   "value, the control to beat. nDCG here reads the binary labels; the interview's the graded ones.", SMALL_PT, gap=0.02)
         page.heading("Ten lines of code")
         page.text(CODE, SMALL_PT, wrap=False, family="DejaVu Sans Mono")
-        page.heading("Five interview lines")
+        page.heading("Five interview lines (the fifth's tests are judged together by Holm's correction)")
         for i, line in enumerate(recap_lines(setup, k), start=1):
             page.text(f"{i}. {line}", SMALL_PT, x=0.1)
         path.parent.mkdir(parents=True, exist_ok=True)
