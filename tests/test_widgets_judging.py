@@ -81,3 +81,23 @@ def test_the_class_activity_of_the_readme_runs(s, tmp_path):
     pair = h.agreement(by_judge["ann"], by_judge["bob"], pool=me.pool)
     rule = h.agreement(s.qrels, merged, pool=me.pool)
     assert -1 <= pair.kappa <= 1 and -1 <= rule.kappa <= 1 and len(pair.confusion)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_every_file_written_whole_gets_the_permissions_a_plain_write_gives(s, tmp_path, umask):
+    """A judge's file (and every cache file: one writer, write_atomically) is readable as the user's umask allows; the
+    temporary file's 0600 made a teacher unable to read the students' files on a shared server."""
+    import os
+
+    from retrieval_eval.core.paths import write_atomically
+
+    old = os.umask(umask)
+    try:
+        h.judging_widget(s, "ann", questions=["q01"], folder=tmp_path).press("1")
+        write_atomically(tmp_path / "cache" / "x.bin", b"x")
+        (tmp_path / "plain.txt").write_text("x")
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "ann.qrels", tmp_path / "cache" / "x.bin",
+                                                       tmp_path / "plain.txt")}
+    assert set(modes.values()) == {0o666 & ~umask}, modes

@@ -19,10 +19,15 @@ OUTPUT_DIR = Path(os.environ.get("RETRIEVAL_EVAL_OUTPUT", ROOT / "output"))
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` whole or not at all (a temporary file beside it, then renamed; its folder made):
-    two processes filling one cache never clash, and a reader never sees half a file."""
+    two processes filling one cache never clash, and a reader never sees half a file. The file gets the permissions
+    a plain ``open(path, "w")`` gives (the temporary file's 0600 would keep a teacher from reading a student's file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~umask
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
+        os.fchmod(handle, mode)
         with os.fdopen(handle, "wb") as f:
             f.write(data)
         os.replace(temporary, path)
