@@ -177,6 +177,8 @@ def test_the_diff_lists_losses_first_with_both_ranks():
         "question": ["q00", "q01", "q39"], "baseline": [1.0] * 3, "candidate": [0.0] * 3,
         "baseline rank": [1, 1, 1], "candidate rank": [4, 4, 0]}
     assert gate_module.diff_lines(verdict)[2] == "lost   q39: 1.000 → 0.000 (first relevant at rank 1 → —)"
+    capped = gate_module.diff_lines(gate(BASELINE, losing(30), QRELS), limit=25)  # the terminal's list is capped
+    assert len(capped) == 26 and capped[-1].startswith("… and 5 more of 30 questions that changed")
 
 
 def test_the_scores_at_hand_give_the_same_verdict():

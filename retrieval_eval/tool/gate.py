@@ -34,11 +34,17 @@ def _ranks(row) -> tuple[str, str]:
     return str(row[3] or "—"), str(row[4] or "—")
 
 
-def diff_lines(verdict: Verdict) -> list[str]:
-    """The per-question diff as printed: one line per question that lost or gained."""
-    return [f"{'lost  ' if row.candidate < row.baseline else 'gained'} {row.question}: {row.baseline:.3f} → "
-            f"{row.candidate:.3f} (first relevant at rank {' → '.join(_ranks(row))})"
-            for row in verdict.diff.itertuples(index=False)]
+PRINTED_LINES = 50  # the per-question diff a terminal shows; the rest is in diff.csv
+
+
+def diff_lines(verdict: Verdict, limit: int = PRINTED_LINES) -> list[str]:
+    """The per-question diff as printed: one line per question that lost or gained, largest losses first, at most
+    ``limit`` of them and a line saying how many more diff.csv holds."""
+    lines = [f"{'lost  ' if row.candidate < row.baseline else 'gained'} {row.question}: {row.baseline:.3f} → "
+             f"{row.candidate:.3f} (first relevant at rank {' → '.join(_ranks(row))})"
+             for row in verdict.diff.head(limit).itertuples(index=False)]
+    more = len(verdict.diff) - len(lines)
+    return lines + [f"… and {more:,} more of {len(verdict.diff):,} questions that changed: all of them are in diff.csv"] * (more > 0)
 
 
 def summary_markdown(verdict: Verdict, baseline: str, candidate: str, limit: int = SUMMARY_CHARS) -> str:
@@ -73,7 +79,7 @@ def junit_xml(verdict: Verdict, baseline: str, candidate: str) -> bytes:
                          name=f"{verdict.metric}: {candidate} against {baseline}")
     if verdict.worse:
         ET.SubElement(case, "failure", message=verdict.sentence, type=verdict.label).text = "\n".join(diff_lines(verdict))
-    ET.SubElement(case, "system-out").text = "\n".join([verdict.sentence, *diff_lines(verdict)[:100]])
+    ET.SubElement(case, "system-out").text = "\n".join([verdict.sentence, *diff_lines(verdict)])
     return ET.tostring(suites, encoding="utf-8", xml_declaration=True) + b"\n"
 
 
