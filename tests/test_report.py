@@ -323,3 +323,11 @@ def test_no_payload_runs_and_each_reads_as_typed(payload_pages, name):
         page.goto(address)
         check_page(page, payloads)
         page.close()
+
+
+def test_a_run_named_after_its_file_is_copied_under_one_extension(tmp_path):
+    qrels = {"q1": {"a": 1}}
+    runs = {name: {"q1": ["a", "b"]} for name in ("base.trec", "new.TXT", "x.trec", "x.run", "results.test")}
+    written = {p.name for p in report.write_bundle(tmp_path, report.Evaluation(runs, qrels, 3, [3]))}
+    assert {"run.base.trec", "run.new.trec", "run.x.trec", "run.x-2.trec", "run.results.test.trec"} <= written
+    assert list(report.load_bundle(tmp_path).runs) == list(runs)  # read back under their names

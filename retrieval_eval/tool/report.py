@@ -165,8 +165,8 @@ def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -
     """Write what the template reads: ``bundle.json``, ``scores.csv``, ``qrels.txt``, a ``run.<name>.trec`` per
     run (ids percent-encoded), and ``chunks.jsonl``, ``questions.csv``, ``left_out.csv`` when there are any."""
     files = {}
-    for name in ev.runs:
-        stem = "run." + (re.sub(r"[^\w.+-]+", "_", name).strip("._") or "run")
+    for name in ev.runs:  # a run named after its file keeps one extension: base.trec → run.base.trec
+        stem = "run." + (re.sub(r"[^\w.+-]+", "_", re.sub(r"\.(trec|txt|run)$", "", name, flags=re.I)).strip("._") or "run")
         files[name] = next(f"{stem}{suffix}.trec" for suffix in ["", *(f"-{i}" for i in range(2, len(ev.runs) + 2))]
                            if f"{stem}{suffix}.trec" not in files.values())
     encoded = {trec_id(q): {trec_id(d): g for d, g in gains.items()} for q, gains in ev.qrels.items()}
