@@ -170,9 +170,10 @@ def write_sheet(setup, path: str | Path | None = None, k: int = 3) -> Path:
         page.text(f"Polder golden set: {n} questions, {len(setup.chunk_ids)} chunks; k = {k}, the k passed to the LLM. "
                   "Every number below is computed from the run.", SMALL_PT, gap=0.04)
         page.heading("Four definitions (one question; a golden set's metric is their mean)")
+        page.y -= 0.1  # a formula draws above its anchor
         for name, formula, meaning in DEFINITIONS:
             page.row((name, {"size": BODY_PT + 1, "weight": "bold"}), (formula, {"size": 12, "x": 1.3, "wrap": False}),
-                     (meaning, {"x": 3.9}), height=0.55)
+                     (meaning, {"x": 3.9}), height=0.52)
         page.text("Also asked: " + "; ".join(f"{name}: {meaning}" for name, meaning in ALSO) + ".", SMALL_PT, gap=0.02)
         page.heading("The precision ceiling")
         ceiling = precision_ceiling(qrels, k)
