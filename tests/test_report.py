@@ -331,3 +331,19 @@ def test_a_run_named_after_its_file_is_copied_under_one_extension(tmp_path):
     written = {p.name for p in report.write_bundle(tmp_path, report.Evaluation(runs, qrels, 3, [3]))}
     assert {"run.base.trec", "run.new.trec", "run.x.trec", "run.x-2.trec", "run.results.test.trec"} <= written
     assert list(report.load_bundle(tmp_path).runs) == list(runs)  # read back under their names
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "'="])
+def test_a_cell_a_spreadsheet_would_run_is_escaped_and_read_back_as_it_was(tmp_path, start):
+    """OWASP's CSV injection: every CSV the report and the gate write (one writer, csv_text) escapes a text cell that
+    starts a formula with a "'"; the values stay numbers, and the bundle reads the ids back unchanged."""
+    qid = f"{start}cmd|' /C calc'!A0"
+    qrels, runs = {qid: {"a": 1}, "q2": {"b": 1}}, {"run": {qid: ["a"], "q2": ["x", "b"]}}
+    report.write_bundle(tmp_path, report.Evaluation(runs, qrels, 3, [3]))
+    lines = (tmp_path / "scores.csv").read_text(encoding="utf-8").splitlines()
+    assert all(not line.split(",")[1].startswith(start) for line in lines[1:]) and any(",'" in line for line in lines)
+    scores = pd.read_csv(tmp_path / "scores.csv")
+    assert pd.api.types.is_numeric_dtype(scores["value"])
+    back = report.load_bundle(tmp_path)
+    assert list(back.qrels) == [qid, "q2"] and back.runs["run"][qid] == ["a"]
+    assert back.scores.equals(report.Evaluation(runs, qrels, 3, [3]).scores)

@@ -21,7 +21,7 @@ from ..core.paths import ROOT
 from ..inputs.text import escape
 from .cli import claim, evaluate_runs, read_parameters
 from .history import append_history, baseline_notes, history_rows, settings_fingerprint
-from .report import write_file
+from .report import csv_text, write_file
 
 SUMMARY_CHARS = 30_000  # two summaries fit one pull-request comment (GitHub's limit: 65,536 characters)
 
@@ -103,7 +103,7 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         folder = claim(output_dir, values["REPORT"] or f"gate-{paths[1].stem}"[:90], "REPORT" in values["given"])
         write_file(folder, "summary.md", summary_markdown(verdict, *names).encode("utf-8"), output_dir)
         write_file(folder, "gate.json", json.dumps(verdict.as_dict(), indent=1, default=str).encode("utf-8"), output_dir)
-        write_file(folder, "diff.csv", verdict.diff.to_csv(index=False).encode("utf-8"), output_dir)
+        write_file(folder, "diff.csv", csv_text(verdict.diff).encode("utf-8"), output_dir)
         if values["JUNIT"]:
             values["JUNIT"].write_bytes(junit_xml(verdict, *names))
         if values["HISTORY"]:

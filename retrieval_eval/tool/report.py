@@ -131,7 +131,7 @@ class Evaluation:
         """Write ``table`` as CSV beside the report (when there is a folder); the sentence that says where."""
         if self.folder is None:
             return ""
-        write_file(self.folder, name, table.to_csv(index=not isinstance(table.index, pd.RangeIndex)).encode("utf-8"))
+        write_file(self.folder, name, csv_text(table, index=not isinstance(table.index, pd.RangeIndex)).encode("utf-8"))
         return f' All {len(table):,} in <a href="{escape(name)}">{escape(name)}</a>.'
 
 
@@ -161,6 +161,38 @@ def plain_id(text: str) -> str:
     return unquote(text) if "%" in text else text
 
 
+_FORMULA = re.compile(r"^'*[=+\-@\t\r]")  # a cell a spreadsheet would run as a formula (OWASP), or one so escaped
+
+
+def csv_text(table: pd.DataFrame, index: bool = False) -> str:
+    """``table`` as CSV with every text cell a spreadsheet would read as a formula (``=``, ``+``, ``-``, ``@``, tab or
+    CR first: OWASP's CSV injection) behind a ``'``; numbers stay numbers. :func:`read_csv_text` undoes it."""
+    def safe(values):
+        return values.map(lambda v: f"'{v}" if isinstance(v, str) and _FORMULA.match(v) else v)
+
+    shown = table.copy()
+    for column in shown.columns:
+        if not pd.api.types.is_numeric_dtype(shown[column]):
+            shown[column] = safe(shown[column])
+    if index and not pd.api.types.is_numeric_dtype(shown.index):
+        shown.index = pd.Index(safe(shown.index.to_series()), name=shown.index.name)
+    return shown.to_csv(index=index)
+
+
+def read_csv_text(path: Path, **options) -> pd.DataFrame:
+    """A CSV file :func:`csv_text` wrote, its escaped cells as they were."""
+    table = pd.read_csv(path, **options)
+    def plain(values):
+        return values.map(lambda v: v[1:] if isinstance(v, str) and v.startswith("'") and _FORMULA.match(v) else v)
+
+    for column in table.columns:
+        if not pd.api.types.is_numeric_dtype(table[column]):
+            table[column] = plain(table[column])
+    if not pd.api.types.is_numeric_dtype(table.index):
+        table.index = pd.Index(plain(table.index.to_series()), name=table.index.name)
+    return table
+
+
 def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -> list[Path]:
     """Write what the template reads: ``bundle.json``, ``scores.csv``, ``qrels.txt``, a ``run.<name>.trec`` per
     run (ids percent-encoded), and ``chunks.jsonl``, ``questions.csv``, ``left_out.csv`` when there are any."""
@@ -170,20 +202,20 @@ def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -
         files[name] = next(f"{stem}{suffix}.trec" for suffix in ["", *(f"-{i}" for i in range(2, len(ev.runs) + 2))]
                            if f"{stem}{suffix}.trec" not in files.values())
     encoded = {trec_id(q): {trec_id(d): g for d, g in gains.items()} for q, gains in ev.qrels.items()}
-    texts = {"scores.csv": lambda: ev.scores.to_csv(index=False), "qrels.txt": lambda: qrels_text(encoded)}
+    texts = {"scores.csv": lambda: csv_text(ev.scores), "qrels.txt": lambda: qrels_text(encoded)}
     for name, run in ev.runs.items():  # made when written, one at a time: a run of 100,000 questions is 300 MB of text
         texts[files[name]] = lambda run=run, tag=Path(files[name]).stem[4:]: run_text(
             {trec_id(q): [trec_id(d) for d in r] for q, r in run.items()}, tag)
     if ev.chunks is not None:
         texts["chunks.jsonl"] = lambda: "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in ev.chunks)
     if ev.golden is not None:
-        texts["questions.csv"] = lambda: ev.golden.to_csv(index=False)
+        texts["questions.csv"] = lambda: csv_text(ev.golden)
     if len(ev.left_out):
-        texts[LEFT_OUT] = lambda: ev.left_out.to_csv(index=False)
+        texts[LEFT_OUT] = lambda: csv_text(ev.left_out)
     if ev.abstention is not None:
-        texts[ABSTENTION] = lambda: ev.abstention.to_csv(index=False)
+        texts[ABSTENTION] = lambda: csv_text(ev.abstention)
     if ev.cost is not None:
-        texts[COST] = lambda: ev.cost.to_csv()
+        texts[COST] = lambda: csv_text(ev.cost, index=True)
     texts["bundle.json"] = lambda: json.dumps({"k": ev.k, "ks": ev.ks, "unit": ev.unit, "runs": list(files.items()),
                                                "questions": list(ev.qrels), "about": list(ev.about.items()),
                                                "cost_questions": None if ev.cost is None else ev.cost.attrs.get("questions")},
@@ -201,14 +233,14 @@ def load_bundle(folder: str | Path = ".") -> Evaluation:
     for name, file in meta["runs"]:
         rankings = read_run(folder / file).rankings if (folder / file).stat().st_size > 1 else {}  # "\n": nothing ranked
         runs[name] = {q: [plain_id(d) for d in rankings.get(trec_id(q), [])] for q in qrels}
-    golden = (pd.read_csv(folder / "questions.csv", dtype=str, keep_default_na=False)
+    golden = (read_csv_text(folder / "questions.csv", dtype=str, keep_default_na=False)
               if (folder / "questions.csv").exists() else None)
-    left_out = (pd.read_csv(folder / LEFT_OUT, dtype=str, keep_default_na=False) if (folder / LEFT_OUT).exists()
+    left_out = (read_csv_text(folder / LEFT_OUT, dtype=str, keep_default_na=False) if (folder / LEFT_OUT).exists()
                 else pd.DataFrame(columns=LEFT_OUT_COLUMNS))
     chunks = load_chunks(folder / "chunks.jsonl") if (folder / "chunks.jsonl").exists() else None
-    scores = pd.read_csv(folder / "scores.csv", dtype={"run": str, "question": str, "metric": str})
-    abstained = pd.read_csv(folder / ABSTENTION, dtype={"run": str}) if (folder / ABSTENTION).exists() else None
-    cost = pd.read_csv(folder / COST, index_col=0, dtype={"retriever": str}) if (folder / COST).exists() else None
+    scores = read_csv_text(folder / "scores.csv", dtype={"run": str, "question": str, "metric": str})
+    abstained = read_csv_text(folder / ABSTENTION, dtype={"run": str}) if (folder / ABSTENTION).exists() else None
+    cost = read_csv_text(folder / COST, index_col=0, dtype={"retriever": str}) if (folder / COST).exists() else None
     if cost is not None and meta.get("cost_questions"):
         cost.attrs["questions"] = meta["cost_questions"]
     return Evaluation(runs, qrels, meta["k"], meta["ks"], golden, chunks, dict(meta["about"]), left_out, folder, scores,
