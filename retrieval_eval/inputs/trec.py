@@ -259,20 +259,21 @@ def _blocks(path: str | os.PathLike) -> Iterator[bytes]:
 
 
 class _Ids:
-    """Codes for ids met block by block, in order of first appearance; ``ids[code]`` is one string object per id."""
+    """Codes for ids met block by block, in order of first appearance; ``ids[code]`` is one string object per id. The
+    index of the ids seen (its hash table) is rebuilt only when a block brings new ones."""
 
     def __init__(self):
         self.ids = np.empty(0, dtype=object)
+        self.index = pd.Index(self.ids)
 
     def code(self, column: np.ndarray) -> np.ndarray:
         codes, uniques = pd.factorize(column)
-        if not len(self.ids):
-            self.ids = uniques
-            return codes.astype(np.int32)
-        where = pd.Index(self.ids, dtype=object).get_indexer(uniques)
+        where = self.index.get_indexer(uniques) if len(self.ids) else np.full(len(uniques), -1)
         new = where < 0
-        where[new] = len(self.ids) + np.arange(new.sum())
-        self.ids = np.concatenate([self.ids, uniques[new]])
+        if new.any():
+            where[new] = len(self.ids) + np.arange(new.sum())
+            self.ids = np.concatenate([self.ids, uniques[new]]) if len(self.ids) else np.asarray(uniques, dtype=object)
+            self.index = pd.Index(self.ids, dtype=object)
         return where[codes].astype(np.int32)
 
 
