@@ -268,11 +268,11 @@ class _Ids:
 
     def code(self, column: np.ndarray) -> np.ndarray:
         codes, uniques = pd.factorize(column)
-        where = self.index.get_indexer(uniques) if len(self.ids) else np.full(len(uniques), -1)
+        where = self.index.get_indexer(uniques)
         new = where < 0
         if new.any():
             where[new] = len(self.ids) + np.arange(new.sum())
-            self.ids = np.concatenate([self.ids, uniques[new]]) if len(self.ids) else np.asarray(uniques, dtype=object)
+            self.ids = np.concatenate([self.ids, uniques[new]])
             self.index = pd.Index(self.ids, dtype=object)
         return where[codes].astype(np.int32)
 

@@ -164,33 +164,28 @@ def plain_id(text: str) -> str:
 _FORMULA = re.compile(r"^'*[=+\-@\t\r]")  # a cell a spreadsheet would run as a formula (OWASP), or one so escaped
 
 
+def _text_cells(table: pd.DataFrame, change, index: bool) -> pd.DataFrame:
+    """``table`` with ``change`` applied to each cell of its text columns (and of its index, with ``index``)."""
+    changed = table.copy()
+    for column in changed.columns:
+        if not pd.api.types.is_numeric_dtype(changed[column]):
+            changed[column] = changed[column].map(change)
+    if index and not pd.api.types.is_numeric_dtype(changed.index):
+        changed.index = pd.Index(changed.index.map(change), name=changed.index.name)
+    return changed
+
+
 def csv_text(table: pd.DataFrame, index: bool = False) -> str:
     """``table`` as CSV with every text cell a spreadsheet would read as a formula (``=``, ``+``, ``-``, ``@``, tab or
     CR first: OWASP's CSV injection) behind a ``'``; numbers stay numbers. :func:`read_csv_text` undoes it."""
-    def safe(values):
-        return values.map(lambda v: f"'{v}" if isinstance(v, str) and _FORMULA.match(v) else v)
-
-    shown = table.copy()
-    for column in shown.columns:
-        if not pd.api.types.is_numeric_dtype(shown[column]):
-            shown[column] = safe(shown[column])
-    if index and not pd.api.types.is_numeric_dtype(shown.index):
-        shown.index = pd.Index(safe(shown.index.to_series()), name=shown.index.name)
-    return shown.to_csv(index=index)
+    escaped = _text_cells(table, lambda v: f"'{v}" if isinstance(v, str) and _FORMULA.match(v) else v, index)
+    return escaped.to_csv(index=index)
 
 
 def read_csv_text(path: Path, **options) -> pd.DataFrame:
     """A CSV file :func:`csv_text` wrote, its escaped cells as they were."""
-    table = pd.read_csv(path, **options)
-    def plain(values):
-        return values.map(lambda v: v[1:] if isinstance(v, str) and v.startswith("'") and _FORMULA.match(v) else v)
-
-    for column in table.columns:
-        if not pd.api.types.is_numeric_dtype(table[column]):
-            table[column] = plain(table[column])
-    if not pd.api.types.is_numeric_dtype(table.index):
-        table.index = pd.Index(plain(table.index.to_series()), name=table.index.name)
-    return table
+    return _text_cells(pd.read_csv(path, **options),
+                       lambda v: v[1:] if isinstance(v, str) and v.startswith("'") and _FORMULA.match(v) else v, True)
 
 
 def write_bundle(folder: Path, ev: Evaluation, output_dir: Path | None = None) -> list[Path]:
