@@ -110,18 +110,14 @@ def plot_abstention(curve: pd.DataFrame):
     import matplotlib.pyplot as plt  # here, not on import: the gate never draws
 
     with plt.rc_context({"text.parse_math": False}):  # run names drawn as typed
-        return _draw_abstention(plt, curve)
-
-
-def _draw_abstention(plt, curve: pd.DataFrame):
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    for name, part in curve.groupby("run", sort=False):
-        line, = ax.step(part["answerable lost"], part["unanswerable abstained"], where="post", label=name)
-        # abstaining at random: the evidence is lost on the run's share of questions found in the top k
-        ax.plot([0, part["answerable lost"].max()], [0, 1], color=line.get_color(), linestyle=":", linewidth=1)
-    ax.plot([], [], color="grey", linestyle=":", label="abstaining at random")
-    ax.set(xlabel="answerable questions losing evidence found in the top k", ylabel="unanswerable questions abstained on",
-           xlim=(-0.02, 1.02), ylim=(-0.02, 1.05), title="Abstaining below a threshold on the top chunk's score")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
+        fig, ax = plt.subplots(figsize=(5.5, 4))
+        for name, part in curve.groupby("run", sort=False):
+            line, = ax.step(part["answerable lost"], part["unanswerable abstained"], where="post", label=name)
+            # abstaining at random: the evidence is lost on the run's share of questions found in the top k
+            ax.plot([0, part["answerable lost"].max()], [0, 1], color=line.get_color(), linestyle=":", linewidth=1)
+        ax.plot([], [], color="grey", linestyle=":", label="abstaining at random")
+        ax.set(xlabel="answerable questions losing evidence found in the top k", ylabel="unanswerable questions abstained on",
+               xlim=(-0.02, 1.02), ylim=(-0.02, 1.05), title="Abstaining below a threshold on the top chunk's score")
+        ax.legend(loc="lower right")
+        fig.tight_layout()
     return fig
